@@ -1,0 +1,84 @@
+pragma circom 2.1.9;
+
+include "circomlib/circuits/bitify.circom";
+include "circomlib/circuits/comparators.circom";
+include "./commitment.circom";
+include "./lean_imt.circom";
+
+// Withdraw
+//
+// Spends a note of the privacy pool, partially or fully, and creates its change note (DESIGN.md section 3).
+//
+// Public signals, in snarkjs order (outputs first, then public inputs in declaration order):
+//   [newCommitment, nullifierHash, withdrawnValue, stateRoot, stateTreeDepth, aspRoot, aspTreeDepth, context]
+// The same order is mirrored by contracts/lib/ProofLib.sol and sdk/circuit/public-signals.ts.
+//
+// Parameters: maxTreeDepth, the largest depth of the state and ASP trees (circuits/circuit.config.json).
+template Withdraw(maxTreeDepth) {
+    // ---- public inputs ----
+    signal input withdrawnValue;   // amount leaving the pool, atomic USDC
+    signal input stateRoot;        // a root of the pool's state tree (the contract checks its history)
+    signal input stateTreeDepth;   // depth of the state tree under stateRoot
+    signal input aspRoot;          // a root of the ASP tree of approved labels (the entrypoint checks it)
+    signal input aspTreeDepth;     // depth of the ASP tree under aspRoot
+    signal input context;          // keccak256(withdrawal, scope) % FIELD, binds recipient and fee
+
+    // ---- private inputs ----
+    signal input label;                          // label of the spent note (kept by the change note)
+    signal input existingValue;                  // value of the spent note
+    signal input existingNullifier;
+    signal input existingSecret;
+    signal input newNullifier;                   // change note secrets
+    signal input newSecret;
+    signal input stateIndex;                     // leaf index of the spent commitment
+    signal input stateSiblings[maxTreeDepth];
+    signal input aspIndex;                       // leaf index of the label in the ASP tree
+    signal input aspSiblings[maxTreeDepth];
+
+    // ---- outputs ----
+    signal output newCommitment;   // change note commitment, inserted by the pool
+    signal output nullifierHash;   // marks the spent note
+
+    // 1. The spent note is well formed; its nullifier hash is revealed.
+    component existing = CommitmentHasher();
+    existing.value <== existingValue;
+    existing.label <== label;
+    existing.nullifier <== existingNullifier;
+    existing.secret <== existingSecret;
+    nullifierHash <== existing.nullifierHash;
+
+    // 2. Its commitment is a leaf of the state tree.
+    signal provenStateRoot <== LeanIMTInclusionProof(maxTreeDepth)(
+        existing.commitment, stateIndex, stateSiblings, stateTreeDepth
+    );
+    provenStateRoot === stateRoot;
+
+    // 3. Its label is a leaf of the ASP tree.
+    signal provenAspRoot <== LeanIMTInclusionProof(maxTreeDepth)(label, aspIndex, aspSiblings, aspTreeDepth);
+    provenAspRoot === aspRoot;
+
+    // 4. Amounts: both values fit in 128 bits, 0 < withdrawnValue <= existingValue.
+    signal existingValueBits[128] <== Num2Bits(128)(existingValue);
+    signal withdrawnValueBits[128] <== Num2Bits(128)(withdrawnValue);
+    signal withdrawnIsZero <== IsZero()(withdrawnValue);
+    withdrawnIsZero === 0;
+    signal withinValue <== LessEqThan(128)([withdrawnValue, existingValue]);
+    withinValue === 1;
+    signal remainingValue <== existingValue - withdrawnValue;
+
+    // 5. The change note gets a fresh nullifier, so its nullifier hash differs from the spent one.
+    signal nullifierReused <== IsEqual()([existingNullifier, newNullifier]);
+    nullifierReused === 0;
+
+    // 6. The change note keeps the label and holds the remaining value.
+    component change = CommitmentHasher();
+    change.value <== remainingValue;
+    change.label <== label;
+    change.nullifier <== newNullifier;
+    change.secret <== newSecret;
+    newCommitment <== change.commitment;
+
+    // 7. Bind the context. It takes part in no other constraint, and a public input that appears in no
+    //    constraint could be changed after proving; squaring it puts it in the constraint system.
+    signal contextSquared <== context * context;
+}

@@ -1,0 +1,56 @@
+import { LeanIMT } from "@zk-kit/lean-imt";
+import { hash2 } from "../crypto/poseidon.js";
+import { MAX_TREE_DEPTH } from "../circuit/config.js";
+
+/** A Merkle path in the circuit's uncompressed form (see circuits/lean_imt.circom). */
+export interface MerkleWitness {
+  root: bigint;
+  /** Depth of the tree the path was taken from. */
+  depth: number;
+  /** Position of the leaf in the tree. */
+  index: number;
+  /** Sibling per level, 0 where the node has none, padded with 0 to the circuit's maximum depth. */
+  siblings: bigint[];
+}
+
+/** A LeanIMT hashing with Poseidon(left, right), the same tree as the pool contract and the circuit. */
+export function createLeanIMT(leaves: bigint[] = []): LeanIMT<bigint> {
+  return new LeanIMT<bigint>(hash2, leaves);
+}
+
+/**
+ * The path of the leaf at `leafIndex`. LeanIMT's own proofs leave out the levels where a node has no sibling
+ * (it is promoted unchanged) and renumber the index accordingly; the circuit wants every level, so the
+ * levels without a sibling are put back as 0.
+ */
+export function merkleWitness(tree: LeanIMT<bigint>, leafIndex: number, maxDepth = MAX_TREE_DEPTH): MerkleWitness {
+  if (tree.depth > maxDepth) {
+    throw new RangeError(`tree depth ${tree.depth} exceeds the circuit's maximum depth ${maxDepth}`);
+  }
+  const proof = tree.generateProof(leafIndex);
+  const siblings: bigint[] = [];
+  let compressed = 0;
+  let levelSize = tree.size;
+  let nodeIndex = leafIndex;
+  for (let level = 0; level < tree.depth; level++) {
+    const isRightNode = nodeIndex % 2 === 1;
+    const hasSibling = isRightNode || nodeIndex + 1 < levelSize;
+    siblings.push(hasSibling ? proof.siblings[compressed++]! : 0n);
+    nodeIndex = Math.floor(nodeIndex / 2);
+    levelSize = Math.ceil(levelSize / 2);
+  }
+  while (siblings.length < maxDepth) siblings.push(0n);
+  return { root: tree.root, depth: tree.depth, index: leafIndex, siblings };
+}
+
+/** The root a witness proves for `leaf`, computed as the circuit does; lets callers check a path before proving. */
+export function rootOfWitness(leaf: bigint, { depth, index, siblings }: MerkleWitness): bigint {
+  let node = leaf;
+  for (let level = 0; level < depth; level++) {
+    const sibling = siblings[level] ?? 0n;
+    if (sibling === 0n) continue;
+    const isRightNode = Math.floor(index / 2 ** level) % 2 === 1;
+    node = isRightNode ? hash2(sibling, node) : hash2(node, sibling);
+  }
+  return node;
+}

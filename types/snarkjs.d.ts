@@ -1,0 +1,51 @@
+// The parts of snarkjs' API this project uses (snarkjs ships no type declarations).
+declare module "snarkjs" {
+  export interface Groth16Proof {
+    pi_a: string[];
+    pi_b: string[][];
+    pi_c: string[];
+    protocol: string;
+    curve: string;
+  }
+  export type PublicSignals = string[];
+  export type VerificationKey = Record<string, unknown>;
+  export type CircuitSignals = Record<string, string | string[] | bigint | bigint[]>;
+  export type ZKArtifact = string | Uint8Array;
+  export interface Logger {
+    debug(msg: string): void;
+    info(msg: string): void;
+    warn(msg: string): void;
+    error(msg: string): void;
+  }
+
+  export const groth16: {
+    fullProve(
+      input: CircuitSignals,
+      wasm: ZKArtifact,
+      zkey: ZKArtifact,
+      logger?: Logger,
+    ): Promise<{ proof: Groth16Proof; publicSignals: PublicSignals }>;
+    prove(zkey: ZKArtifact, witness: ZKArtifact, logger?: Logger): Promise<{ proof: Groth16Proof; publicSignals: PublicSignals }>;
+    verify(vkey: VerificationKey, publicSignals: PublicSignals, proof: Groth16Proof, logger?: Logger): Promise<boolean>;
+  };
+  export const wtns: {
+    calculate(input: CircuitSignals, wasm: ZKArtifact, output: ZKArtifact | { type: "mem"; data?: Uint8Array }): Promise<void>;
+  };
+  export const powersOfTau: {
+    newAccumulator(curve: unknown, power: number, fileName: string, logger?: Logger): Promise<unknown>;
+    contribute(oldPtau: string, newPtau: string, name: string, entropy: string, logger?: Logger): Promise<unknown>;
+    preparePhase2(oldPtau: string, newPtau: string, logger?: Logger): Promise<unknown>;
+  };
+  export const zKey: {
+    newZKey(r1cs: string, ptau: string, zkey: string, logger?: Logger): Promise<unknown>;
+    contribute(oldZkey: string, newZkey: string, name: string, entropy: string, logger?: Logger): Promise<unknown>;
+    beacon(oldZkey: string, newZkey: string, name: string, beaconHash: string, numIterationsExp: number, logger?: Logger): Promise<unknown>;
+    exportVerificationKey(zkey: ZKArtifact, logger?: Logger): Promise<VerificationKey>;
+    exportSolidityVerifier(zkey: ZKArtifact, templates: Record<string, string>, logger?: Logger): Promise<string>;
+    verifyFromR1cs(r1cs: string, ptau: string, zkey: string, logger?: Logger): Promise<boolean>;
+  };
+  export const r1cs: {
+    info(r1cs: string, logger?: Logger): Promise<{ nConstraints: number; nVars: number; nPubInputs: number; nOutputs: number; nPrvInputs: number }>;
+  };
+  export const curves: { getCurveFromName(name: string): Promise<unknown> };
+}

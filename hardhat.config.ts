@@ -16,6 +16,13 @@ export default defineConfig({
       optimizer: { enabled: true, runs: 200 },
       evmVersion: "cancun",
     },
+    // The pool links these libraries (inlined, it would exceed the contract size limit); deploying them needs
+    // their artifacts.
+    npmFilesToBuild: [
+      "poseidon-solidity/PoseidonT2.sol",
+      "poseidon-solidity/PoseidonT3.sol",
+      "poseidon-solidity/PoseidonT4.sol",
+    ],
   },
   paths: {
     tests: { mocha: "test" },
@@ -35,6 +42,13 @@ export default defineConfig({
   networks: {
     hardhatMainnet: { type: "edr-simulated", chainType: "l1" },
     localhost: { type: "http", url: "http://127.0.0.1:8545" },
+    // A local fork of Base or Base Sepolia, served by `hardhat node --network baseFork` and deployed to through
+    // `localhost`. It keeps the local chain id 31337; the deploy script finds Circle's USDC by its code.
+    baseFork: {
+      type: "edr-simulated",
+      chainType: "op",
+      forking: { url: configVariable("FORK_URL") },
+    },
     baseSepolia: {
       type: "http",
       chainType: "op",

@@ -1,0 +1,140 @@
+// npm run bench:gas
+//
+// Gas of the facilitator's contract operations on the embedded chain, with real Groth16 proofs: deposit and
+// relayed withdrawal with 1, 1k and 100k leaves already in the state tree (filled as simulated-state-tree.ts
+// explains), an ASP root update and the verifier alone. Prints a table, compares the relayed withdrawal with the
+// Privacy Pools relayer's own estimate, and writes bench/results/gas.json.
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { ContractTransactionResponse } from "ethers";
+import { network } from "hardhat";
+import { createLeanIMT, createNote, labelOf, precommitmentOf, releaseProverThreads } from "../../sdk/index.js";
+import { deployedFacilitator } from "../../test/contracts/helpers/fixtures.js";
+import { fundDepositor, secretsFor } from "../../test/contracts/helpers/notes.js";
+import { proveRelayedWithdrawal } from "../../test/contracts/helpers/withdrawals.js";
+import { fillStateTree } from "./simulated-state-tree.js";
+
+const TREE_SIZES = [1, 1_000, 100_000];
+const DEPOSIT = 5_000_000n;
+const WITHDRAWAL = 1_000_000n;
+const RELAY_FEE_BPS = 500n;
+/** The Privacy Pools relayer's own estimate of gas per relayed withdrawal. */
+const PRIVACY_POOLS_RELAY_ESTIMATE = { min: 450_000, max: 650_000 };
+const RESULTS_FILE = fileURLToPath(new URL("../results/gas.json", import.meta.url));
+
+interface Measurement {
+  treeSize: number;
+  deposit: number;
+  relay: number;
+  aspRootUpdate: number;
+  verifier: number;
+}
+
+async function gasOf(sent: Promise<ContractTransactionResponse>): Promise<number> {
+  const receipt = await (await sent).wait();
+  if (!receipt) throw new Error("transaction was not mined");
+  return Number(receipt.gasUsed);
+}
+
+/** On a fresh chain whose state tree holds `treeSize` leaves: deposits, publishes an ASP root, relays a withdrawal. */
+async function measure(treeSize: number): Promise<Measurement> {
+  const connection = await network.create();
+  const facilitator = await deployedFacilitator(connection);
+  const { entrypoint, privacyPool, usdc, verifier, scope, accounts } = facilitator;
+  const fillerLeaves = Array.from({ length: treeSize }, (_, i) => BigInt(i + 1));
+  const stateTree = await fillStateTree(connection, privacyPool, fillerLeaves);
+
+  // In steady operation the pool, the depositor and the fee recipient (a treasury) already hold USDC, so their
+  // balance slots are non-zero; the recipient is a fresh single-use payer, as in an x402 settlement.
+  for (const holder of [privacyPool, accounts.depositor, accounts.feeRecipient]) await usdc.mint(holder, 1n);
+  await fundDepositor(facilitator, accounts.depositor, DEPOSIT);
+  const secrets = secretsFor(BigInt(treeSize));
+  const note = createNote(DEPOSIT, labelOf(scope, BigInt(treeSize + 1)), secrets);
+  const deposit = await gasOf(
+    entrypoint.connect(accounts.depositor).deposit(usdc, DEPOSIT, precommitmentOf(secrets)),
+  );
+  stateTree.insert(note.commitment);
+  if ((await privacyPool.currentRoot()) !== stateTree.root) {
+    throw new Error(`the simulated tree of ${treeSize} leaves diverged from the TypeScript LeanIMT`);
+  }
+
+  // Fill the ASP root history first, so the measured update overwrites a used slot as it does in steady state.
+  for (let root = 1n; root <= (await entrypoint.ROOT_HISTORY_SIZE()); root++) {
+    await entrypoint.updateRoot(root, "bench-earlier-root");
+  }
+  const aspTree = createLeanIMT([note.label]);
+  const aspRootUpdate = await gasOf(entrypoint.updateRoot(aspTree.root, "bench-asp-root"));
+
+  const { withdrawal, proof } = await proveRelayedWithdrawal({
+    note,
+    withdrawnValue: WITHDRAWAL,
+    stateTree,
+    aspTree,
+    relayData: {
+      recipient: accounts.recipient.address,
+      feeRecipient: accounts.feeRecipient.address,
+      relayFeeBPS: RELAY_FEE_BPS,
+    },
+    entrypoint: await entrypoint.getAddress(),
+    scope,
+  });
+  const verifierGas = Number(await verifier.verifyProof.estimateGas(proof.pA, proof.pB, proof.pC, proof.pubSignals));
+  const relay = await gasOf(entrypoint.connect(accounts.stranger).relay(withdrawal, proof, scope));
+  await connection.close();
+  return { treeSize, deposit, relay, aspRootUpdate, verifier: verifierGas };
+}
+
+const fmt = (n: number) => n.toLocaleString("en-US");
+const leaves = (n: number) => (n === 1 ? "1 leaf" : `${fmt(n)} leaves`);
+
+function compareWithEstimate(gas: number): string {
+  const { min, max } = PRIVACY_POOLS_RELAY_ESTIMATE;
+  if (gas < min) return `${(((min - gas) / min) * 100).toFixed(0)}% below its low end`;
+  if (gas > max) return `${(((gas - max) / max) * 100).toFixed(0)}% above its high end`;
+  return "within it";
+}
+
+const measurements: Measurement[] = [];
+for (const treeSize of TREE_SIZES) {
+  console.log(`measuring with ${leaves(treeSize)} in the state tree...`);
+  measurements.push(await measure(treeSize));
+}
+await releaseProverThreads();
+
+const largest = measurements[measurements.length - 1]!;
+const rows: [string, number][] = [
+  ...measurements.map((m): [string, number] => [`deposit, ${leaves(m.treeSize)} in the tree`, m.deposit]),
+  ...measurements.map((m): [string, number] => [`relayed withdrawal, ${leaves(m.treeSize)} in the tree`, m.relay]),
+  ["ASP root update (history full)", largest.aspRootUpdate],
+  ["verifier alone (eth_estimateGas, incl. 21k base)", largest.verifier],
+];
+const width = Math.max(...rows.map(([name]) => name.length));
+console.log(`\n${"operation".padEnd(width)}  ${"gas".padStart(9)}`);
+for (const [name, gas] of rows) console.log(`${name.padEnd(width)}  ${fmt(gas).padStart(9)}`);
+
+const { min, max } = PRIVACY_POOLS_RELAY_ESTIMATE;
+console.log(`\nPrivacy Pools relayer estimate per relayed withdrawal: ${fmt(min)}-${fmt(max)} gas`);
+for (const m of measurements) {
+  console.log(`  ours with ${leaves(m.treeSize)}: ${fmt(m.relay)} gas, ${compareWithEstimate(m.relay)}`);
+}
+
+const bySize = (pick: (m: Measurement) => number) =>
+  Object.fromEntries(measurements.map((m) => [m.treeSize, pick(m)]));
+await mkdir(path.dirname(RESULTS_FILE), { recursive: true });
+await writeFile(
+  RESULTS_FILE,
+  `${JSON.stringify(
+    {
+      relay: largest.relay,
+      relayByTreeSize: bySize((m) => m.relay),
+      depositByTreeSize: bySize((m) => m.deposit),
+      aspRootUpdate: largest.aspRootUpdate,
+      verifier: largest.verifier,
+      privacyPoolsRelayEstimate: PRIVACY_POOLS_RELAY_ESTIMATE,
+    },
+    null,
+    2,
+  )}\n`,
+);
+console.log(`\nwritten to ${path.relative(process.cwd(), RESULTS_FILE)}`);

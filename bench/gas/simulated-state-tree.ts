@@ -1,0 +1,58 @@
+import { AbiCoder, keccak256 } from "ethers";
+import type { NetworkConnection } from "hardhat/types/network";
+import { createLeanIMT } from "../../sdk/index.js";
+import type { PrivacyPool } from "../../types/ethers-contracts/index.js";
+
+// PrivacyPool's storage layout, in declaration order (it inherits no state): nonce, then the LeanIMT
+// {size, depth, sideNodes, leaves}, then the root history {ring[64], count}. fillStateTree checks what it wrote
+// through the pool's own views, so a change of layout fails here instead of measuring a broken tree.
+const SLOT = { nonce: 0n, treeSize: 1n, treeDepth: 2n, sideNodes: 3n, rootRing: 5n, rootCount: 69n };
+
+const mappingSlot = (key: bigint, slot: bigint) =>
+  keccak256(AbiCoder.defaultAbiCoder().encode(["uint256", "uint256"], [key, slot]));
+
+/**
+ * Puts the pool's state tree in the state `leaves.length` deposits of `leaves` would leave, without sending
+ * them (100k Poseidon inserts through the EVM take hours). An insert's gas depends only on the tree's size (which
+ * levels hash, which store) and on which slots are already non-zero, so this writes exactly the storage an insert
+ * reads or overwrites: size, depth, the side nodes (the last left node of each level, and the root), the last
+ * ROOT_HISTORY_SIZE roots, and the deposit nonce. The leaf -> index map is left out: an insert only reads the
+ * entry of its own, new leaf. Side nodes and roots are those of the real tree, so the next insert's root is the
+ * true root of leaves + 1, which the caller can check against the returned tree.
+ *
+ * @returns The TypeScript LeanIMT of `leaves`, for the caller's next inserts and Merkle witnesses.
+ */
+export async function fillStateTree(connection: NetworkConnection, pool: PrivacyPool, leaves: bigint[]) {
+  const { networkHelpers } = connection;
+  const historySize = Number(await pool.ROOT_HISTORY_SIZE());
+  const address = await pool.getAddress();
+  const write = (slot: bigint | string, value: bigint) => networkHelpers.setStorageAt(address, slot, value);
+
+  const bulk = Math.max(0, leaves.length - historySize);
+  const tree = createLeanIMT(leaves.slice(0, bulk));
+  for (const [i, leaf] of leaves.slice(bulk).entries()) {
+    tree.insert(leaf);
+    await write(SLOT.rootRing + BigInt((bulk + i) % historySize), tree.root);
+  }
+  await write(SLOT.rootCount, BigInt(leaves.length));
+
+  const nodes = JSON.parse(tree.export()) as string[][];
+  for (let level = 0; level < tree.depth; level++) {
+    const position = (tree.size - 1) >> level;
+    const lastLeftNode = nodes[level]![position - (position & 1)]!;
+    await write(mappingSlot(BigInt(level), SLOT.sideNodes), BigInt(lastLeftNode));
+  }
+  await write(mappingSlot(BigInt(tree.depth), SLOT.sideNodes), tree.root);
+  await write(SLOT.treeSize, BigInt(tree.size));
+  await write(SLOT.treeDepth, BigInt(tree.depth));
+  await write(SLOT.nonce, BigInt(tree.size));
+
+  const matches =
+    (await pool.currentTreeSize()) === BigInt(tree.size) &&
+    (await pool.currentTreeDepth()) === BigInt(tree.depth) &&
+    (await pool.currentRoot()) === tree.root &&
+    (await pool.isKnownStateRoot(tree.root)) &&
+    (await pool.nonce()) === BigInt(tree.size);
+  if (!matches) throw new Error("PrivacyPool's storage layout changed: update SLOT in simulated-state-tree.ts");
+  return tree;
+}

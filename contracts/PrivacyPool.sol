@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.28;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {InternalLeanIMT, LeanIMTData} from "@zk-kit/lean-imt.sol/InternalLeanIMT.sol";
+import {SNARK_SCALAR_FIELD} from "@zk-kit/lean-imt.sol/Constants.sol";
+import {PoseidonT2} from "poseidon-solidity/PoseidonT2.sol";
+import {PoseidonT3} from "poseidon-solidity/PoseidonT3.sol";
+import {PoseidonT4} from "poseidon-solidity/PoseidonT4.sol";
+import {IPrivacyPool} from "./interfaces/IPrivacyPool.sol";
+import {IWithdrawalVerifier} from "./interfaces/IWithdrawalVerifier.sol";
+import {ProofLib} from "./lib/ProofLib.sol";
+import {RootHistory} from "./lib/RootHistory.sol";
+
+/// @title PrivacyPool
+/// @notice The pool of one ERC20 asset: a LeanIMT state tree of note commitments, its root history and the set of
+///         spent nullifier hashes. The Poseidon libraries are linked at deployment, not inlined, which keeps the
+///         pool under the contract size limit.
+contract PrivacyPool is IPrivacyPool {
+    using SafeERC20 for IERC20;
+    using InternalLeanIMT for LeanIMTData;
+    using RootHistory for RootHistory.Roots;
+    using ProofLib for ProofLib.WithdrawProof;
+
+    /// @inheritdoc IPrivacyPool
+    uint256 public constant MAX_TREE_DEPTH = 32;
+    /// @inheritdoc IPrivacyPool
+    uint256 public constant ROOT_HISTORY_SIZE = RootHistory.SIZE;
+    uint256 private constant NOTE_VALUE_LIMIT = 1 << 128;
+
+    /// @inheritdoc IPrivacyPool
+    address public immutable ENTRYPOINT;
+    /// @inheritdoc IPrivacyPool
+    IWithdrawalVerifier public immutable WITHDRAWAL_VERIFIER;
+    /// @inheritdoc IPrivacyPool
+    IERC20 public immutable ASSET;
+    /// @inheritdoc IPrivacyPool
+    uint256 public immutable SCOPE;
+
+    /// @inheritdoc IPrivacyPool
+    uint256 public nonce;
+    LeanIMTData private _stateTree;
+    RootHistory.Roots private _stateRoots;
+    mapping(uint256 nullifierHash => bool) private _spentNullifierHashes;
+    mapping(uint256 label => address) private _depositors;
+
+    modifier onlyEntrypoint() {
+        if (msg.sender != ENTRYPOINT) revert OnlyEntrypoint();
+        _;
+    }
+
+    constructor(address entrypoint, IWithdrawalVerifier verifier, IERC20 asset) {
+        if (entrypoint == address(0) || address(verifier) == address(0) || address(asset) == address(0)) {
+            revert ZeroAddress();
+        }
+        ENTRYPOINT = entrypoint;
+        WITHDRAWAL_VERIFIER = verifier;
+        ASSET = asset;
+        SCOPE = uint256(keccak256(abi.encodePacked(address(this), block.chainid, asset))) % SNARK_SCALAR_FIELD;
+    }
+
+    /*//////////////////////////////////////////////////////////////
+                                 LOGIC
+    //////////////////////////////////////////////////////////////*/
+
+    /// @inheritdoc IPrivacyPool
+    function deposit(address depositor, uint256 value, uint256 precommitment)
+        external
+        onlyEntrypoint
+        returns (uint256 commitment)
+    {
+        if (value >= NOTE_VALUE_LIMIT) revert ValueAboveNoteLimit();
+        uint256 label = uint256(keccak256(abi.encodePacked(SCOPE, ++nonce))) % SNARK_SCALAR_FIELD;
+        _depositors[label] = depositor;
+        commitment = PoseidonT4.hash([value, label, precommitment]);
+        _insert(commitment);
+        emit Deposited(depositor, commitment, label, value, precommitment);
+    }
+
+    /// @inheritdoc IPrivacyPool
+    function withdraw(Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof)
+        external
+        onlyEntrypoint
+    {
+        if (proof.context() != uint256(keccak256(abi.encode(withdrawal, SCOPE))) % SNARK_SCALAR_FIELD) {
+            revert ContextMismatch();
+        }
+        if (!_stateRoots.contains(proof.stateRoot())) revert UnknownStateRoot();
+        if (proof.stateTreeDepth() > MAX_TREE_DEPTH || proof.aspTreeDepth() > MAX_TREE_DEPTH) {
+            revert TreeDepthAboveMaximum();
+        }
+        uint256 nullifierHash = proof.nullifierHash();
+        if (_spentNullifierHashes[nullifierHash]) revert NullifierAlreadySpent();
+        if (!WITHDRAWAL_VERIFIER.verifyProof(proof.pA, proof.pB, proof.pC, proof.pubSignals)) revert InvalidProof();
+
+        _spentNullifierHashes[nullifierHash] = true;
+        // Inserted even when the whole note is withdrawn: the change note then holds 0, which is harmless and keeps
+        // every withdrawal alike on chain.
+        uint256 newCommitment = proof.newCommitment();
+        _insert(newCommitment);
+        uint256 withdrawnValue = proof.withdrawnValue();
+        ASSET.safeTransfer(withdrawal.processooor, withdrawnValue);
+        emit Withdrawn(withdrawal.processooor, withdrawnValue, nullifierHash, newCommitment);
+    }
+
+    /// @inheritdoc IPrivacyPool
+    function ragequit(uint256 value, uint256 label, uint256 nullifier, uint256 secret) external {
+        if (msg.sender != _depositors[label]) revert OnlyOriginalDepositor();
+        uint256 commitment = PoseidonT4.hash([value, label, PoseidonT3.hash([nullifier, secret])]);
+        if (!_stateTree._has(commitment)) revert CommitmentNotInStateTree();
+        uint256 nullifierHash = PoseidonT2.hash([nullifier]);
+        if (_spentNullifierHashes[nullifierHash]) revert NullifierAlreadySpent();
+
+        _spentNullifierHashes[nullifierHash] = true;
+        ASSET.safeTransfer(msg.sender, value);
+        emit Ragequit(msg.sender, commitment, label, value, nullifierHash);
+    }
+
+    /*//////////////////////////////////////////////////////////////
+                                 VIEWS
+    //////////////////////////////////////////////////////////////*/
+
+    /// @inheritdoc IPrivacyPool
+    function depositorOf(uint256 label) external view returns (address) {
+        return _depositors[label];
+    }
+
+    /// @inheritdoc IPrivacyPool
+    function isNullifierSpent(uint256 nullifierHash) external view returns (bool) {
+        return _spentNullifierHashes[nullifierHash];
+    }
+
+    /// @inheritdoc IPrivacyPool
+    function isKnownStateRoot(uint256 root) external view returns (bool) {
+        return _stateRoots.contains(root);
+    }
+
+    /// @inheritdoc IPrivacyPool
+    function currentRoot() external view returns (uint256) {
+        return _stateTree._root();
+    }
+
+    /// @inheritdoc IPrivacyPool
+    function currentTreeSize() external view returns (uint256) {
+        return _stateTree.size;
+    }
+
+    /// @inheritdoc IPrivacyPool
+    function currentTreeDepth() external view returns (uint256) {
+        return _stateTree.depth;
+    }
+
+    /*//////////////////////////////////////////////////////////////
+                                INTERNAL
+    //////////////////////////////////////////////////////////////*/
+
+    function _insert(uint256 leaf) private {
+        uint256 leafIndex = _stateTree.size;
+        uint256 root = _stateTree._insert(leaf);
+        _stateRoots.record(root);
+        emit LeafInserted(leafIndex, leaf, root);
+    }
+}

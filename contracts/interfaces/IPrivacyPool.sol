@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.28;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {ProofLib} from "../lib/ProofLib.sol";
+import {IWithdrawalVerifier} from "./IWithdrawalVerifier.sol";
+
+/// @title IPrivacyPool
+/// @notice A pool of notes of one ERC20 asset (DESIGN.md sections 2 and 4). Deposits and withdrawals go through
+///         the entrypoint; the original depositor of a label may ragequit directly.
+interface IPrivacyPool {
+    /*//////////////////////////////////////////////////////////////
+                                STRUCTS
+    //////////////////////////////////////////////////////////////*/
+
+    /// @notice What a withdrawal proof is bound to, through its context signal.
+    /// @param processooor The address the pool pays the withdrawn value to (the entrypoint when relayed).
+    /// @param data Processing data; for a relay, abi.encode(IEntrypoint.RelayData).
+    struct Withdrawal {
+        address processooor;
+        bytes data;
+    }
+
+    /*//////////////////////////////////////////////////////////////
+                                 EVENTS
+    //////////////////////////////////////////////////////////////*/
+
+    /// @notice A note was deposited.
+    /// @param depositor The account whose tokens were deposited; the only one that may ragequit `label`.
+    /// @param commitment Poseidon(value, label, precommitment), inserted into the state tree.
+    /// @param label The label the pool assigned to the deposit.
+    /// @param value The deposited amount in the asset's atomic units.
+    /// @param precommitment Poseidon(nullifier, secret), chosen by the depositor.
+    event Deposited(
+        address indexed depositor,
+        uint256 commitment,
+        uint256 label,
+        uint256 value,
+        uint256 precommitment
+    );
+
+    /// @notice A leaf was appended to the state tree (a deposit or a change note).
+    /// @param leafIndex The position of the leaf, counting from 0.
+    /// @param leaf The inserted commitment.
+    /// @param root The state root after the insertion.
+    event LeafInserted(uint256 leafIndex, uint256 leaf, uint256 root);
+
+    /// @notice A note was spent by a withdrawal proof.
+    /// @param processooor The address that received the withdrawn value.
+    /// @param withdrawnValue The amount that left the pool.
+    /// @param spentNullifierHash The nullifier hash of the spent note.
+    /// @param newCommitment The change note's commitment (a zero-value note when the whole note was withdrawn).
+    event Withdrawn(
+        address indexed processooor,
+        uint256 withdrawnValue,
+        uint256 spentNullifierHash,
+        uint256 newCommitment
+    );
+
+    /// @notice The original depositor of a label took a note back without a withdrawal proof.
+    /// @param depositor The original depositor, who received `value`.
+    /// @param commitment The commitment of the note taken back.
+    /// @param label The note's label.
+    /// @param value The amount returned.
+    /// @param spentNullifierHash The nullifier hash of the note, now spent.
+    event Ragequit(
+        address indexed depositor,
+        uint256 commitment,
+        uint256 label,
+        uint256 value,
+        uint256 spentNullifierHash
+    );
+
+    /*//////////////////////////////////////////////////////////////
+                                 ERRORS
+    //////////////////////////////////////////////////////////////*/
+
+    /// @notice A constructor argument is the zero address.
+    error ZeroAddress();
+
+    /// @notice The caller is not the entrypoint.
+    error OnlyEntrypoint();
+
+    /// @notice The caller is not the original depositor of the label.
+    error OnlyOriginalDepositor();
+
+    /// @notice A note value is not below 2^128.
+    error ValueAboveNoteLimit();
+
+    /// @notice The proof's context does not match the withdrawal and the pool's scope.
+    error ContextMismatch();
+
+    /// @notice The proof's state root is not one of the last ROOT_HISTORY_SIZE state roots.
+    error UnknownStateRoot();
+
+    /// @notice The proof declares a state or ASP tree deeper than MAX_TREE_DEPTH.
+    error TreeDepthAboveMaximum();
+
+    /// @notice The note's nullifier hash has already been spent.
+    error NullifierAlreadySpent();
+
+    /// @notice The verifier rejected the proof.
+    error InvalidProof();
+
+    /// @notice No leaf of the state tree is the commitment of the note being taken back.
+    error CommitmentNotInStateTree();
+
+    /*//////////////////////////////////////////////////////////////
+                                 LOGIC
+    //////////////////////////////////////////////////////////////*/
+
+    /// @notice Records a deposit whose tokens the entrypoint has already moved into the pool.
+    /// @dev Only the entrypoint. Assigns label = keccak256(abi.encodePacked(SCOPE, ++nonce)) % SNARK_SCALAR_FIELD.
+    /// @param depositor The account the tokens came from.
+    /// @param value The deposited amount, below 2^128.
+    /// @param precommitment Poseidon(nullifier, secret) of the new note.
+    /// @return commitment The note's commitment, now a leaf of the state tree.
+    function deposit(address depositor, uint256 value, uint256 precommitment) external returns (uint256 commitment);
+
+    /// @notice Spends a note by a withdrawal proof, inserts its change note and pays the withdrawn value to the
+    ///         withdrawal's processooor.
+    /// @dev Only the entrypoint, which checks the ASP root before calling.
+    /// @param withdrawal What the proof's context commits to.
+    /// @param proof The Groth16 proof and its public signals.
+    function withdraw(Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof) external;
+
+    /// @notice Returns a note to the original depositor of its label without a withdrawal proof.
+    /// @dev Reveals the note's nullifier and secret on chain. It is the exit for a deposit the ASP never approved:
+    ///      while the label is in an ASP root inside the entrypoint's window, anyone who reads the secrets from the
+    ///      mempool could front-run the ragequit with a relayed withdrawal to an address of their choosing.
+    /// @param value The note's value.
+    /// @param label The note's label.
+    /// @param nullifier The note's nullifier.
+    /// @param secret The note's secret.
+    function ragequit(uint256 value, uint256 label, uint256 nullifier, uint256 secret) external;
+
+    /*//////////////////////////////////////////////////////////////
+                                 VIEWS
+    //////////////////////////////////////////////////////////////*/
+
+    /// @notice The deepest state or ASP tree a proof may declare (the circuit's maxTreeDepth).
+    function MAX_TREE_DEPTH() external view returns (uint256);
+
+    /// @notice How many of the newest state roots a withdrawal proof may be built against.
+    function ROOT_HISTORY_SIZE() external view returns (uint256);
+
+    /// @notice The entrypoint, the only caller of deposit and withdraw.
+    function ENTRYPOINT() external view returns (address);
+
+    /// @notice The verifier of withdrawal proofs.
+    function WITHDRAWAL_VERIFIER() external view returns (IWithdrawalVerifier);
+
+    /// @notice The pooled ERC20 asset.
+    function ASSET() external view returns (IERC20);
+
+    /// @notice keccak256(abi.encodePacked(address(this), block.chainid, ASSET)) % SNARK_SCALAR_FIELD.
+    function SCOPE() external view returns (uint256);
+
+    /// @notice Number of deposits so far; the next deposit's label uses nonce + 1.
+    function nonce() external view returns (uint256);
+
+    /// @notice The original depositor of `label`, or the zero address for an unknown label.
+    function depositorOf(uint256 label) external view returns (address);
+
+    /// @notice Whether the note with this nullifier hash has been spent.
+    function isNullifierSpent(uint256 nullifierHash) external view returns (bool);
+
+    /// @notice Whether `root` is one of the last ROOT_HISTORY_SIZE state roots.
+    function isKnownStateRoot(uint256 root) external view returns (bool);
+
+    /// @notice The current root of the state tree (0 while it is empty).
+    function currentRoot() external view returns (uint256);
+
+    /// @notice Number of leaves in the state tree.
+    function currentTreeSize() external view returns (uint256);
+
+    /// @notice Depth of the state tree.
+    function currentTreeDepth() external view returns (uint256);
+}

@@ -1,0 +1,32 @@
+import { buildModule } from "@nomicfoundation/hardhat-ignition/modules";
+
+/** Smallest deposit: 1 USDC (spec section 8). */
+export const DEFAULT_MINIMUM_DEPOSIT_AMOUNT = 1_000_000n;
+/** Highest relay fee: the per-settle take of the paid tiers, 500 bps (spec section 8). */
+export const DEFAULT_MAX_RELAY_FEE_BPS = 500n;
+
+/**
+ * The facilitator's contracts for an existing USDC: the Poseidon libraries the pool links, the generated
+ * withdrawal verifier, the Entrypoint (deployer = admin) and the USDC PrivacyPool, registered with the Entrypoint.
+ *
+ * Parameters: `usdc` (required), `postman` (default: the deployer), `minimumDepositAmount`, `maxRelayFeeBPS`.
+ */
+export default buildModule("Facilitator", (m) => {
+  const deployer = m.getAccount(0);
+  const usdc = m.getParameter<string>("usdc");
+  const postman = m.getParameter("postman", deployer);
+  const minimumDepositAmount = m.getParameter("minimumDepositAmount", DEFAULT_MINIMUM_DEPOSIT_AMOUNT);
+  const maxRelayFeeBPS = m.getParameter("maxRelayFeeBPS", DEFAULT_MAX_RELAY_FEE_BPS);
+
+  const poseidonT2 = m.library("PoseidonT2");
+  const poseidonT3 = m.library("PoseidonT3");
+  const poseidonT4 = m.library("PoseidonT4");
+  const verifier = m.contract("WithdrawalVerifier");
+  const entrypoint = m.contract("Entrypoint", [deployer, postman]);
+  const privacyPool = m.contract("PrivacyPool", [entrypoint, verifier, usdc], {
+    libraries: { PoseidonT2: poseidonT2, PoseidonT3: poseidonT3, PoseidonT4: poseidonT4 },
+  });
+  m.call(entrypoint, "registerPool", [usdc, privacyPool, minimumDepositAmount, maxRelayFeeBPS]);
+
+  return { entrypoint, privacyPool, verifier, poseidonT2, poseidonT3, poseidonT4 };
+});

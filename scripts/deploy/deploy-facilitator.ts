@@ -1,0 +1,91 @@
+import type { NetworkConnection } from "hardhat/types/network";
+import FacilitatorModule from "../../ignition/modules/Facilitator.js";
+import TestUsdcModule from "../../ignition/modules/TestUsdc.js";
+import type { Entrypoint, PrivacyPool, WithdrawalVerifier } from "../../types/ethers-contracts/index.js";
+import { AddressBookSchema, type AddressBook } from "./address-book.js";
+import { findCircleUsdc } from "./usdc.js";
+
+export interface DeployFacilitatorOptions {
+  /** Receives POSTMAN_ROLE (publishes ASP roots); default: the deployer. */
+  postman?: string;
+  /** Default: 1 USDC. */
+  minimumDepositAmount?: bigint;
+  /** Default: 500 bps. */
+  maxRelayFeeBPS?: bigint;
+  /** Show Ignition's per-transaction progress. */
+  displayUi?: boolean;
+  /** Receives one line per deployment step. */
+  log?: (line: string) => void;
+}
+
+export interface FacilitatorDeployment {
+  entrypoint: Entrypoint;
+  privacyPool: PrivacyPool;
+  verifier: WithdrawalVerifier;
+  addressBook: AddressBook;
+}
+
+/**
+ * Deploys the facilitator's contracts with Hardhat Ignition on the connected chain: Circle's USDC where the chain
+ * has it (Base, Base Sepolia, a local fork of either), a fresh TestUSDC elsewhere. Idempotent on chains whose
+ * Ignition journal persists: a rerun finishes an interrupted deployment or returns the existing one.
+ * The same function is the contract tests' fixture.
+ */
+export async function deployFacilitator(
+  connection: NetworkConnection,
+  options: DeployFacilitatorOptions = {},
+): Promise<FacilitatorDeployment> {
+  const { ethers, ignition } = connection;
+  const log = options.log ?? (() => {});
+  const displayUi = options.displayUi ?? false;
+  const [deployer] = await ethers.getSigners();
+  if (deployer === undefined) throw new Error(`network ${connection.networkName} has no deployer account`);
+  const chainId = Number((await ethers.provider.getNetwork()).chainId);
+  const startBlock = await ethers.provider.getBlockNumber();
+  const postman = options.postman ?? deployer.address;
+
+  let usdc = await findCircleUsdc(ethers.provider, chainId);
+  if (usdc !== undefined) {
+    log(`USDC: Circle's USDC at ${usdc}`);
+  } else {
+    log("USDC: Circle's USDC is not on this chain, using TestUSDC");
+    const { usdc: testUsdc } = await ignition.deploy(TestUsdcModule, { displayUi });
+    usdc = await testUsdc.getAddress();
+    log(`USDC: TestUSDC at ${usdc}`);
+  }
+
+  log("Deploying Poseidon libraries, WithdrawalVerifier, Entrypoint and PrivacyPool, then registering the pool");
+  const deployed = await ignition.deploy(FacilitatorModule, {
+    displayUi,
+    parameters: {
+      Facilitator: {
+        usdc,
+        postman,
+        ...(options.minimumDepositAmount !== undefined && { minimumDepositAmount: options.minimumDepositAmount }),
+        ...(options.maxRelayFeeBPS !== undefined && { maxRelayFeeBPS: options.maxRelayFeeBPS }),
+      },
+    },
+  });
+
+  const entrypoint = await ethers.getContractAt("Entrypoint", await deployed.entrypoint.getAddress());
+  const privacyPool = await ethers.getContractAt("PrivacyPool", await deployed.privacyPool.getAddress());
+  const verifier = await ethers.getContractAt("WithdrawalVerifier", await deployed.verifier.getAddress());
+  const addressBook = AddressBookSchema.parse({
+    chainId,
+    entrypoint: await entrypoint.getAddress(),
+    privacyPool: await privacyPool.getAddress(),
+    usdc,
+    verifier: await verifier.getAddress(),
+    poseidon: {
+      PoseidonT2: await deployed.poseidonT2.getAddress(),
+      PoseidonT3: await deployed.poseidonT3.getAddress(),
+      PoseidonT4: await deployed.poseidonT4.getAddress(),
+    },
+    scope: (await privacyPool.SCOPE()).toString(),
+    startBlock,
+    deployer: deployer.address,
+    postman,
+  });
+  log(`Entrypoint ${addressBook.entrypoint}, PrivacyPool ${addressBook.privacyPool} (scope ${addressBook.scope})`);
+  return { entrypoint, privacyPool, verifier, addressBook };
+}

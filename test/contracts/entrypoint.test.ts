@@ -1,0 +1,188 @@
+import { expect } from "chai";
+import type { AddressLike } from "ethers";
+import { network } from "hardhat";
+import { deployedFacilitator, type DeployedFacilitator } from "./helpers/fixtures.js";
+
+const { ethers, networkHelpers } = await network.create();
+const { loadFixture } = networkHelpers;
+
+const ONE_USDC = 1_000_000n;
+
+/** A PrivacyPool linked to the deployment's Poseidon libraries. */
+async function deployPool(
+  { addressBook }: DeployedFacilitator,
+  entrypoint: AddressLike,
+  verifier: AddressLike,
+  asset: AddressLike,
+) {
+  const factory = await ethers.getContractFactory("PrivacyPool", { libraries: addressBook.poseidon });
+  return factory.deploy(entrypoint, verifier, asset);
+}
+
+describe("entrypoint", function () {
+  describe("pool registry", function () {
+    it("registers the USDC pool at deployment with a 1 USDC minimum deposit and a 500 bps maximum fee", async function () {
+      const { entrypoint, privacyPool, usdc, scope } = await loadFixture(deployedFacilitator);
+      const config = await entrypoint.assetConfig(usdc);
+
+      expect(config.pool).to.equal(await privacyPool.getAddress());
+      expect(config.minimumDepositAmount).to.equal(ONE_USDC);
+      expect(config.maxRelayFeeBPS).to.equal(500n);
+      expect(await entrypoint.poolByScope(scope)).to.equal(await privacyPool.getAddress());
+      expect(await privacyPool.ENTRYPOINT()).to.equal(await entrypoint.getAddress());
+      expect(await privacyPool.ASSET()).to.equal(await usdc.getAddress());
+    });
+
+    it("registers a pool for another asset", async function () {
+      const facilitator = await loadFixture(deployedFacilitator);
+      const { entrypoint, verifier, accounts } = facilitator;
+      const asset = await ethers.deployContract("TestUSDC", [accounts.admin]);
+      const pool = await deployPool(facilitator, entrypoint, verifier, asset);
+      const scope = await pool.SCOPE();
+
+      await expect(entrypoint.registerPool(asset, pool, 2n * ONE_USDC, 100n))
+        .to.emit(entrypoint, "PoolRegistered")
+        .withArgs(await asset.getAddress(), await pool.getAddress(), scope, 2n * ONE_USDC, 100n);
+      expect(await entrypoint.poolByScope(scope)).to.equal(await pool.getAddress());
+    });
+
+    it("lets only the admin register a pool", async function () {
+      const facilitator = await loadFixture(deployedFacilitator);
+      const { entrypoint, verifier, accounts } = facilitator;
+      const asset = await ethers.deployContract("TestUSDC", [accounts.admin]);
+      const pool = await deployPool(facilitator, entrypoint, verifier, asset);
+
+      // A postman that is not also admin cannot register either.
+      await entrypoint.grantRole(await entrypoint.POSTMAN_ROLE(), accounts.stranger);
+
+      await expect(entrypoint.connect(accounts.stranger).registerPool(asset, pool, ONE_USDC, 0n))
+        .to.be.revertedWithCustomError(entrypoint, "AccessControlUnauthorizedAccount")
+        .withArgs(accounts.stranger.address, await entrypoint.DEFAULT_ADMIN_ROLE());
+    });
+
+    it("rejects a second pool for an asset that has one", async function () {
+      const facilitator = await loadFixture(deployedFacilitator);
+      const { entrypoint, verifier, usdc } = facilitator;
+      const pool = await deployPool(facilitator, entrypoint, verifier, usdc);
+
+      await expect(entrypoint.registerPool(usdc, pool, ONE_USDC, 0n)).to.be.revertedWithCustomError(
+        entrypoint,
+        "AssetAlreadyRegistered",
+      );
+    });
+
+    it("rejects a pool registered for an asset it does not pool", async function () {
+      const facilitator = await loadFixture(deployedFacilitator);
+      const { entrypoint, verifier, usdc, accounts } = facilitator;
+      const asset = await ethers.deployContract("TestUSDC", [accounts.admin]);
+      const usdcPool = await deployPool(facilitator, entrypoint, verifier, usdc);
+
+      await expect(entrypoint.registerPool(asset, usdcPool, ONE_USDC, 0n)).to.be.revertedWithCustomError(
+        entrypoint,
+        "PoolAssetMismatch",
+      );
+    });
+
+    it("rejects a maximum relay fee above 100%", async function () {
+      const facilitator = await loadFixture(deployedFacilitator);
+      const { entrypoint, verifier, accounts } = facilitator;
+      const asset = await ethers.deployContract("TestUSDC", [accounts.admin]);
+      const pool = await deployPool(facilitator, entrypoint, verifier, asset);
+
+      await expect(entrypoint.registerPool(asset, pool, ONE_USDC, 10_001n)).to.be.revertedWithCustomError(
+        entrypoint,
+        "MaxRelayFeeAboveDenominator",
+      );
+    });
+
+    it("rejects a zero asset or pool address", async function () {
+      const { entrypoint, privacyPool, usdc } = await loadFixture(deployedFacilitator);
+
+      const registrations: [AddressLike, AddressLike][] = [
+        [ethers.ZeroAddress, privacyPool],
+        [usdc, ethers.ZeroAddress],
+      ];
+      for (const [asset, pool] of registrations) {
+        await expect(entrypoint.registerPool(asset, pool, ONE_USDC, 0n)).to.be.revertedWithCustomError(
+          entrypoint,
+          "ZeroAddress",
+        );
+      }
+    });
+
+    it("rejects zero addresses in the Entrypoint and PrivacyPool constructors", async function () {
+      const facilitator = await loadFixture(deployedFacilitator);
+      const { entrypoint, verifier, usdc, accounts } = facilitator;
+      const zero = ethers.ZeroAddress;
+
+      for (const [owner, postman] of [
+        [zero, accounts.postman.address],
+        [accounts.admin.address, zero],
+      ]) {
+        await expect(ethers.deployContract("Entrypoint", [owner, postman])).to.be.revertedWithCustomError(
+          entrypoint,
+          "ZeroAddress",
+        );
+      }
+      const poolArgs: [AddressLike, AddressLike, AddressLike][] = [
+        [zero, verifier, usdc],
+        [entrypoint, zero, usdc],
+        [entrypoint, verifier, zero],
+      ];
+      for (const [poolEntrypoint, poolVerifier, asset] of poolArgs) {
+        await expect(deployPool(facilitator, poolEntrypoint, poolVerifier, asset)).to.be.revertedWithCustomError(
+          facilitator.privacyPool,
+          "ZeroAddress",
+        );
+      }
+    });
+  });
+
+  describe("ASP roots", function () {
+    it("publishes a root from the postman with its CID and timestamp", async function () {
+      const { entrypoint, accounts } = await loadFixture(deployedFacilitator);
+      expect(await entrypoint.latestRoot()).to.equal(0n);
+
+      const update = entrypoint.connect(accounts.postman).updateRoot(777n, "bafy-root-777");
+      await expect(update)
+        .to.emit(entrypoint, "RootUpdated")
+        .withArgs(777n, "bafy-root-777", (await networkHelpers.time.latest()) + 1);
+      expect(await entrypoint.latestRoot()).to.equal(777n);
+      expect(await entrypoint.isKnownAspRoot(777n)).to.equal(true);
+    });
+
+    it("lets only the postman publish a root", async function () {
+      const { entrypoint, accounts } = await loadFixture(deployedFacilitator);
+      await expect(entrypoint.connect(accounts.stranger).updateRoot(777n, "bafy-root-777"))
+        .to.be.revertedWithCustomError(entrypoint, "AccessControlUnauthorizedAccount")
+        .withArgs(accounts.stranger.address, await entrypoint.POSTMAN_ROLE());
+    });
+
+    it("lets the admin make another account the postman", async function () {
+      const { entrypoint, accounts } = await loadFixture(deployedFacilitator);
+      await entrypoint.grantRole(await entrypoint.POSTMAN_ROLE(), accounts.stranger);
+
+      await expect(entrypoint.connect(accounts.stranger).updateRoot(777n, "bafy-root-777")).to.emit(
+        entrypoint,
+        "RootUpdated",
+      );
+    });
+
+    it("rejects a zero root, which would read as an empty slot of the history", async function () {
+      const { entrypoint } = await loadFixture(deployedFacilitator);
+      await expect(entrypoint.updateRoot(0n, "bafy-empty")).to.be.revertedWithCustomError(entrypoint, "ZeroAspRoot");
+    });
+
+    it("keeps the last ROOT_HISTORY_SIZE roots known and forgets older ones", async function () {
+      const { entrypoint } = await loadFixture(deployedFacilitator);
+      const window = await entrypoint.ROOT_HISTORY_SIZE();
+      for (let root = 1n; root <= window + 1n; root++) await entrypoint.updateRoot(root, `bafy-${root}`);
+
+      expect(await entrypoint.isKnownAspRoot(1n)).to.equal(false);
+      expect(await entrypoint.isKnownAspRoot(2n)).to.equal(true);
+      expect(await entrypoint.isKnownAspRoot(window + 1n)).to.equal(true);
+      expect(await entrypoint.isKnownAspRoot(0n)).to.equal(false);
+      expect(await entrypoint.latestRoot()).to.equal(window + 1n);
+    });
+  });
+});

@@ -1,0 +1,66 @@
+import type { LeanIMT } from "@zk-kit/lean-imt";
+import {
+  buildWithdrawInput,
+  changeNoteOf,
+  deriveChangeSecrets,
+  encodeRelayData,
+  merkleWitness,
+  proveWithdrawal,
+  toSolidityProof,
+  WITHDRAW_PUBLIC_SIGNALS,
+  withdrawalContext,
+  type Note,
+  type RelayData,
+  type SolidityWithdrawProof,
+  type Withdrawal,
+  type WithdrawPublicSignalName,
+} from "../../../sdk/index.js";
+
+export interface RelayedWithdrawalRequest {
+  note: Note;
+  withdrawnValue: bigint;
+  /** The pool's state tree (sdk createLeanIMT), holding note.commitment. */
+  stateTree: LeanIMT<bigint>;
+  /** The ASP tree of approved labels, holding note.label. */
+  aspTree: LeanIMT<bigint>;
+  relayData: RelayData;
+  entrypoint: string;
+  scope: bigint;
+}
+
+export interface RelayedWithdrawal {
+  withdrawal: Withdrawal;
+  proof: SolidityWithdrawProof;
+  changeNote: Note;
+}
+
+/** Proves a withdrawal for Entrypoint.relay with a real Groth16 proof; the change note uses derived secrets. */
+export async function proveRelayedWithdrawal(request: RelayedWithdrawalRequest): Promise<RelayedWithdrawal> {
+  const { note, withdrawnValue, stateTree, aspTree, relayData, scope } = request;
+  const withdrawal = { processooor: request.entrypoint, data: encodeRelayData(relayData) };
+  const changeSecrets = deriveChangeSecrets(note);
+  const input = buildWithdrawInput({
+    note,
+    withdrawnValue,
+    changeSecrets,
+    stateWitness: merkleWitness(stateTree, stateTree.indexOf(note.commitment)),
+    aspWitness: merkleWitness(aspTree, aspTree.indexOf(note.label)),
+    context: withdrawalContext(withdrawal, scope),
+  });
+  return {
+    withdrawal,
+    proof: toSolidityProof(await proveWithdrawal(input)),
+    changeNote: changeNoteOf(note, withdrawnValue, changeSecrets),
+  };
+}
+
+/** A copy of `proof` with one public signal replaced, as a dishonest relayer would submit it. */
+export function withSignal(
+  proof: SolidityWithdrawProof,
+  name: WithdrawPublicSignalName,
+  value: bigint,
+): SolidityWithdrawProof {
+  const pubSignals = [...proof.pubSignals];
+  pubSignals[WITHDRAW_PUBLIC_SIGNALS.indexOf(name)] = value;
+  return { ...proof, pubSignals };
+}

@@ -1,0 +1,298 @@
+import { expect } from "chai";
+import { network } from "hardhat";
+import { createLeanIMT, encodeRelayData, nullifierHashOf, type RelayData } from "../../sdk/index.js";
+import { deployedFacilitator, type DeployedFacilitator } from "./helpers/fixtures.js";
+import { depositNote, fundDepositor, secretsFor } from "./helpers/notes.js";
+import { proveRelayedWithdrawal, withSignal, type RelayedWithdrawal } from "./helpers/withdrawals.js";
+
+const { ethers, networkHelpers } = await network.create();
+const { loadFixture } = networkHelpers;
+
+const NOTE_VALUE = 5_000_000n;
+// Chosen so that both fees round down: 1_234_567 * 500 / 10_000 = 61_728.35 and 3_765_433 * 250 / 10_000 = 94_135.825.
+const PARTIAL_WITHDRAWAL = 1_234_567n;
+const PARTIAL_FEE_BPS = 500n;
+const CHANGE_FEE_BPS = 250n;
+const ASP_CID = "bafy-asp-tree-1";
+
+const relayDataFor = (accounts: DeployedFacilitator["accounts"], relayFeeBPS: bigint): RelayData => ({
+  recipient: accounts.recipient.address,
+  feeRecipient: accounts.feeRecipient.address,
+  relayFeeBPS,
+});
+
+/** A note of the depositor and one of another depositor in the pool; both labels approved by the ASP tree. */
+async function depositedNotes() {
+  const facilitator = await loadFixture(deployedFacilitator);
+  const { depositor, otherDepositor } = facilitator.accounts;
+  const note = await depositNote(facilitator, depositor, NOTE_VALUE, secretsFor(1n));
+  const otherNote = await depositNote(facilitator, otherDepositor, 2_000_000n, secretsFor(2n));
+  return {
+    ...facilitator,
+    note,
+    stateLeaves: [note.commitment, otherNote.commitment],
+    aspLabels: [note.label, otherNote.label],
+  };
+}
+
+/** depositedNotes with the ASP root of its labels published by the postman. */
+async function aspRootPublished() {
+  const facilitator = await loadFixture(depositedNotes);
+  await facilitator.entrypoint.updateRoot(createLeanIMT(facilitator.aspLabels).root, ASP_CID);
+  return facilitator;
+}
+
+// Real proofs are slow, so each is built once and each fixture below replays it.
+let partial: RelayedWithdrawal;
+let ofChange: RelayedWithdrawal;
+
+/** aspRootPublished after the partial withdrawal was relayed: the change note is in the tree. */
+async function partiallyWithdrawn() {
+  const facilitator = await loadFixture(aspRootPublished);
+  await facilitator.entrypoint.relay(partial.withdrawal, partial.proof, facilitator.scope);
+  return facilitator;
+}
+
+describe("relayed withdrawals", function () {
+  before(async function () {
+    const { note, stateLeaves, aspLabels, entrypoint, scope, accounts } = await loadFixture(aspRootPublished);
+    const common = { aspTree: createLeanIMT(aspLabels), entrypoint: await entrypoint.getAddress(), scope };
+    partial = await proveRelayedWithdrawal({
+      ...common,
+      note,
+      withdrawnValue: PARTIAL_WITHDRAWAL,
+      stateTree: createLeanIMT(stateLeaves),
+      relayData: relayDataFor(accounts, PARTIAL_FEE_BPS),
+    });
+    ofChange = await proveRelayedWithdrawal({
+      ...common,
+      note: partial.changeNote,
+      withdrawnValue: partial.changeNote.value,
+      stateTree: createLeanIMT([...stateLeaves, partial.changeNote.commitment]),
+      relayData: relayDataFor(accounts, CHANGE_FEE_BPS),
+    });
+  });
+
+  describe("a valid withdrawal", function () {
+    it("is accepted by the verifier alone", async function () {
+      const { verifier } = await loadFixture(aspRootPublished);
+      const { pA, pB, pC, pubSignals } = partial.proof;
+      expect(await verifier.verifyProof(pA, pB, pC, pubSignals)).to.equal(true);
+    });
+
+    it("pays the recipient the withdrawn value minus the fee and the fee recipient the fee, exact to the atom", async function () {
+      const { entrypoint, privacyPool, usdc, scope, accounts } = await loadFixture(aspRootPublished);
+      const fee = 61_728n;
+
+      // Relayed by an account with no role: relaying is open to anyone.
+      const relay = entrypoint.connect(accounts.stranger).relay(partial.withdrawal, partial.proof, scope);
+      await expect(relay).to.changeTokenBalances(
+        ethers,
+        usdc,
+        [privacyPool, accounts.recipient, accounts.feeRecipient, entrypoint, accounts.stranger],
+        [-PARTIAL_WITHDRAWAL, PARTIAL_WITHDRAWAL - fee, fee, 0n, 0n],
+      );
+      await expect(relay)
+        .to.emit(entrypoint, "WithdrawalRelayed")
+        .withArgs(
+          accounts.recipient.address,
+          await usdc.getAddress(),
+          accounts.feeRecipient.address,
+          PARTIAL_WITHDRAWAL,
+          fee,
+        );
+    });
+
+    it("spends the note and inserts its change note, with events matching a TypeScript LeanIMT", async function () {
+      const { entrypoint, privacyPool, scope, note, stateLeaves } = await loadFixture(aspRootPublished);
+      const tree = createLeanIMT([...stateLeaves, partial.changeNote.commitment]);
+
+      const relay = entrypoint.relay(partial.withdrawal, partial.proof, scope);
+      await expect(relay)
+        .to.emit(privacyPool, "Withdrawn")
+        .withArgs(
+          await entrypoint.getAddress(),
+          PARTIAL_WITHDRAWAL,
+          nullifierHashOf(note.nullifier),
+          partial.changeNote.commitment,
+        );
+      await expect(relay)
+        .to.emit(privacyPool, "LeafInserted")
+        .withArgs(stateLeaves.length, partial.changeNote.commitment, tree.root);
+      expect(partial.changeNote.value).to.equal(NOTE_VALUE - PARTIAL_WITHDRAWAL);
+      expect(await privacyPool.currentRoot()).to.equal(tree.root);
+      expect(await privacyPool.isNullifierSpent(nullifierHashOf(note.nullifier))).to.equal(true);
+    });
+
+    it("withdraws a change note in full, leaving a zero-value change leaf", async function () {
+      const { entrypoint, privacyPool, usdc, scope, accounts, stateLeaves } = await loadFixture(partiallyWithdrawn);
+      const withdrawn = partial.changeNote.value;
+      const fee = 94_135n;
+      const leaves = [...stateLeaves, partial.changeNote.commitment, ofChange.changeNote.commitment];
+
+      const relay = entrypoint.relay(ofChange.withdrawal, ofChange.proof, scope);
+      await expect(relay).to.changeTokenBalances(
+        ethers,
+        usdc,
+        [privacyPool, accounts.recipient, accounts.feeRecipient],
+        [-withdrawn, withdrawn - fee, fee],
+      );
+      await expect(relay)
+        .to.emit(privacyPool, "LeafInserted")
+        .withArgs(leaves.length - 1, ofChange.changeNote.commitment, createLeanIMT(leaves).root);
+      expect(ofChange.changeNote.value).to.equal(0n);
+      // What remains in the pool is exactly the other depositor's note.
+      expect(await usdc.balanceOf(privacyPool)).to.equal(2_000_000n);
+    });
+
+    it("accepts a proof against an older ASP root still inside the window", async function () {
+      const { entrypoint, privacyPool, scope } = await loadFixture(aspRootPublished);
+      const window = await entrypoint.ROOT_HISTORY_SIZE();
+      for (let i = 1n; i < window; i++) await entrypoint.updateRoot(i, `bafy-later-${i}`);
+
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.emit(privacyPool, "Withdrawn");
+    });
+
+    it("accepts a proof against an older state root still inside the window", async function () {
+      const facilitator = await loadFixture(aspRootPublished);
+      const { entrypoint, privacyPool, usdc, scope, accounts } = facilitator;
+      const laterDeposits = (await privacyPool.ROOT_HISTORY_SIZE()) - 1n;
+      await fundDepositor(facilitator, accounts.otherDepositor, laterDeposits * 1_000_000n);
+      for (let i = 0n; i < laterDeposits; i++) {
+        await entrypoint.connect(accounts.otherDepositor).deposit(usdc, 1_000_000n, 100n + i);
+      }
+
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.emit(privacyPool, "Withdrawn");
+    });
+  });
+
+  describe("rejections", function () {
+    it("rejects a second withdrawal of the same note", async function () {
+      const { entrypoint, privacyPool, scope } = await loadFixture(partiallyWithdrawn);
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
+        privacyPool,
+        "NullifierAlreadySpent",
+      );
+    });
+
+    it("rejects a withdrawal of a note its depositor has ragequit", async function () {
+      const { entrypoint, privacyPool, scope, note, accounts } = await loadFixture(aspRootPublished);
+      await privacyPool.connect(accounts.depositor).ragequit(note.value, note.label, note.nullifier, note.secret);
+
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
+        privacyPool,
+        "NullifierAlreadySpent",
+      );
+    });
+
+    it("rejects a proof against a state root that has left the root history", async function () {
+      const facilitator = await loadFixture(aspRootPublished);
+      const { entrypoint, privacyPool, usdc, scope, accounts } = facilitator;
+      const laterDeposits = await privacyPool.ROOT_HISTORY_SIZE();
+      await fundDepositor(facilitator, accounts.otherDepositor, laterDeposits * 1_000_000n);
+      for (let i = 0n; i < laterDeposits; i++) {
+        await entrypoint.connect(accounts.otherDepositor).deposit(usdc, 1_000_000n, 100n + i);
+      }
+
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
+        privacyPool,
+        "UnknownStateRoot",
+      );
+    });
+
+    it("rejects a proof against a state root the pool never had", async function () {
+      const { entrypoint, privacyPool, scope } = await loadFixture(aspRootPublished);
+      const proof = withSignal(partial.proof, "stateRoot", 12345n);
+      await expect(entrypoint.relay(partial.withdrawal, proof, scope)).to.be.revertedWithCustomError(
+        privacyPool,
+        "UnknownStateRoot",
+      );
+    });
+
+    it("rejects a proof against an ASP root that was never published", async function () {
+      const { entrypoint, scope } = await loadFixture(depositedNotes);
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
+        entrypoint,
+        "UnknownAspRoot",
+      );
+    });
+
+    it("rejects a proof against an ASP root that has left the window", async function () {
+      const { entrypoint, scope } = await loadFixture(aspRootPublished);
+      const window = await entrypoint.ROOT_HISTORY_SIZE();
+      for (let i = 1n; i <= window; i++) await entrypoint.updateRoot(i, `bafy-later-${i}`);
+
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
+        entrypoint,
+        "UnknownAspRoot",
+      );
+    });
+
+    for (const [change, tamper] of [
+      ["recipient", (relay: RelayData, stranger: string) => ({ ...relay, recipient: stranger })],
+      ["fee recipient", (relay: RelayData, stranger: string) => ({ ...relay, feeRecipient: stranger })],
+      ["relay fee", (relay: RelayData) => ({ ...relay, relayFeeBPS: relay.relayFeeBPS - 1n })],
+    ] as const) {
+      it(`rejects a withdrawal whose ${change} was changed after proving`, async function () {
+        const { entrypoint, privacyPool, scope, accounts } = await loadFixture(aspRootPublished);
+        const proven = relayDataFor(accounts, PARTIAL_FEE_BPS);
+        const withdrawal = { ...partial.withdrawal, data: encodeRelayData(tamper(proven, accounts.stranger.address)) };
+
+        await expect(entrypoint.relay(withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
+          privacyPool,
+          "ContextMismatch",
+        );
+      });
+    }
+
+    it("rejects a relay fee above the pool's maximum", async function () {
+      const { entrypoint, usdc, scope, accounts } = await loadFixture(aspRootPublished);
+      const { maxRelayFeeBPS } = await entrypoint.assetConfig(usdc);
+      const data = encodeRelayData(relayDataFor(accounts, maxRelayFeeBPS + 1n));
+
+      await expect(
+        entrypoint.relay({ ...partial.withdrawal, data }, partial.proof, scope),
+      ).to.be.revertedWithCustomError(entrypoint, "RelayFeeAboveMaximum");
+    });
+
+    it("rejects a withdrawal whose processooor is not the entrypoint", async function () {
+      const { entrypoint, scope, accounts } = await loadFixture(aspRootPublished);
+      const withdrawal = { ...partial.withdrawal, processooor: accounts.stranger.address };
+
+      await expect(entrypoint.relay(withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
+        entrypoint,
+        "InvalidProcessooor",
+      );
+    });
+
+    it("rejects a scope no pool is registered under", async function () {
+      const { entrypoint, scope } = await loadFixture(aspRootPublished);
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope + 1n)).to.be.revertedWithCustomError(
+        entrypoint,
+        "UnknownScope",
+      );
+    });
+
+    for (const signal of ["stateTreeDepth", "aspTreeDepth"] as const) {
+      it(`rejects a proof whose ${signal} is above the maximum tree depth`, async function () {
+        const { entrypoint, privacyPool, scope } = await loadFixture(aspRootPublished);
+        const proof = withSignal(partial.proof, signal, (await privacyPool.MAX_TREE_DEPTH()) + 1n);
+
+        await expect(entrypoint.relay(partial.withdrawal, proof, scope)).to.be.revertedWithCustomError(
+          privacyPool,
+          "TreeDepthAboveMaximum",
+        );
+      });
+    }
+
+    it("rejects a proof whose withdrawn value was raised after proving", async function () {
+      const { entrypoint, privacyPool, scope } = await loadFixture(aspRootPublished);
+      const proof = withSignal(partial.proof, "withdrawnValue", NOTE_VALUE);
+
+      await expect(entrypoint.relay(partial.withdrawal, proof, scope)).to.be.revertedWithCustomError(
+        privacyPool,
+        "InvalidProof",
+      );
+    });
+  });
+});

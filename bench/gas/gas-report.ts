@@ -4,15 +4,13 @@
 // relayed withdrawal with 1, 1k and 100k leaves already in the state tree (filled as simulated-state-tree.ts
 // explains), an ASP root update and the verifier alone. Prints a table, compares the relayed withdrawal with the
 // Privacy Pools relayer's own estimate, and writes bench/results/gas.json.
-import { mkdir, writeFile } from "node:fs/promises";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { ContractTransactionResponse } from "ethers";
 import { network } from "hardhat";
 import { createLeanIMT, createNote, labelOf, precommitmentOf, releaseProverThreads } from "../../sdk/index.js";
 import { deployedFacilitator } from "../../test/contracts/helpers/fixtures.js";
 import { fundDepositor, secretsFor } from "../../test/contracts/helpers/notes.js";
 import { proveRelayedWithdrawal } from "../../test/contracts/helpers/withdrawals.js";
+import { printTable, writeResults } from "../report.js";
 import { fillStateTree } from "./simulated-state-tree.js";
 
 const TREE_SIZES = [1, 1_000, 100_000];
@@ -21,7 +19,6 @@ const WITHDRAWAL = 1_000_000n;
 const RELAY_FEE_BPS = 500n;
 /** The Privacy Pools relayer's own estimate of gas per relayed withdrawal. */
 const PRIVACY_POOLS_RELAY_ESTIMATE = { min: 450_000, max: 650_000 };
-const RESULTS_FILE = fileURLToPath(new URL("../results/gas.json", import.meta.url));
 
 interface Measurement {
   treeSize: number;
@@ -109,9 +106,7 @@ const rows: [string, number][] = [
   ["ASP root update (history full)", largest.aspRootUpdate],
   ["verifier alone (eth_estimateGas, incl. 21k base)", largest.verifier],
 ];
-const width = Math.max(...rows.map(([name]) => name.length));
-console.log(`\n${"operation".padEnd(width)}  ${"gas".padStart(9)}`);
-for (const [name, gas] of rows) console.log(`${name.padEnd(width)}  ${fmt(gas).padStart(9)}`);
+printTable(["operation", "      gas"], rows.map(([name, gas]) => [name, fmt(gas).padStart(9)]));
 
 const { min, max } = PRIVACY_POOLS_RELAY_ESTIMATE;
 console.log(`\nPrivacy Pools relayer estimate per relayed withdrawal: ${fmt(min)}-${fmt(max)} gas`);
@@ -121,20 +116,11 @@ for (const m of measurements) {
 
 const bySize = (pick: (m: Measurement) => number) =>
   Object.fromEntries(measurements.map((m) => [m.treeSize, pick(m)]));
-await mkdir(path.dirname(RESULTS_FILE), { recursive: true });
-await writeFile(
-  RESULTS_FILE,
-  `${JSON.stringify(
-    {
-      relay: largest.relay,
-      relayByTreeSize: bySize((m) => m.relay),
-      depositByTreeSize: bySize((m) => m.deposit),
-      aspRootUpdate: largest.aspRootUpdate,
-      verifier: largest.verifier,
-      privacyPoolsRelayEstimate: PRIVACY_POOLS_RELAY_ESTIMATE,
-    },
-    null,
-    2,
-  )}\n`,
-);
-console.log(`\nwritten to ${path.relative(process.cwd(), RESULTS_FILE)}`);
+await writeResults("gas", {
+  relay: largest.relay,
+  relayByTreeSize: bySize((m) => m.relay),
+  depositByTreeSize: bySize((m) => m.deposit),
+  aspRootUpdate: largest.aspRootUpdate,
+  verifier: largest.verifier,
+  privacyPoolsRelayEstimate: PRIVACY_POOLS_RELAY_ESTIMATE,
+});

@@ -14,6 +14,8 @@ export interface DeployFacilitatorOptions {
   maxRelayFeeBPS?: bigint;
   /** Show Ignition's per-transaction progress. */
   displayUi?: boolean;
+  /** Ignition deployment id, whose journal a rerun resumes; default: Ignition's per-chain id. */
+  deploymentId?: string;
   /** Receives one line per deployment step. */
   log?: (line: string) => void;
 }
@@ -37,7 +39,7 @@ export async function deployFacilitator(
 ): Promise<FacilitatorDeployment> {
   const { ethers, ignition } = connection;
   const log = options.log ?? (() => {});
-  const displayUi = options.displayUi ?? false;
+  const ignitionOptions = { displayUi: options.displayUi ?? false, deploymentId: options.deploymentId };
   const [deployer] = await ethers.getSigners();
   if (deployer === undefined) throw new Error(`network ${connection.networkName} has no deployer account`);
   const chainId = Number((await ethers.provider.getNetwork()).chainId);
@@ -49,14 +51,14 @@ export async function deployFacilitator(
     log(`USDC: Circle's USDC at ${usdc}`);
   } else {
     log("USDC: Circle's USDC is not on this chain, using TestUSDC");
-    const { usdc: testUsdc } = await ignition.deploy(TestUsdcModule, { displayUi });
+    const { usdc: testUsdc } = await ignition.deploy(TestUsdcModule, ignitionOptions);
     usdc = await testUsdc.getAddress();
     log(`USDC: TestUSDC at ${usdc}`);
   }
 
   log("Deploying Poseidon libraries, WithdrawalVerifier, Entrypoint and PrivacyPool, then registering the pool");
   const deployed = await ignition.deploy(FacilitatorModule, {
-    displayUi,
+    ...ignitionOptions,
     parameters: {
       Facilitator: {
         usdc,

@@ -17,9 +17,11 @@ export interface Note extends NoteSecrets {
   commitment: bigint;
 }
 
-/** Domain tags separating the two change-note secrets derived from one spent note. */
+/** Domain tags separating the secrets derived from one spent note: its change note's, and its refund note's. */
 const CHANGE_NULLIFIER_TAG = 1n;
 const CHANGE_SECRET_TAG = 2n;
+const REFUND_NULLIFIER_TAG = 3n;
+const REFUND_SECRET_TAG = 4n;
 
 export function precommitmentOf({ nullifier, secret }: NoteSecrets): bigint {
   return hash2(nullifier, secret);
@@ -57,6 +59,19 @@ export function deriveChangeSecrets({ nullifier, secret }: NoteSecrets): NoteSec
   return {
     nullifier: hash3(nullifier, secret, CHANGE_NULLIFIER_TAG),
     secret: hash3(nullifier, secret, CHANGE_SECRET_TAG),
+  };
+}
+
+/**
+ * Secrets of the refund note of `spent`: refundNullifier = Poseidon(nullifier, secret, 3), refundSecret =
+ * Poseidon(nullifier, secret, 4). When a settle-x402 authorization expires unused, the operator's sweep deposits
+ * what the payer holds under Poseidon(refundNullifier, refundSecret), so the agent can find and spend it with
+ * the secrets it already has. The relayer keeps only that precommitment.
+ */
+export function deriveRefundSecrets({ nullifier, secret }: NoteSecrets): NoteSecrets {
+  return {
+    nullifier: hash3(nullifier, secret, REFUND_NULLIFIER_TAG),
+    secret: hash3(nullifier, secret, REFUND_SECRET_TAG),
   };
 }
 

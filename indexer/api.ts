@@ -1,0 +1,130 @@
+import { z } from "zod";
+import { MAX_TREE_DEPTH } from "../sdk/index.js";
+import {
+  AddressSchema,
+  AtomicAmountSchema,
+  Bytes32Schema,
+  FieldElementSchema,
+} from "../sdk/schema/primitives.js";
+
+/** The indexer API's routes (all GET, all behind the bearer token); `:name` marks a path parameter. */
+export const INDEXER_ROUTES = {
+  status: "/v1/status",
+  stateProof: "/v1/state/proofs/:commitment",
+  aspProof: "/v1/asp/proofs/:label",
+  nullifier: "/v1/nullifiers/:nullifierHash",
+  deposit: "/v1/deposits/:label",
+} as const;
+
+/** A route with its parameters filled in. */
+export function routePath(route: string, params: Record<string, bigint> = {}): string {
+  return route.replace(/:([A-Za-z]+)/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new TypeError(`route ${route} needs parameter ${name}`);
+    return value.toString();
+  });
+}
+
+/*
+ * The indexer API's response bodies. The server builds their parsed (output) form, with bigints, and sends it
+ * through toWireJson; the client parses the wire form back with the same schemas.
+ */
+
+const count = z.number().int().min(0);
+
+/** A Merkle path in the circuit's form; root and siblings as decimal strings on the wire. */
+export const MerkleWitnessSchema = z
+  .object({
+    root: FieldElementSchema,
+    depth: count.max(MAX_TREE_DEPTH),
+    index: count,
+    siblings: z.array(FieldElementSchema).length(MAX_TREE_DEPTH),
+  })
+  .strict();
+
+export const IndexerStatusSchema = z
+  .object({
+    chainId: z.number().int().positive(),
+    leafCount: count,
+    /** Root of the rebuilt state tree, "0" while empty. */
+    stateRoot: FieldElementSchema,
+    /** Whether it equals the pool's root at lastBlock, as checked after the last batch. */
+    stateRootMatches: z.boolean(),
+    /** Root of the curator's tree of approved labels, "0" while none is approved. */
+    aspRoot: FieldElementSchema,
+    /** Whether that root is the entrypoint's latest root. */
+    aspRootMatches: z.boolean(),
+    aspLabelCount: count,
+    /** Distinct independent depositors (DESIGN.md section 9). */
+    anonymitySet: count,
+    /** The last block read, null before the first batch. */
+    lastBlock: count.nullable(),
+    /** It reads up to the chain head less this many blocks: what it holds is complete up to that block. */
+    confirmations: count,
+    /** Whether the indexer has caught up with the confirmed head since it started (false: "cold"). */
+    synced: z.boolean(),
+  })
+  .strict();
+
+export const StateProofSchema = z.object({ commitment: FieldElementSchema, witness: MerkleWitnessSchema }).strict();
+
+export const AspProofSchema = z.object({ label: FieldElementSchema, witness: MerkleWitnessSchema }).strict();
+
+export const NullifierStatusSchema = z
+  .object({
+    nullifierHash: FieldElementSchema,
+    spent: z.boolean(),
+    /** The spending transaction, null while unspent. */
+    spend: z
+      .object({ kind: z.enum(["withdrawal", "ragequit"]), blockNumber: count, txHash: Bytes32Schema })
+      .strict()
+      .nullable(),
+    /** The answer holds up to this block; later spends are not seen yet. */
+    asOfBlock: count.nullable(),
+  })
+  .strict();
+
+export const AspDecisionSchema = z
+  .object({
+    approved: z.boolean(),
+    list: z.string().nullable(),
+    reason: z.string(),
+    listsDigest: z.string(),
+    decidedAt: z.iso.datetime(),
+  })
+  .strict();
+
+export const DepositSchema = z
+  .object({
+    label: FieldElementSchema,
+    depositor: AddressSchema,
+    commitment: FieldElementSchema,
+    value: AtomicAmountSchema,
+    precommitment: FieldElementSchema,
+    blockNumber: count,
+    txHash: Bytes32Schema,
+    /** Position of the commitment in the state tree. */
+    leafIndex: count,
+    /** The depositor took the deposit back. */
+    ragequit: z.boolean(),
+    /** The ASP audit trail of the label, oldest first; the last entry is in force. */
+    aspDecisions: z.array(AspDecisionSchema).min(1),
+  })
+  .strict();
+
+/** The one error body of the indexer API; `code` is a key of INDEXER_ERROR_STATUS. */
+export const ErrorBodySchema = z
+  .object({ error: z.object({ code: z.string(), message: z.string() }).strict() })
+  .strict();
+
+export type IndexerStatus = z.output<typeof IndexerStatusSchema>;
+export type StateProof = z.output<typeof StateProofSchema>;
+export type AspProof = z.output<typeof AspProofSchema>;
+export type NullifierStatus = z.output<typeof NullifierStatusSchema>;
+export type DepositView = z.output<typeof DepositSchema>;
+export type ErrorBody = z.output<typeof ErrorBodySchema>;
+
+/** JSON text of a response body: bigints become decimal strings, the schemas' wire form. */
+export function toWireJson(body: unknown): string {
+  return JSON.stringify(body, (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value));
+}

@@ -1,0 +1,76 @@
+import type { z } from "zod";
+import {
+  AspProofSchema,
+  DepositSchema,
+  ErrorBodySchema,
+  INDEXER_ROUTES,
+  IndexerStatusSchema,
+  NullifierStatusSchema,
+  routePath,
+  StateProofSchema,
+  type AspProof,
+  type DepositView,
+  type IndexerStatus,
+  type NullifierStatus,
+  type StateProof,
+} from "./api.js";
+
+/** An error answer of the indexer API; `code` is a key of INDEXER_ERROR_STATUS (e.g. DEPOSIT_NOT_FOUND). */
+export class IndexerApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "IndexerApiError";
+  }
+}
+
+export interface IndexerClientOptions {
+  /** e.g. http://127.0.0.1:8788 */
+  baseUrl: string;
+  token: string;
+  timeoutMs?: number;
+}
+
+/** Typed client of the indexer API, for the relayer: answers parsed back to bigints by the server's schemas. */
+export class IndexerClient {
+  constructor(private readonly options: IndexerClientOptions) {}
+
+  status(): Promise<IndexerStatus> {
+    return this.get(routePath(INDEXER_ROUTES.status), IndexerStatusSchema);
+  }
+
+  /** The state-tree path of `commitment`, in the circuit's form. */
+  stateProof(commitment: bigint): Promise<StateProof> {
+    return this.get(routePath(INDEXER_ROUTES.stateProof, { commitment }), StateProofSchema);
+  }
+
+  /** The path of `label` in the ASP tree whose root is on chain. */
+  aspProof(label: bigint): Promise<AspProof> {
+    return this.get(routePath(INDEXER_ROUTES.aspProof, { label }), AspProofSchema);
+  }
+
+  nullifier(nullifierHash: bigint): Promise<NullifierStatus> {
+    return this.get(routePath(INDEXER_ROUTES.nullifier, { nullifierHash }), NullifierStatusSchema);
+  }
+
+  deposit(label: bigint): Promise<DepositView> {
+    return this.get(routePath(INDEXER_ROUTES.deposit, { label }), DepositSchema);
+  }
+
+  private async get<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {
+    const response = await fetch(new URL(path, this.options.baseUrl), {
+      headers: { authorization: `Bearer ${this.options.token}` },
+      signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+    });
+    const body: unknown = await response.json();
+    if (!response.ok) {
+      const parsed = ErrorBodySchema.safeParse(body);
+      if (!parsed.success) throw new IndexerApiError(response.status, "UNKNOWN", `indexer answered HTTP ${response.status}`);
+      throw new IndexerApiError(response.status, parsed.data.error.code, parsed.data.error.message);
+    }
+    return schema.parse(body);
+  }
+}

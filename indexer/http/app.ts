@@ -1,0 +1,23 @@
+import Koa from "koa";
+import type { Logger } from "pino";
+import type { IndexerQueries } from "../queries.js";
+import { bearerAuth } from "./auth.js";
+import { errorHandler } from "./error-handler.js";
+import { indexerRouter } from "./routes.js";
+
+export interface IndexerAppDeps {
+  queries: IndexerQueries;
+  /** The bearer token every route requires (INDEXER_TOKEN). */
+  token: string;
+  logger: Logger;
+}
+
+/** The indexer's HTTP API (docs/indexer.md): every route behind the bearer token, one error body shape. */
+export function createIndexerApp({ queries, token, logger }: IndexerAppDeps): Koa {
+  const app = new Koa();
+  app.silent = true;
+  app.use(errorHandler(logger));
+  app.use(bearerAuth(token));
+  app.use(indexerRouter(queries).routes());
+  return app;
+}

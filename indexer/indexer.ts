@@ -1,0 +1,131 @@
+import { readFile } from "node:fs/promises";
+import { JsonRpcProvider, Wallet } from "ethers";
+import type Koa from "koa";
+import type { Logger } from "pino";
+import { AddressBookSchema, readAddressBook, type AddressBook } from "../scripts/deploy/address-book.js";
+import { Entrypoint__factory, IEntrypoint__factory, IPrivacyPool__factory } from "../types/ethers-contracts/index.js";
+import { AspCurator } from "./asp/curator.js";
+import { RootPublisher } from "./asp/root-publisher.js";
+import { ScreeningLists } from "./asp/screening-lists.js";
+import { ChainReader } from "./chain/chain-reader.js";
+import { ConfigError } from "../lib/env-config.js";
+import { confirmationsFor, INDEXER_ENV, type IndexerConfig } from "./config.js";
+import { createIndexerApp } from "./http/app.js";
+import { IndexerQueries } from "./queries.js";
+import type { IndexerStore } from "./store/indexer-store.js";
+import { openIndexerStore } from "./store/open-store.js";
+import { IndexerSync } from "./sync.js";
+
+/** An indexer wired from its config, its state loaded from the store; nothing runs until asked. */
+export interface Indexer {
+  chainId: number;
+  addressBook: AddressBook;
+  store: IndexerStore;
+  sync: IndexerSync;
+  curator: AspCurator;
+  queries: IndexerQueries;
+  app: Koa;
+  close(): Promise<void>;
+}
+
+const RPC_BACKOFF = { baseDelayMs: 500, maxDelayMs: 30_000 };
+
+export async function createIndexer(config: IndexerConfig, logger: Logger): Promise<Indexer> {
+  // No response cache: ethers shares identical requests for 250 ms, which would hide a reorg from the block-hash
+  // checks made before and after reading a range.
+  const provider = new JsonRpcProvider(config.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
+  const chainId = Number((await provider.getNetwork()).chainId);
+  const addressBook = await loadAddressBook(config, chainId);
+  const addresses = { pool: addressBook.privacyPool, entrypoint: addressBook.entrypoint };
+
+  const store = await openIndexerStore(config);
+  await store.bindDeployment(`${chainId}:${addressBook.privacyPool}`);
+  const lists = new ScreeningLists(
+    [
+      { name: "sanctions", file: config.sanctionsList },
+      { name: "overlay", file: config.overlayList },
+    ],
+    logger,
+  );
+  await lists.load();
+
+  const chain = new ChainReader(
+    provider,
+    {
+      pool: IPrivacyPool__factory.connect(addresses.pool, provider),
+      entrypoint: IEntrypoint__factory.connect(addresses.entrypoint, provider),
+    },
+    addresses,
+    { retries: config.rpcRetries, ...RPC_BACKOFF },
+    logger,
+  );
+  const curator = new AspCurator({
+    store,
+    lists,
+    chain,
+    publisher:
+      config.publishRoots && config.postmanPrivateKey !== undefined
+        ? await postmanPublisher(config.postmanPrivateKey, addresses.entrypoint, provider)
+        : null,
+    policy: { minimumDeposit: config.minimumDeposit, operatorAddresses: config.operatorAddresses },
+    logger,
+  });
+  const sync = new IndexerSync({
+    chain,
+    store,
+    curator,
+    logger,
+    options: {
+      startBlock: addressBook.startBlock,
+      confirmations: confirmationsFor(config, chainId),
+      maxBlockRange: config.maxBlockRange,
+    },
+  });
+  await sync.load();
+  const queries = new IndexerQueries({ chainId, sync, curator, store });
+  const app = createIndexerApp({ queries, token: config.token, logger });
+
+  return {
+    chainId,
+    addressBook,
+    store,
+    sync,
+    curator,
+    queries,
+    app,
+    async close() {
+      provider.destroy();
+      await store.close();
+    },
+  };
+}
+
+async function loadAddressBook(config: IndexerConfig, chainId: number): Promise<AddressBook> {
+  const book =
+    config.addressBook === undefined
+      ? await readAddressBook(chainId)
+      : AddressBookSchema.parse(JSON.parse(await readFile(config.addressBook, "utf8")));
+  if (book === undefined) {
+    throw new ConfigError([
+      `Missing server config: ${INDEXER_ENV.addressBook} (no deployments/${chainId}.json for the RPC's chain ${chainId})`,
+    ]);
+  }
+  if (book.chainId !== chainId) {
+    throw new ConfigError([
+      `Invalid server config: ${INDEXER_ENV.addressBook} is for chain ${book.chainId}, the RPC serves chain ${chainId}`,
+    ]);
+  }
+  return book;
+}
+
+/** The publisher for the postman key; refuses a key without POSTMAN_ROLE rather than failing at each publish. */
+async function postmanPublisher(privateKey: string, entrypoint: string, provider: JsonRpcProvider): Promise<RootPublisher> {
+  const postman = new Wallet(privateKey, provider);
+  const contract = Entrypoint__factory.connect(entrypoint, postman);
+  if (!(await contract.hasRole(await contract.POSTMAN_ROLE(), postman.address))) {
+    throw new ConfigError([
+      `Invalid server config: ${INDEXER_ENV.postmanPrivateKey} (${postman.address}) does not hold POSTMAN_ROLE on the entrypoint`,
+    ]);
+  }
+  return new RootPublisher(contract);
+}

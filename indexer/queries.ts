@@ -1,0 +1,99 @@
+import type { AspProof, DepositView, IndexerStatus, NullifierStatus, StateProof } from "./api.js";
+import type { AspCurator } from "./asp/curator.js";
+import { IndexerError } from "./errors.js";
+import type { IndexerStore } from "./store/indexer-store.js";
+import type { IndexerSync } from "./sync.js";
+
+export interface IndexerQueriesDeps {
+  chainId: number;
+  sync: IndexerSync;
+  curator: AspCurator;
+  store: IndexerStore;
+}
+
+/**
+ * What the indexer answers, independent of HTTP. Everything but the status refuses to answer while the indexer
+ * is cold: a stale tree or nullifier set would give wrong answers (a spent note reported unspent).
+ */
+export class IndexerQueries {
+  constructor(private readonly deps: IndexerQueriesDeps) {}
+
+  status(): IndexerStatus {
+    const { sync, curator, chainId } = this.deps;
+    return {
+      chainId,
+      leafCount: sync.stateTree.size,
+      stateRoot: sync.stateTree.root,
+      stateRootMatches: sync.stateRootMatches,
+      ...curator.status(),
+      lastBlock: sync.lastBlock,
+      confirmations: sync.confirmations,
+      synced: sync.synced,
+    };
+  }
+
+  stateProof(commitment: bigint): StateProof {
+    this.assertWarm();
+    const witness = this.deps.sync.stateTree.witness(commitment);
+    if (witness === undefined) {
+      throw new IndexerError(
+        "DEPOSIT_NOT_FOUND",
+        `commitment ${commitment} is not in the state tree (up to block ${this.deps.sync.lastBlock}); check the note's value, label and secrets`,
+      );
+    }
+    return { commitment, witness };
+  }
+
+  aspProof(label: bigint): AspProof {
+    this.assertWarm();
+    return { label, witness: this.deps.curator.witness(label) };
+  }
+
+  async nullifier(nullifierHash: bigint): Promise<NullifierStatus> {
+    this.assertWarm();
+    const spend = await this.deps.store.spentNullifier(nullifierHash);
+    return {
+      nullifierHash,
+      spent: spend !== null,
+      spend: spend && { kind: spend.kind, blockNumber: spend.blockNumber, txHash: spend.txHash },
+      asOfBlock: this.deps.sync.lastBlock,
+    };
+  }
+
+  async deposit(label: bigint): Promise<DepositView> {
+    this.assertWarm();
+    const { store, sync, curator } = this.deps;
+    const deposit = await store.deposit(label);
+    if (deposit === null) throw new IndexerError("DEPOSIT_NOT_FOUND", `no deposit has label ${label}`);
+    const trail = await store.aspAuditTrail(label);
+    const leafIndex = sync.stateTree.indexOf(deposit.commitment);
+    if (leafIndex === undefined) throw new Error(`deposit ${label} has no leaf in the state tree`);
+    return {
+      label,
+      depositor: deposit.depositor,
+      commitment: deposit.commitment,
+      value: deposit.value,
+      precommitment: deposit.precommitment,
+      blockNumber: deposit.blockNumber,
+      txHash: deposit.txHash,
+      leafIndex,
+      ragequit: curator.tookBack(label),
+      aspDecisions: trail.map(({ approved, list, reason, listsDigest, decidedAt }) => ({
+        approved,
+        list,
+        reason,
+        listsDigest,
+        decidedAt,
+      })),
+    };
+  }
+
+  private assertWarm(): void {
+    if (!this.deps.sync.synced) {
+      throw new IndexerError(
+        "INDEXER_COLD",
+        `indexer is cold, run a sync: it has not caught up with the chain since it started (last block ${this.deps.sync.lastBlock})`,
+      );
+    }
+  }
+}

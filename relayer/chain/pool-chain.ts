@@ -1,0 +1,225 @@
+import { FetchRequest, isError, JsonRpcProvider, NonceManager, Transaction, type Provider, type TransactionReceipt, Wallet } from "ethers";
+import { namePublicSignals, type SolidityWithdrawProof, type Withdrawal } from "../../sdk/index.js";
+import {
+  Entrypoint__factory,
+  IPrivacyPool__factory,
+  TestUSDC__factory,
+  type Entrypoint,
+  type IPrivacyPool,
+} from "../../types/ethers-contracts/index.js";
+import { RelayerError } from "../errors.js";
+
+/** The deployed contracts of one chain, from its address book (deployments/<chainId>.json). */
+export interface PoolDeployment {
+  chainId: number;
+  entrypoint: string;
+  privacyPool: string;
+  usdc: string;
+  scope: bigint;
+}
+
+/** Revert reasons of Entrypoint.relay / PrivacyPool.withdraw, as the caller should read them. */
+const REVERT_MEANINGS: Record<string, RelayerError> = {
+  NullifierAlreadySpent: new RelayerError("ALREADY_SPENT", "The note is already spent on chain. Use nextDeposit from the settlement that spent it."),
+  UnknownStateRoot: new RelayerError("INVALID_PROOF", "The state root the proof used is no longer in the pool's root history. Retry: a fresh proof uses the current root."),
+  UnknownAspRoot: new RelayerError("INVALID_PROOF", "The ASP root the proof used is no longer in the entrypoint's root window. Retry with the current ASP root."),
+  InvalidProof: new RelayerError("INVALID_PROOF", "The pool's verifier rejected the proof. Check the note fields and retry."),
+  ContextMismatch: new RelayerError("INVALID_PROOF", "The proof is bound to other relay data than submitted."),
+};
+
+/** A relay's gas limit over its estimate: covers an insert that deepens the tree by one level. */
+const RELAY_GAS_MARGIN_PERCENT = 125n;
+
+/** Steps a caller of PoolChain.relay can hook into. */
+export interface RelayHooks {
+  /** After the simulation, before anything is signed; may refuse by throwing. */
+  beforeSend?: () => Promise<void>;
+  /** With the signed transaction's hash, before it is broadcast: from here on it may be mined. */
+  onSigned?: (txHash: string) => Promise<void>;
+  /** Once the node accepted the transaction, before it is mined. */
+  onSent?: (txHash: string) => Promise<void>;
+}
+
+/** Relay transactions and the reads the relayer needs, through the generated TypeChain bindings. */
+export class PoolChain {
+  readonly entrypoint: Entrypoint;
+  readonly pool: IPrivacyPool;
+  readonly relayer: NonceManager;
+  private domain?: Promise<{ name: string; version: string }>;
+  private readonly relayGasByDepth = new Map<bigint, bigint>();
+
+  constructor(
+    readonly provider: Provider,
+    relayerKey: Wallet,
+    readonly deployment: PoolDeployment,
+  ) {
+    // One NonceManager per process: concurrent settles take consecutive nonces instead of racing for the same one.
+    this.relayer = new NonceManager(relayerKey.connect(provider));
+    this.entrypoint = Entrypoint__factory.connect(deployment.entrypoint, this.relayer);
+    this.pool = IPrivacyPool__factory.connect(deployment.privacyPool, provider);
+  }
+
+  /**
+   * A chain behind the JSON-RPC at `rpcUrl`. Every RPC request gives up after `rpcTimeoutMs` (ethers' default
+   * is five minutes) with a TIMEOUT error, which `call` reports as CHAIN_UNAVAILABLE. No answer is cached: a
+   * block number or nonce even 250 ms old (ethers' default cache) can be one the relayer's own last
+   * transaction already made stale.
+   */
+  static connect(rpcUrl: string, relayerPrivateKey: string, deployment: PoolDeployment, rpcTimeoutMs: number): PoolChain {
+    const request = new FetchRequest(rpcUrl);
+    request.timeout = rpcTimeoutMs;
+    const provider = new JsonRpcProvider(request, deployment.chainId, { staticNetwork: true, cacheTimeout: -1 });
+    return new PoolChain(provider, new Wallet(relayerPrivateKey), deployment);
+  }
+
+  get network(): string {
+    return `eip155:${this.deployment.chainId}`;
+  }
+
+  async isNullifierSpent(nullifierHash: bigint): Promise<boolean> {
+    return this.call(() => this.pool.isNullifierSpent(nullifierHash));
+  }
+
+  /**
+   * Submits Entrypoint.relay and waits for it to be mined. Simulates first, so a revert costs no gas and
+   * comes back as the typed error it means. `beforeSend` runs after the simulation, right before the transaction
+   * leaves (it may refuse by throwing); `onSent` runs with its hash before it is mined.
+   */
+  async relay(withdrawal: Withdrawal, proof: SolidityWithdrawProof, hooks: RelayHooks = {}): Promise<TransactionReceipt> {
+    const args = [withdrawal, proof, this.deployment.scope] as const;
+    await this.call(() => this.entrypoint.relay.staticCall(...args));
+    await hooks.beforeSend?.();
+    const signed = await this.call(() => this.signRelay(withdrawal, proof));
+    const { hash } = Transaction.from(signed);
+    await hooks.onSigned?.(hash!);
+    // From here on the transaction may be mined whatever happens to this process: failures are uncertain. A
+    // broadcast that timed out may have reached the node, so it is not "nothing was spent".
+    const tx = await this.call(() => this.provider.broadcastTransaction(signed)).catch((error: unknown) => {
+      this.relayer.reset();
+      throw uncertain(hash!, error);
+    });
+    await hooks.onSent?.(tx.hash);
+    const receipt = await this.call(() => tx.wait()).catch((error: unknown) => {
+      throw uncertain(tx.hash, error);
+    });
+    if (receipt === null || receipt.status !== 1) {
+      throw new RelayerError("INTERNAL", `relay transaction ${tx.hash} reverted; the note is unspent`);
+    }
+    return receipt;
+  }
+
+  /** Signs a relay transaction with the next nonce of the relaying party, taken atomically among concurrent relays. */
+  private async signRelay(withdrawal: Withdrawal, proof: SolidityWithdrawProof): Promise<string> {
+    const request = await this.entrypoint.relay.populateTransaction(withdrawal, proof, this.deployment.scope);
+    request.gasLimit = await this.relayGasLimit(withdrawal, proof);
+    const nonce = this.relayer.getNonce("pending");
+    this.relayer.increment();
+    try {
+      return await this.relayer.signTransaction(await this.relayer.populateTransaction({ ...request, nonce: await nonce }));
+    } catch (error) {
+      this.relayer.reset();
+      throw error;
+    }
+  }
+
+  /**
+   * The gas limit of a relay: estimated once per state tree depth, plus a margin. A relay's gas is the verifier's
+   * fixed cost plus the change note's insert, which grows with the depth (bench:gas), so one estimate serves every
+   * later relay at that depth and the hot path skips an estimate (an EVM execution per binary-search step).
+   */
+  private async relayGasLimit(withdrawal: Withdrawal, proof: SolidityWithdrawProof): Promise<bigint> {
+    const depth = namePublicSignals(proof.pubSignals).stateTreeDepth;
+    let limit = this.relayGasByDepth.get(depth);
+    if (limit === undefined) {
+      const estimate = await this.entrypoint.relay.estimateGas(withdrawal, proof, this.deployment.scope);
+      limit = (estimate * RELAY_GAS_MARGIN_PERCENT) / 100n;
+      this.relayGasByDepth.set(depth, limit);
+    }
+    return limit;
+  }
+
+  /**
+   * What a mined relay transaction paid: the recipient and amount of its WithdrawalRelayed event. Null when the
+   * transaction is unknown, pending, reverted, or not a relay.
+   */
+  async relayedWithdrawal(txHash: string): Promise<{ recipient: string; withdrawnValue: bigint } | null> {
+    const receipt = await this.call(() => this.provider.getTransactionReceipt(txHash));
+    if (receipt === null || receipt.status !== 1) return null;
+    for (const log of receipt.logs) {
+      if (log.address.toLowerCase() !== this.deployment.entrypoint.toLowerCase()) continue;
+      const event = this.entrypoint.interface.parseLog(log);
+      if (event?.name === "WithdrawalRelayed") {
+        return { recipient: String(event.args.recipient), withdrawnValue: BigInt(event.args.withdrawnValue) };
+      }
+    }
+    return null;
+  }
+
+  /** The smallest deposit the entrypoint accepts into the USDC pool. */
+  async minimumDeposit(): Promise<bigint> {
+    return (await this.call(() => this.entrypoint.assetConfig(this.deployment.usdc))).minimumDepositAmount;
+  }
+
+  /** The USDC token's EIP-712 domain name and version, which EIP-3009 authorizations are signed under. */
+  async tokenDomain(): Promise<{ name: string; version: string }> {
+    this.domain ??= this.call(async () => {
+      // Real USDC and the test token share name() and version(); the test token's binding reads both.
+      const token = TestUSDC__factory.connect(this.deployment.usdc, this.provider);
+      return { name: await token.name(), version: await token.version() };
+    });
+    return this.domain;
+  }
+
+  /** Whether the node knows `txHash` at all (mined or pending); false for a dropped transaction. */
+  async knowsTransaction(txHash: string): Promise<boolean> {
+    return (await this.call(() => this.provider.getTransaction(txHash))) !== null;
+  }
+
+  /** Runs a chain call, turning reverts and RPC failures into RelayerErrors. */
+  async call<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      throw this.explain(error);
+    }
+  }
+
+  private explain(error: unknown): RelayerError {
+    if (error instanceof RelayerError) return error;
+    if (isError(error, "CALL_EXCEPTION") && error.data) {
+      const name = this.revertName(error.data);
+      if (name !== undefined) {
+        return REVERT_MEANINGS[name] ?? new RelayerError("INVALID_PROOF", `The pool rejected the withdrawal: ${name}.`);
+      }
+    }
+    if (isError(error, "NETWORK_ERROR") || isError(error, "TIMEOUT") || isError(error, "SERVER_ERROR") || isConnectionRefused(error)) {
+      return new RelayerError("CHAIN_UNAVAILABLE", "The chain RPC is unavailable; nothing was spent. Retry later.");
+    }
+    const reason = (error as { shortMessage?: string; message?: string } | undefined)?.shortMessage ?? "unknown";
+    return new RelayerError("INTERNAL", `unexpected chain error (${reason})`);
+  }
+
+  private revertName(data: string): string | undefined {
+    for (const contractInterface of [this.entrypoint.interface, this.pool.interface]) {
+      const parsed = contractInterface.parseError(data);
+      if (parsed) return parsed.name;
+    }
+    return undefined;
+  }
+}
+
+function uncertain(txHash: string, cause: unknown): RelayerError {
+  const why = cause instanceof RelayerError ? cause.message : "the chain did not confirm it";
+  return new RelayerError(
+    "SETTLEMENT_UNCERTAIN",
+    `The withdrawal ${txHash} was sent but its outcome is unknown (${why}). Treat the note as possibly spent and retry the same request: it resolves from the chain.`,
+    { state: "uncertain", fundingTxHash: txHash },
+    undefined,
+    5,
+  );
+}
+
+function isConnectionRefused(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: string } } | undefined)?.cause;
+  return cause?.code === "ECONNREFUSED" || cause?.code === "ECONNRESET";
+}

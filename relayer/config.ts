@@ -1,0 +1,121 @@
+import { z } from "zod";
+import { loadEnvConfig } from "../lib/env-config.js";
+import { DatabaseUrlSchema } from "../lib/postgres.js";
+import { AddressSchema } from "../sdk/schema/primitives.js";
+import { FAULT_POINTS } from "./faults.js";
+import { DEFAULT_LEASE_TIMING } from "./settlement/leased-withdrawals.js";
+
+/** The environment variable behind each config key (docs/relayer.md lists them). */
+export const RELAYER_ENV = {
+  rpcUrl: "RELAYER_RPC_URL",
+  relayerPrivateKey: "RELAYER_PRIVATE_KEY",
+  indexerUrl: "INDEXER_URL",
+  indexerToken: "INDEXER_TOKEN",
+  addressBook: "RELAYER_ADDRESS_BOOK",
+  treasury: "TREASURY_ADDRESS",
+  payerKeySecret: "PAYER_KEY_SECRET",
+  host: "RELAYER_HOST",
+  port: "RELAYER_PORT",
+  dbPath: "RELAYER_DB_PATH",
+  databaseUrl: "RELAYER_DATABASE_URL",
+  accessFeeEnforced: "ACCESS_FEE_ENFORCED",
+  pricingMode: "PRICING_MODE",
+  tier: "PRICING_TIER",
+  publicUrl: "RELAYER_PUBLIC_URL",
+  logLevel: "LOG_LEVEL",
+  proverWorkers: "RELAYER_PROVER_WORKERS",
+  proverQueue: "RELAYER_PROVER_QUEUE",
+  rapidsnarkPath: "RELAYER_RAPIDSNARK_PATH",
+  rateLimitGlobalPerSecond: "RELAYER_RATE_LIMIT_GLOBAL_PER_SECOND",
+  rateLimitPerNotePerMinute: "RELAYER_RATE_LIMIT_PER_NOTE_PER_MINUTE",
+  rpcTimeoutMs: "RELAYER_RPC_TIMEOUT_MS",
+  shutdownGraceMs: "RELAYER_SHUTDOWN_GRACE_MS",
+  leaseWaitMs: "RELAYER_LEASE_WAIT_MS",
+  leaseStaleMs: "RELAYER_LEASE_STALE_MS",
+  crashAt: "RELAYER_CRASH_AT",
+  nodeEnv: "NODE_ENV",
+} as const;
+
+const milliseconds = z
+  .string()
+  .regex(/^[0-9]+$/, "must be a whole number of milliseconds")
+  .transform(Number);
+
+const port = z
+  .string()
+  .regex(/^[0-9]+$/, "must be a port number")
+  .transform(Number)
+  .pipe(z.number().int().min(0).max(65_535));
+
+// Capped at what setTimeout accepts: a longer delay fires at once.
+const positiveInt = z
+  .string()
+  .regex(/^[1-9][0-9]*$/, "must be a positive integer")
+  .transform(Number)
+  .pipe(z.number().int().max(2 ** 31 - 1));
+
+export const RelayerConfigSchema = z
+  .object({
+    rpcUrl: z.url({ protocol: /^https?$/, error: "must be an http(s) JSON-RPC URL" }),
+    /** Key of the relaying party (postman) that submits relay transactions and pays their gas. */
+    relayerPrivateKey: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be a 0x-prefixed 32-byte private key"),
+    indexerUrl: z.url({ protocol: /^https?$/, error: "must be the indexer's http(s) base URL" }),
+    indexerToken: z.string().min(16, "must be at least 16 characters"),
+    /** deployments/<chainId>.json of the RPC's chain when absent. */
+    addressBook: z.string().min(1).optional(),
+    /** Receives the per-settle take and the access fees. */
+    treasury: AddressSchema,
+    /** 32-byte secret the settle-x402 payer keys are derived from (relayer/x402/payer-keys.ts). Keep it like a key. */
+    payerKeySecret: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be a 0x-prefixed 32-byte secret"),
+    host: z.string().min(1).default("127.0.0.1"),
+    port: port.default(8787),
+    /** SQLite file of the store, used when no databaseUrl is set. */
+    dbPath: z.string().min(1).default("data/relayer.sqlite"),
+    /** PostgreSQL instead of the SQLite file: what several relayer instances behind one load balancer share. */
+    databaseUrl: DatabaseUrlSchema.optional(),
+    /** Spec 3.3: the access-fee gate; off in the pilot. */
+    accessFeeEnforced: z.stringbool().default(false),
+    /** Overrides the network's pricing mode (spec 8); a local chain defaults to free-for-testing. */
+    pricingMode: z.enum(["free-for-testing", "paid"]).optional(),
+    tier: z.enum(["standard", "compliance"]).default("standard"),
+    /** Base URL the `links` and `endpoints` of `supported` are given under. */
+    publicUrl: z.url().optional(),
+    logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    /** Proof worker threads, over which each proof is spread (relayer/prover); one per core when absent. */
+    proverWorkers: positiveInt.optional(),
+    /** Proofs that may wait behind the one being proven; one more answers PROVER_BUSY (503 with Retry-After). */
+    proverQueue: z.string().regex(/^[0-9]+$/, "must be a whole number").transform(Number).default(16),
+    /** A rapidsnark-compatible prover binary, used once its first proof verifies against the verification key. */
+    rapidsnarkPath: z.string().min(1).optional(),
+    /** Requests per second across all callers (the service keeps no IPs to limit by); bursts up to one second's worth. */
+    rateLimitGlobalPerSecond: positiveInt.default(100),
+    /** Requests per minute naming one note (by its nullifier hash); bursts up to one minute's worth. */
+    rateLimitPerNotePerMinute: positiveInt.default(60),
+    /** Each chain RPC request gives up after this long and answers CHAIN_UNAVAILABLE. */
+    rpcTimeoutMs: positiveInt.default(15_000),
+    /** On SIGINT/SIGTERM, how long in-flight requests may finish before the relayer closes anyway. */
+    shutdownGraceMs: positiveInt.default(30_000),
+    /** How long a duplicate request for a note waits for the request holding its lease (relayer/settlement). */
+    leaseWaitMs: milliseconds.default(DEFAULT_LEASE_TIMING.waitForLeaseMs),
+    /** When a lease with no transaction is taken as abandoned; must exceed the longest proving time with queueing. */
+    leaseStaleMs: milliseconds.default(DEFAULT_LEASE_TIMING.staleLeaseMs),
+    /** Test-only fault injection (relayer/faults.ts): steps at which the process kills itself. */
+    crashAt: z
+      .string()
+      .transform((list) => list.split(",").map((point) => point.trim()))
+      .pipe(z.array(z.enum(FAULT_POINTS)))
+      .default([]),
+    nodeEnv: z.string().optional(),
+  })
+  .strict()
+  .refine((config) => config.crashAt.length === 0 || config.nodeEnv === "test", {
+    path: ["crashAt"],
+    message: "is fault injection for tests: it is refused unless NODE_ENV=test",
+  });
+
+export type RelayerConfig = z.infer<typeof RelayerConfigSchema>;
+
+/** Validates the relayer's environment once, at start. */
+export function loadRelayerConfig(env: NodeJS.ProcessEnv): RelayerConfig {
+  return loadEnvConfig(RELAYER_ENV, RelayerConfigSchema, env);
+}

@@ -1,0 +1,37 @@
+import type { Middleware } from "koa";
+import type { Logger } from "pino";
+import { RelayerError } from "../errors.js";
+
+/**
+ * The one place errors become responses: a RelayerError keeps its code, status and message; anything else is
+ * logged (without the request body, which may hold note secrets) and answered as INTERNAL. Fields in
+ * ctx.state.failureFields (failure-fields.ts: `settled: false` on settle routes) are added to every failure.
+ */
+export function errorHandler(logger: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new RelayerError("NOT_FOUND", `No route ${ctx.method} ${ctx.path}. GET /api/facilitator/supported lists the endpoints.`);
+      }
+      // The router's allowedMethods answers another method of a known route with 405, and a method it does not
+      // know at all with 501, both without a body.
+      if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
+        const allowed = ctx.response.get("Allow");
+        throw new RelayerError("NOT_FOUND", `${ctx.path} does not answer ${ctx.method}${allowed ? `; it answers ${allowed}` : ""}.`, {}, 405);
+      }
+    } catch (error) {
+      const known =
+        error instanceof RelayerError ? error : new RelayerError("INTERNAL", "Internal error; nothing was reported spent. Retry, or check the note with verify.");
+      if (!(error instanceof RelayerError)) logger.error({ err: describe(error), route: ctx.path }, "request failed");
+      ctx.status = known.status;
+      if (known.retryAfterSeconds !== undefined) ctx.set("Retry-After", String(known.retryAfterSeconds));
+      ctx.body = { ...(ctx.state.failureFields ?? {}), error: known.message, code: known.code, ...known.extra };
+    }
+  };
+}
+
+/** Error name and message only: stacks and causes can carry request data. */
+function describe(error: unknown): { name: string; message: string } {
+  return error instanceof Error ? { name: error.name, message: error.message } : { name: "unknown", message: String(error) };
+}

@@ -1,0 +1,23 @@
+import type { Middleware } from "koa";
+import { ROUTES } from "../supported.js";
+
+/** What every failure of a route says besides the error (spec 4.3, 4.5, 7): spends are not settled. */
+const FAILURE_FIELDS: Record<string, Record<string, false>> = {
+  [ROUTES.settle]: { settled: false },
+  [ROUTES.settleX402]: { settled: false },
+  [ROUTES.withdraw]: { settled: false },
+  [ROUTES.x402Pay]: { settled: false },
+  [ROUTES.authorize]: { authorized: false },
+};
+
+/**
+ * Puts the route's failure fields in ctx.state.failureFields before anything can fail, so that a refused body,
+ * a rate limit or a shutdown answer on a settle route says `settled: false` too.
+ */
+export function failureFieldsByRoute(): Middleware {
+  return async (ctx, next) => {
+    const fields = ctx.method === "POST" ? FAILURE_FIELDS[ctx.path] : undefined;
+    if (fields !== undefined) ctx.state.failureFields = fields;
+    return next();
+  };
+}

@@ -1,0 +1,119 @@
+import Router from "@koa/router";
+import type { Context } from "koa";
+import type { AgentRegistry } from "../agents/registry.js";
+import type { AccessFeeGate } from "../access-fee.js";
+import type { Facilitator } from "../facilitator.js";
+import { AgentListResponseSchema, AgentLookupQuerySchema, AgentRegisterRequestSchema } from "../schemas/agent.js";
+import { AuthorizeRequestSchema } from "../schemas/authorize.js";
+import { SettleRequestSchema, WithdrawRequestSchema, X402PayRequestSchema } from "../schemas/settle.js";
+import { SettleX402RequestSchema } from "../schemas/settle-x402.js";
+import { VerifyRequestSchema } from "../schemas/verify.js";
+import type { X402Settler } from "../x402/settle-x402.js";
+import { ROUTES, type SupportedResponse } from "../supported.js";
+import { parseWith } from "./parse.js";
+import { agentToWire, spendToWire, x402SettlementToWire } from "./wire.js";
+
+export interface RouteDeps {
+  facilitator: Facilitator;
+  x402: X402Settler;
+  accessFee: AccessFeeGate;
+  agents: AgentRegistry;
+  supported: () => Promise<SupportedResponse>;
+  openapi: () => unknown;
+}
+
+const body = (ctx: Context) => (ctx.request as { body?: unknown }).body;
+
+/** Thin routes: parse with the endpoint's schema, call the facilitator, serialize. */
+export function facilitatorRouter({ facilitator, x402, accessFee, agents, supported, openapi }: RouteDeps): Router {
+  const router = new Router();
+
+  router.get(ROUTES.supported, async (ctx) => {
+    ctx.body = await supported();
+  });
+
+  router.get(ROUTES.openapi, (ctx) => {
+    ctx.body = openapi();
+  });
+
+  router.post(ROUTES.verify, async (ctx) => {
+    const { paymentDetails, serviceDeposit } = parseWith(VerifyRequestSchema, body(ctx));
+    const result = await facilitator.verify({
+      note: serviceDeposit,
+      payTo: paymentDetails.payTo,
+      amount: paymentDetails.maxAmountRequired,
+      network: paymentDetails.networkId,
+    });
+    ctx.body = result;
+  });
+
+  router.post(ROUTES.settle, async (ctx) => {
+    const request = parseWith(SettleRequestSchema, body(ctx));
+    const result = await facilitator.settle({
+      note: request.serviceDeposit,
+      payTo: request.paymentDetails.payTo,
+      amount: request.paymentDetails.maxAmountRequired,
+      network: request.paymentDetails.networkId,
+      agentId: request.agentId,
+      category: request.category,
+    });
+    ctx.body = { settled: true, ...spendToWire(result) };
+  });
+
+  router.post(ROUTES.authorize, async (ctx) => {
+    const { network, accessTokenTxHash, nullifierHash } = parseWith(AuthorizeRequestSchema, body(ctx));
+    await accessFee.authorize(network, accessTokenTxHash, nullifierHash);
+    ctx.body = { authorized: true };
+  });
+
+  router.post(ROUTES.withdraw, async (ctx) => {
+    const { recipient, amountAtomic, ...note } = parseWith(WithdrawRequestSchema, body(ctx));
+    const result = await facilitator.withdraw(note, recipient, amountAtomic);
+    ctx.body = { withdrawn: true, recipient, ...spendToWire(result) };
+  });
+
+  router.post(ROUTES.x402Pay, async (ctx) => {
+    const { provider, amountAtomic, ...note } = parseWith(X402PayRequestSchema, body(ctx));
+    const result = await facilitator.settle({ note, payTo: provider, amount: amountAtomic });
+    ctx.body = { paid: true, provider, ...spendToWire(result) };
+  });
+
+  router.post(ROUTES.agentRegister, async (ctx) => {
+    const registration = parseWith(AgentRegisterRequestSchema, body(ctx));
+    const agent = await agents.register({
+      name: registration.name,
+      publicKey: registration.publicKey,
+      ownerWallet: registration.ownerWallet,
+      perTransactionLimit: registration.perTransactionLimitAtomic,
+      dailyLimit: registration.dailyLimitAtomic,
+      providerWhitelist: registration.providerWhitelist,
+      categories: registration.categories,
+    });
+    ctx.status = 201;
+    ctx.body = agentToWire(agent);
+  });
+
+  router.get(ROUTES.agentRegister, async (ctx) => {
+    const { id } = parseWith(AgentLookupQuerySchema, ctx.query);
+    ctx.body =
+      id === undefined
+        ? AgentListResponseSchema.parse({ agents: (await agents.list()).map(agentToWire), prototype: true })
+        : agentToWire(await agents.lookup(id));
+  });
+
+  router.post(ROUTES.settleX402, async (ctx) => {
+    const request = parseWith(SettleX402RequestSchema, body(ctx));
+    const result = await x402.settle({
+      accepted: request.accepts,
+      resource: request.resource,
+      note: request.serviceDeposit,
+      changeSecrets: request.nextNullifier === undefined ? undefined : { nullifier: request.nextNullifier, secret: request.nextSecret! },
+      acceptNotPrivate: request.acceptNotPrivate,
+      agentId: request.agentId,
+      category: request.category,
+    });
+    ctx.body = { settled: true, ...x402SettlementToWire(result) };
+  });
+
+  return router;
+}

@@ -1,0 +1,92 @@
+import { z } from "zod";
+import { AgentListResponseSchema, AgentRegisterRequestSchema, AgentViewSchema } from "./schemas/agent.js";
+import { AuthorizeRequestSchema, AuthorizeResponseSchema } from "./schemas/authorize.js";
+import { ErrorBodySchema } from "./schemas/error.js";
+import {
+  SettleRequestSchema,
+  SettleResponseSchema,
+  WithdrawRequestSchema,
+  WithdrawResponseSchema,
+  X402PayRequestSchema,
+  X402PayResponseSchema,
+} from "./schemas/settle.js";
+import { SettleX402RequestSchema, SettleX402ResponseSchema } from "./schemas/settle-x402.js";
+import { VerifyRequestSchema, VerifyResponseSchema } from "./schemas/verify.js";
+import { ROUTES } from "./supported.js";
+
+type Schema = z.ZodType;
+
+const json = (schema: Schema, io: "input" | "output") => ({
+  content: { "application/json": { schema: z.toJSONSchema(schema, { io, unrepresentable: "any" }) } },
+});
+
+const errorResponse = (description: string) => ({ description, ...json(ErrorBodySchema, "output") });
+
+/** What any request can be answered with, whatever its route (docs/relayer.md "Limits"). */
+const LIMITS = {
+  "429": errorResponse("RATE_LIMITED, with a Retry-After header"),
+  "503": errorResponse("SHUTTING_DOWN"),
+};
+
+/** The error classes each POST can answer with (docs/relayer.md has the table of codes). */
+const ERRORS = {
+  ...LIMITS,
+  "202": errorResponse("SETTLEMENT_UNCERTAIN: the withdrawal was sent and is unconfirmed; the note may be spent. Retry the same request"),
+  "400": errorResponse("INVALID_REQUEST, INVALID_PAYMENT_AMOUNT, BELOW_MINIMUM_SETTLE, AUTHORIZATION_REJECTED"),
+  "402": errorResponse("NULLIFIER_NOT_AUTHORIZED, with the `authorization` block of spec 2.6"),
+  "403": errorResponse("AGENT_LIMIT_EXCEEDED"),
+  "404": errorResponse("DEPOSIT_NOT_FOUND, NOT_FOUND"),
+  "409": errorResponse("ALREADY_SPENT, SETTLEMENT_IN_PROGRESS"),
+  "412": errorResponse("PRIVACY_NOT_ACKNOWLEDGED: settle-x402 below the privacy minimum without acceptNotPrivate:true"),
+  "413": errorResponse("INVALID_REQUEST: the body exceeds 64 KiB"),
+  "422": errorResponse("INVALID_PROOF"),
+  "500": errorResponse("INTERNAL, MISSING_SERVER_CONFIG"),
+  "503": errorResponse("INDEXER_COLD, INDEXER_UNAVAILABLE, CHAIN_UNAVAILABLE, SHUTTING_DOWN"),
+};
+
+const post = (summary: string, request: Schema, response: Schema, status = "200") => ({
+  post: {
+    summary,
+    requestBody: { required: true, ...json(request, "input") },
+    responses: { [status]: { description: "success", ...json(response, "output") }, ...ERRORS },
+  },
+});
+
+/** OpenAPI 3.1 document of the facilitator API, generated from the same zod schemas the routes parse with. */
+export function buildOpenApi(supportedSchema: Schema) {
+  return {
+    openapi: "3.1.0",
+    info: { title: "x402 privacy facilitator", version: "1.0.0" },
+    paths: {
+      [ROUTES.supported]: {
+        get: {
+          summary: "Capability surface and live pricing (spec 4.1)",
+          responses: { "200": { description: "success", ...json(supportedSchema, "output") }, ...LIMITS },
+        },
+      },
+      [ROUTES.verify]: post("Check that a note covers an invoice without spending it (spec 4.2)", VerifyRequestSchema, VerifyResponseSchema),
+      [ROUTES.settle]: post("Private settle of exactly maxAmountRequired to payTo (spec 4.3)", SettleRequestSchema, SettleResponseSchema),
+      [ROUTES.settleX402]: post(
+        "Pay an x402 seller through a fresh single-use payer funded by proof; returns the X-PAYMENT value (spec 4.4)",
+        SettleX402RequestSchema,
+        SettleX402ResponseSchema,
+      ),
+      [ROUTES.authorize]: post("Record the access-fee payment of a deposit (spec 4.5)", AuthorizeRequestSchema, AuthorizeResponseSchema),
+      [ROUTES.withdraw]: post("Withdraw a note, fully or partially, to a recipient (spec 4.6)", WithdrawRequestSchema, WithdrawResponseSchema),
+      [ROUTES.x402Pay]: post("One-call private payment to a provider (spec 4.7)", X402PayRequestSchema, X402PayResponseSchema),
+      [ROUTES.agentRegister]: {
+        ...post("Register an agent (prototype, spec 4.8)", AgentRegisterRequestSchema, AgentViewSchema, "201"),
+        get: {
+          summary: "List agents, or look one up with ?id=agent_<id> (prototype, spec 4.8)",
+          parameters: [{ name: "id", in: "query", required: false, schema: { type: "string", pattern: "^agent_[0-9a-f]{16}$" } }],
+          responses: {
+            "200": { description: "the list, or the one agent", ...json(z.union([AgentListResponseSchema, AgentViewSchema]), "output") },
+            "400": errorResponse("INVALID_REQUEST: a malformed id or an unknown query parameter"),
+            "404": errorResponse("NOT_FOUND"),
+            ...LIMITS,
+          },
+        },
+      },
+    },
+  };
+}

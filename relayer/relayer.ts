@@ -1,0 +1,106 @@
+import type Koa from "koa";
+import type { Logger } from "pino";
+import { IndexerClient } from "../indexer/client.js";
+import { AccessFeeGate } from "./access-fee.js";
+import { AgentRegistry } from "./agents/registry.js";
+import { connectPoolChain } from "./chain/connect-chain.js";
+import type { PoolChain } from "./chain/pool-chain.js";
+import type { RelayerConfig } from "./config.js";
+import { Facilitator } from "./facilitator.js";
+import { crashAt, NO_FAULTS } from "./faults.js";
+import { createRelayerApp } from "./http/app.js";
+import { InFlightRequests } from "./http/in-flight.js";
+import { RateLimiter } from "./http/rate-limit.js";
+import { buildOpenApi } from "./openapi.js";
+import { accessFeeFor, networkPricing } from "./pricing.js";
+import { SupportedResponseSchema } from "./schemas/supported.js";
+import { ProverService } from "./prover/prover-service.js";
+import type { Prover } from "./settlement/prover.js";
+import { DEFAULT_LEASE_TIMING, LeasedWithdrawals } from "./settlement/leased-withdrawals.js";
+import { PoolWithdrawer } from "./settlement/withdrawal.js";
+import { openRelayerStore } from "./store/open-store.js";
+import type { RelayerStore } from "./store/relayer-store.js";
+import { buildSupported } from "./supported.js";
+import { X402Settler } from "./x402/settle-x402.js";
+
+export interface Relayer {
+  app: Koa;
+  facilitator: Facilitator;
+  chain: PoolChain;
+  store: RelayerStore;
+  /** The requests being handled; a shutdown drains them (relayer/main.ts). */
+  inFlight: InFlightRequests;
+  close(): Promise<void>;
+}
+
+/** Minimum deposit of the USDC pool (DESIGN.md 4), reported in `supported`. */
+const MINIMUM_DEPOSIT = 1_000_000n;
+
+/** Wires the relayer from validated config: the one place that knows every dependency. */
+export async function createRelayer(
+  config: RelayerConfig,
+  logger: Logger,
+  prover: Prover = new ProverService({ workers: config.proverWorkers, maxQueued: config.proverQueue, nativeProverPath: config.rapidsnarkPath }, logger),
+): Promise<Relayer> {
+  const { chain, book } = await connectPoolChain(config);
+  const indexer = new IndexerClient({ baseUrl: config.indexerUrl, token: config.indexerToken });
+  const { store, backend: storageBackend } = await openRelayerStore(config);
+  const pricing = networkPricing(chain.network, config.pricingMode);
+  const accessFee = new AccessFeeGate(
+    { enforced: config.accessFeeEnforced, requiredFee: accessFeeFor(config.tier, pricing), treasury: config.treasury },
+    store,
+    chain,
+  );
+  const agents = new AgentRegistry(store);
+  const withdrawals = new LeasedWithdrawals({
+    store,
+    withdrawer: new PoolWithdrawer(indexer, prover, chain),
+    chain,
+    indexer,
+    faults: config.crashAt.length > 0 ? crashAt(config.crashAt) : NO_FAULTS,
+    timing: { ...DEFAULT_LEASE_TIMING, waitForLeaseMs: config.leaseWaitMs, staleLeaseMs: config.leaseStaleMs },
+  });
+  const facilitator = new Facilitator({
+    chain,
+    indexer,
+    withdrawals,
+    accessFee,
+    agents,
+    pricing,
+    tier: config.tier,
+    treasury: config.treasury,
+  });
+  const x402 = new X402Settler({ facilitator, chain, accessFee, agents, payerKeySecret: config.payerKeySecret });
+
+  const supported = async () =>
+    buildSupported({
+      network: chain.network,
+      pricing,
+      accessFeeEnforced: config.accessFeeEnforced,
+      storageBackend,
+      treasury: config.treasury,
+      contracts: { entrypoint: book.entrypoint, privacyPool: book.privacyPool, usdc: book.usdc },
+      minimumDeposit: MINIMUM_DEPOSIT,
+      agentCount: (await store.listAgents()).length,
+      indexer: await indexer.status().catch(() => null),
+      baseUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,
+    });
+  const openapi = buildOpenApi(SupportedResponseSchema);
+  const rateLimiter = new RateLimiter({ globalPerSecond: config.rateLimitGlobalPerSecond, perNotePerMinute: config.rateLimitPerNotePerMinute });
+  const inFlight = new InFlightRequests();
+  const app = createRelayerApp({ facilitator, x402, accessFee, agents, supported, openapi: () => openapi, logger, rateLimiter, inFlight });
+
+  return {
+    app,
+    facilitator,
+    chain,
+    store,
+    inFlight,
+    async close() {
+      chain.provider.destroy();
+      await store.close();
+      await prover.close();
+    },
+  };
+}
+

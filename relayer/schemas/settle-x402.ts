@@ -1,0 +1,66 @@
+import { z } from "zod";
+import { FieldElementSchema } from "../../sdk/schema/primitives.js";
+import { ExactRequirementV1Schema, ExactRequirementV2Schema, ResourceInfoSchema } from "../../x402/schemas.js";
+import { NoteResponseSchema, ServiceDepositSchema } from "./note.js";
+import { AgentFieldsSchema } from "./payment.js";
+import { PrivacyBlockSchema } from "./privacy.js";
+
+// Spec 2.3 lists an entry's scheme, network, asset, payTo and amount. Sellers also send maxTimeoutSeconds and
+// the token's EIP-712 domain in `extra`; when a caller leaves them out, the relayer fills in 60 s and the
+// token's own domain. The entry is otherwise kept as sent: a v2 payment echoes it to the seller.
+const optionalSellerFields = { maxTimeoutSeconds: true, extra: true } as const;
+
+/** The seller's chosen `accepts` entry: v2 (`amount`) or v1 (`maxAmountRequired`) shape. */
+export const SellerEntrySchema = z.union([
+  ExactRequirementV2Schema.partial(optionalSellerFields),
+  ExactRequirementV1Schema.partial(optionalSellerFields),
+]);
+export type SellerEntry = z.infer<typeof SellerEntrySchema>;
+
+/** POST /api/facilitator/settle-x402 (spec 4.4). */
+export const SettleX402RequestSchema = z
+  .object({
+    accepts: SellerEntrySchema,
+    /** A v2 402's `resource`, carried back in the v2 payment; v1 needs none. */
+    resource: ResourceInfoSchema.optional(),
+    serviceDeposit: ServiceDepositSchema,
+    /** Change-note secrets pre-derived from the agent's seed; derived from the spent note when absent. */
+    nextNullifier: FieldElementSchema.optional(),
+    nextSecret: FieldElementSchema.optional(),
+    /** Required `true` while the anonymity set is below the privacy minimum. */
+    acceptNotPrivate: z.boolean().default(false),
+    ...AgentFieldsSchema,
+  })
+  .strict()
+  .refine((request) => (request.nextNullifier === undefined) === (request.nextSecret === undefined), {
+    path: ["nextSecret"],
+    message: "send nextNullifier and nextSecret together, or neither",
+  });
+
+const atomic = z.string().regex(/^[0-9]+$/);
+
+export const SettleX402ResponseSchema = z
+  .object({
+    settled: z.literal(true),
+    /** base64 x402 payment; send it to the seller as X-PAYMENT and as PAYMENT-SIGNATURE. */
+    xPayment: z.string(),
+    /** The version of the seller's entry, and so of the payment. */
+    x402Version: z.union([z.literal(1), z.literal(2)]),
+    /** The single-use payer; it holds exactly `amount` for the seller. */
+    payer: z.string(),
+    fundingTxHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
+    /** The seller's amount, which the payer's authorization transfers. */
+    amount: atomic,
+    /** What left the pool: amount + fee. */
+    gross: atomic,
+    /** The per-settle take, paid to the treasury. */
+    fee: atomic,
+    remainingValue: atomic,
+    nextDeposit: NoteResponseSchema.optional(),
+    /** The authorization's validBefore (unix seconds): the seller must use it before then. */
+    validBefore: z.number().int(),
+    proofTimeMs: z.number().int().nullable(),
+    replayed: z.boolean(),
+    privacy: PrivacyBlockSchema,
+  })
+  .strict();

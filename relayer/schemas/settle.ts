@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { AddressSchema, AtomicAmountSchema } from "../../sdk/schema/primitives.js";
+import { NoteResponseSchema, ServiceDepositSchema } from "./note.js";
+import { AgentFieldsSchema, PaymentDetailsSchema } from "./payment.js";
+import { PrivacyBlockSchema } from "./privacy.js";
+
+/** POST /api/facilitator/settle (spec 4.3). */
+export const SettleRequestSchema = z
+  .object({ paymentDetails: PaymentDetailsSchema, serviceDeposit: ServiceDepositSchema, ...AgentFieldsSchema })
+  .strict();
+
+const atomic = z.string().regex(/^[0-9]+$/);
+const txHash = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
+
+export const SettleResponseSchema = z
+  .object({
+    settled: z.literal(true),
+    txHash,
+    /** The invoice amount that left the pool. */
+    amount: atomic,
+    /** The per-settle take paid to the treasury out of `amount`; the recipient got amount - fee. */
+    fee: atomic,
+    remainingValue: atomic,
+    nextDeposit: NoteResponseSchema.optional(),
+    /** Null when the settlement was recovered from the chain after the relayer that proved it stopped. */
+    proofTimeMs: z.number().int().nullable(),
+    /** True when this answers a retry of an identical request from its lease: nothing was withdrawn now. */
+    replayed: z.boolean(),
+    privacy: PrivacyBlockSchema,
+  })
+  .strict();
+
+/** POST /api/withdraw (spec 4.6): the note's fields at top level; the full note when amountAtomic is absent. */
+export const WithdrawRequestSchema = ServiceDepositSchema.extend({
+  recipient: AddressSchema,
+  amountAtomic: AtomicAmountSchema.optional(),
+}).strict();
+
+export const WithdrawResponseSchema = SettleResponseSchema.omit({ settled: true }).extend({ withdrawn: z.literal(true), recipient: z.string() }).strict();
+
+/** POST /api/x402-pay (spec 4.7): one-call direct private payment of `amountAtomic` to `provider`. */
+export const X402PayRequestSchema = ServiceDepositSchema.extend({
+  provider: AddressSchema,
+  amountAtomic: AtomicAmountSchema,
+}).strict();
+
+export const X402PayResponseSchema = SettleResponseSchema.omit({ settled: true }).extend({ paid: z.literal(true), provider: z.string() }).strict();

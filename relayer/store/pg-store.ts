@@ -1,0 +1,204 @@
+import type pg from "pg";
+import { openDatabase, type PostgresOptions } from "../../lib/postgres.js";
+import type {
+  AgentRecord,
+  AgentSpend,
+  AuthorizationRecord,
+  LeaseRecord,
+  LeaseState,
+  RelayerStore,
+  SweepRecord,
+} from "./relayer-store.js";
+import { agentValues, reservedLeaseValues, sweepValues, toAgent, toLease, toSweep, type Row } from "./rows.js";
+
+// Amounts and field elements are NUMERIC(78): exact up to 10^78 > 2^256, read back as decimal strings.
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS authorizations (
+  nullifier_hash NUMERIC(78) PRIMARY KEY, network TEXT NOT NULL, access_token_tx_hash TEXT NOT NULL,
+  amount NUMERIC(78) NOT NULL, authorized_at TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS authorizations_by_tx ON authorizations (network, access_token_tx_hash)
+  WHERE access_token_tx_hash <> 'inherited';
+CREATE TABLE IF NOT EXISTS agents (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, public_key TEXT NOT NULL, owner_wallet TEXT NOT NULL,
+  per_transaction_limit NUMERIC(78) NOT NULL, daily_limit NUMERIC(78) NOT NULL, provider_whitelist TEXT NOT NULL,
+  categories TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS leases (
+  nullifier_hash NUMERIC(78) PRIMARY KEY,
+  state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')),
+  fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross NUMERIC(78) NOT NULL, fee NUMERIC(78) NOT NULL,
+  change_commitment NUMERIC(78) NOT NULL, remaining_value NUMERIC(78) NOT NULL, funding_tx_hash TEXT,
+  proof_time_ms INTEGER, x_payment TEXT, valid_before BIGINT, refund_precommitment NUMERIC(78),
+  updated_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sweeps (
+  nullifier_hash NUMERIC(78) PRIMARY KEY REFERENCES leases (nullifier_hash), payer TEXT NOT NULL,
+  amount NUMERIC(78) NOT NULL, outcome TEXT NOT NULL CHECK (outcome IN ('empty', 'deposited', 'held')),
+  deposit_tx_hash TEXT, swept_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS agent_spend (
+  agent_id TEXT NOT NULL REFERENCES agents (id), day TEXT NOT NULL, amount NUMERIC(78) NOT NULL,
+  count INTEGER NOT NULL, PRIMARY KEY (agent_id, day));
+`;
+
+/**
+ * The relayer's state in PostgreSQL (`RELAYER_DATABASE_URL`), shared by several relayer processes. Every write
+ * that must not interleave with another process's is one statement that PostgreSQL makes atomic: an
+ * `INSERT ... ON CONFLICT DO UPDATE ... WHERE` locks the conflicting row and checks the condition on its latest
+ * version, and an `UPDATE ... WHERE state = $from` re-checks the condition after waiting for a concurrent update.
+ */
+export class PgRelayerStore implements RelayerStore {
+  private constructor(private readonly pool: pg.Pool) {}
+
+  /** Connects and creates the tables when missing; safe when several relayers start at once. */
+  static async open(options: PostgresOptions): Promise<PgRelayerStore> {
+    return new PgRelayerStore(await openDatabase(options, "x402-relayer-schema", SCHEMA));
+  }
+
+  async recordAuthorization(record: AuthorizationRecord): Promise<boolean> {
+    return this.changedOne(
+      `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+      [
+        record.nullifierHash.toString(),
+        record.network,
+        record.accessTokenTxHash.toLowerCase(),
+        record.amount.toString(),
+        record.authorizedAt,
+      ],
+    );
+  }
+
+  async isAuthorized(nullifierHash: bigint): Promise<boolean> {
+    return (
+      (await this.all("SELECT 1 FROM authorizations WHERE nullifier_hash = $1", [nullifierHash.toString()])).length > 0
+    );
+  }
+
+  async inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
+       SELECT $1, network, 'inherited', 0, $2 FROM authorizations WHERE nullifier_hash = $3
+       ON CONFLICT DO NOTHING`,
+      [changeNullifierHash.toString(), new Date().toISOString(), spentNullifierHash.toString()],
+    );
+  }
+
+  async reserveLease(lease: LeaseRecord): Promise<boolean> {
+    return this.changedOne(
+      `INSERT INTO leases (nullifier_hash, state, fingerprint, recipient, gross, fee, change_commitment,
+         remaining_value, funding_tx_hash, proof_time_ms, x_payment, valid_before, refund_precommitment, updated_at)
+       VALUES ($1, 'reserved', $2, $3, $4, $5, $6, $7, NULL, NULL, $8, $9, $10, $11)
+       ON CONFLICT (nullifier_hash) DO UPDATE SET state = 'reserved', fingerprint = excluded.fingerprint,
+         recipient = excluded.recipient, gross = excluded.gross, fee = excluded.fee,
+         change_commitment = excluded.change_commitment, remaining_value = excluded.remaining_value,
+         funding_tx_hash = NULL, proof_time_ms = NULL, x_payment = excluded.x_payment,
+         valid_before = excluded.valid_before, refund_precommitment = excluded.refund_precommitment,
+         updated_at = excluded.updated_at
+       WHERE leases.state = 'failed'`,
+      reservedLeaseValues(lease),
+    );
+  }
+
+  async getLease(nullifierHash: bigint): Promise<LeaseRecord | undefined> {
+    const [row] = await this.all("SELECT * FROM leases WHERE nullifier_hash = $1", [nullifierHash.toString()]);
+    return row === undefined ? undefined : toLease(row);
+  }
+
+  async advanceLease(
+    nullifierHash: bigint,
+    from: LeaseState,
+    to: LeaseState,
+    fields: { fundingTxHash?: string; proofTimeMs?: number } = {},
+  ): Promise<boolean> {
+    return this.changedOne(
+      `UPDATE leases SET state = $1, funding_tx_hash = COALESCE($2, funding_tx_hash),
+         proof_time_ms = COALESCE($3, proof_time_ms), updated_at = $4
+       WHERE nullifier_hash = $5 AND state = $6`,
+      [
+        to,
+        fields.fundingTxHash ?? null,
+        fields.proofTimeMs ?? null,
+        new Date().toISOString(),
+        nullifierHash.toString(),
+        from,
+      ],
+    );
+  }
+
+  async expiredUnsweptLeases(nowSeconds: number): Promise<LeaseRecord[]> {
+    const rows = await this.all(
+      `SELECT leases.* FROM leases LEFT JOIN sweeps USING (nullifier_hash)
+       WHERE leases.state = 'settled' AND leases.x_payment IS NOT NULL AND leases.valid_before <= $1
+         AND sweeps.nullifier_hash IS NULL
+       ORDER BY leases.valid_before, leases.nullifier_hash`,
+      [nowSeconds],
+    );
+    return rows.map(toLease);
+  }
+
+  async recordSweep(record: SweepRecord): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO sweeps (nullifier_hash, payer, amount, outcome, deposit_tx_hash, swept_at)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (nullifier_hash) DO UPDATE SET amount = excluded.amount, outcome = excluded.outcome,
+         deposit_tx_hash = excluded.deposit_tx_hash, swept_at = excluded.swept_at`,
+      sweepValues(record),
+    );
+  }
+
+  async getSweep(nullifierHash: bigint): Promise<SweepRecord | undefined> {
+    const [row] = await this.all("SELECT * FROM sweeps WHERE nullifier_hash = $1", [nullifierHash.toString()]);
+    return row === undefined ? undefined : toSweep(row);
+  }
+
+  async createAgent(agent: AgentRecord): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO agents (id, name, public_key, owner_wallet, per_transaction_limit, daily_limit,
+         provider_whitelist, categories, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      agentValues(agent),
+    );
+  }
+
+  async getAgent(id: string): Promise<AgentRecord | undefined> {
+    const [row] = await this.all("SELECT * FROM agents WHERE id = $1", [id]);
+    return row === undefined ? undefined : toAgent(row);
+  }
+
+  async listAgents(): Promise<AgentRecord[]> {
+    // Byte order, as SQLite sorts text, whatever the database's collation.
+    return (await this.all(`SELECT * FROM agents ORDER BY created_at COLLATE "C", id COLLATE "C"`)).map(toAgent);
+  }
+
+  async agentSpend(id: string, day: string): Promise<AgentSpend> {
+    const { rows } = await this.pool.query<{ total: string; today: string; count: string }>(
+      `SELECT COALESCE(SUM(amount), 0) AS total, COALESCE(SUM(amount) FILTER (WHERE day = $2), 0) AS today,
+         COALESCE(SUM(count), 0) AS count
+       FROM agent_spend WHERE agent_id = $1`,
+      [id, day],
+    );
+    // An aggregate without GROUP BY answers exactly one row, zeros when the agent spent nothing.
+    const { total, today, count } = rows[0]!;
+    return { totalSpent: BigInt(total), spentToday: BigInt(today), transactionCount: Number(count) };
+  }
+
+  async recordAgentSpend(id: string, amount: bigint, day: string): Promise<void> {
+    // The sum is taken on the locked row itself, so two relayers recording at once never lose one of the spends.
+    await this.pool.query(
+      `INSERT INTO agent_spend (agent_id, day, amount, count) VALUES ($1, $2, $3, 1)
+       ON CONFLICT (agent_id, day) DO UPDATE SET amount = agent_spend.amount + excluded.amount,
+         count = agent_spend.count + 1`,
+      [id, day, amount.toString()],
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  private async all(sql: string, params: unknown[] = []): Promise<Row[]> {
+    return (await this.pool.query<Row>(sql, params)).rows;
+  }
+
+  /** Runs one write; true when it inserted or updated exactly one row. */
+  private async changedOne(sql: string, params: unknown[]): Promise<boolean> {
+    return (await this.pool.query(sql, params)).rowCount === 1;
+  }
+}

@@ -1,0 +1,128 @@
+/** Persistent state of the relayer, behind one interface (node:sqlite now; PostgreSQL for several instances). */
+
+/** A recorded access-fee payment (spec 3.3). Never holds note secrets: only the public nullifier hash. */
+export interface AuthorizationRecord {
+  nullifierHash: bigint;
+  network: string;
+  /** The USDC transfer to the treasury; each transfer authorizes one deposit only. */
+  accessTokenTxHash: string;
+  amount: bigint;
+  authorizedAt: string;
+}
+
+/** Prototype agent registry record (spec 2.7, docs/relayer.md). */
+export interface AgentRecord {
+  id: string;
+  name: string;
+  publicKey: string;
+  ownerWallet: string;
+  perTransactionLimit: bigint;
+  dailyLimit: bigint;
+  /** Providers (payTo addresses) the agent may pay; empty allows any. */
+  providerWhitelist: string[];
+  /** Categories the agent may pay for; empty allows any. */
+  categories: string[];
+  createdAt: string;
+}
+
+export interface AgentSpend {
+  totalSpent: bigint;
+  spentToday: bigint;
+  transactionCount: number;
+}
+
+/**
+ * Idempotency lease per nullifier hash (spec 3.2, DESIGN.md 7), taken by every route that spends a note:
+ * reserved (nothing sent) -> withdrawing (the relay transaction may have been sent) -> settled | failed (the
+ * chain proved nothing was spent). A retry of the same request replays a settled lease; a different request for
+ * the same note is refused. Holds no note secret.
+ */
+export type LeaseState = "reserved" | "withdrawing" | "settled" | "failed";
+
+export interface LeaseRecord {
+  nullifierHash: bigint;
+  state: LeaseState;
+  /** Digest of the request's terms (route, recipient, amounts, change commitment); a retry must present the same. */
+  fingerprint: string;
+  /** Whom the withdrawal pays: the invoice's payTo, a withdraw's recipient, or settle-x402's single-use payer. */
+  recipient: string;
+  /** What leaves the pool; the recipient gets gross - fee. */
+  gross: bigint;
+  fee: bigint;
+  changeCommitment: bigint;
+  remainingValue: bigint;
+  /** The relay transaction, known from the moment it is sent. */
+  fundingTxHash: string | null;
+  proofTimeMs: number | null;
+  /** settle-x402 only: the payer's signed x402 payment, built before anything was withdrawn. */
+  payment: LeasePayment | null;
+  updatedAt: string;
+}
+
+/** The x402 payment of a settle-x402 lease. Authorizes only the payer's funds, never the note. */
+export interface LeasePayment {
+  /** The signed x402 payment header, replayed to retries. */
+  xPayment: string;
+  /** EIP-3009 validBefore (unix seconds): after it an unused authorization leaves funds at the payer to sweep. */
+  validBefore: number;
+  /**
+   * Precommitment of the refund note (sdk deriveRefundSecrets of the spent note): what the sweep deposits funds
+   * an unused authorization left at the payer into. A hash, not a secret: deposits publish it anyway.
+   */
+  refundPrecommitment: bigint;
+}
+
+/** What the sweep did with a settled lease's payer once its authorization expired (scripts/sweep-payers.ts). */
+export type SweepOutcome =
+  /** The seller used the authorization: the payer holds nothing. */
+  | "empty"
+  /** The payer's balance went back into the pool as the agent's refund note. */
+  | "deposited"
+  /** The balance is below the pool's minimum deposit: it stays at the payer, whose key the operator holds. */
+  | "held";
+
+export interface SweepRecord {
+  nullifierHash: bigint;
+  payer: string;
+  /** USDC the payer held when swept. */
+  amount: bigint;
+  outcome: SweepOutcome;
+  /** The refund deposit, when outcome is `deposited`. */
+  depositTxHash: string | null;
+  sweptAt: string;
+}
+
+export interface RelayerStore {
+  /**
+   * Takes the lease for `lease.nullifierHash` in state `reserved`. Returns true when taken: no lease existed, or
+   * only a `failed` one (the chain proved nothing was spent). Atomic: of concurrent callers exactly one wins.
+   */
+  reserveLease(lease: LeaseRecord): Promise<boolean>;
+  getLease(nullifierHash: bigint): Promise<LeaseRecord | undefined>;
+  /** Moves a lease to its next state; `from` guards against a concurrent move. False when the lease was not in `from`. */
+  advanceLease(
+    nullifierHash: bigint,
+    from: LeaseState,
+    to: LeaseState,
+    fields?: { fundingTxHash?: string; proofTimeMs?: number },
+  ): Promise<boolean>;
+
+  /** Settled settle-x402 leases whose authorization expired at or before `nowSeconds` and that no sweep has recorded yet. */
+  expiredUnsweptLeases(nowSeconds: number): Promise<LeaseRecord[]>;
+  recordSweep(record: SweepRecord): Promise<void>;
+  getSweep(nullifierHash: bigint): Promise<SweepRecord | undefined>;
+
+  /** Records an authorization; false when the transfer already authorized another deposit. */
+  recordAuthorization(record: AuthorizationRecord): Promise<boolean>;
+  isAuthorized(nullifierHash: bigint): Promise<boolean>;
+  /** Carries an authorization over to the change note of an authorized note (one access fee per deposit). */
+  inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint): Promise<void>;
+
+  createAgent(agent: AgentRecord): Promise<void>;
+  getAgent(id: string): Promise<AgentRecord | undefined>;
+  listAgents(): Promise<AgentRecord[]>;
+  agentSpend(id: string, day: string): Promise<AgentSpend>;
+  recordAgentSpend(id: string, amount: bigint, day: string): Promise<void>;
+
+  close(): Promise<void>;
+}

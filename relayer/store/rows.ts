@@ -1,0 +1,89 @@
+import type { AgentRecord, LeaseRecord, LeaseState, SweepOutcome, SweepRecord } from "./relayer-store.js";
+
+/**
+ * A result row of either backend, column name to value as its driver returns it. Both keep amounts and field
+ * elements as decimal text (PostgreSQL's NUMERIC reads back as a string too) and lists as JSON text; PostgreSQL's
+ * BIGINT reads back as a string, SQLite's INTEGER as a number, so numbers go through Number().
+ */
+export type Row = Record<string, unknown>;
+
+export const toAgent = (row: Row): AgentRecord => ({
+  id: String(row.id),
+  name: String(row.name),
+  publicKey: String(row.public_key),
+  ownerWallet: String(row.owner_wallet),
+  perTransactionLimit: BigInt(String(row.per_transaction_limit)),
+  dailyLimit: BigInt(String(row.daily_limit)),
+  providerWhitelist: JSON.parse(String(row.provider_whitelist)) as string[],
+  categories: JSON.parse(String(row.categories)) as string[],
+  createdAt: String(row.created_at),
+});
+
+export const toLease = (row: Row): LeaseRecord => ({
+  nullifierHash: BigInt(String(row.nullifier_hash)),
+  state: String(row.state) as LeaseState,
+  fingerprint: String(row.fingerprint),
+  recipient: String(row.recipient),
+  gross: BigInt(String(row.gross)),
+  fee: BigInt(String(row.fee)),
+  changeCommitment: BigInt(String(row.change_commitment)),
+  remainingValue: BigInt(String(row.remaining_value)),
+  fundingTxHash: row.funding_tx_hash === null ? null : String(row.funding_tx_hash),
+  proofTimeMs: row.proof_time_ms === null ? null : Number(row.proof_time_ms),
+  payment:
+    row.x_payment === null
+      ? null
+      : {
+          xPayment: String(row.x_payment),
+          validBefore: Number(row.valid_before),
+          refundPrecommitment: BigInt(String(row.refund_precommitment)),
+        },
+  updatedAt: String(row.updated_at),
+});
+
+export const toSweep = (row: Row): SweepRecord => ({
+  nullifierHash: BigInt(String(row.nullifier_hash)),
+  payer: String(row.payer),
+  amount: BigInt(String(row.amount)),
+  outcome: String(row.outcome) as SweepOutcome,
+  depositTxHash: row.deposit_tx_hash === null ? null : String(row.deposit_tx_hash),
+  sweptAt: String(row.swept_at),
+});
+
+// The column values of a new row, in the order both backends' INSERT statements list the columns.
+
+export const agentValues = (agent: AgentRecord) => [
+  agent.id,
+  agent.name,
+  agent.publicKey,
+  agent.ownerWallet,
+  agent.perTransactionLimit.toString(),
+  agent.dailyLimit.toString(),
+  JSON.stringify(agent.providerWhitelist),
+  JSON.stringify(agent.categories),
+  agent.createdAt,
+];
+
+/** A lease's values, less the state and the transaction fields a reservation always starts without. */
+export const reservedLeaseValues = (lease: LeaseRecord) => [
+  lease.nullifierHash.toString(),
+  lease.fingerprint,
+  lease.recipient,
+  lease.gross.toString(),
+  lease.fee.toString(),
+  lease.changeCommitment.toString(),
+  lease.remainingValue.toString(),
+  lease.payment?.xPayment ?? null,
+  lease.payment?.validBefore ?? null,
+  lease.payment?.refundPrecommitment.toString() ?? null,
+  lease.updatedAt,
+];
+
+export const sweepValues = (record: SweepRecord) => [
+  record.nullifierHash.toString(),
+  record.payer,
+  record.amount.toString(),
+  record.outcome,
+  record.depositTxHash,
+  record.sweptAt,
+];

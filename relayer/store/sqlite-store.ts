@@ -1,0 +1,187 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import type { AgentRecord, AgentSpend, AuthorizationRecord, LeaseRecord, LeaseState, RelayerStore, SweepRecord } from "./relayer-store.js";
+import { agentValues, reservedLeaseValues, sweepValues, toAgent, toLease, toSweep } from "./rows.js";
+
+// Amounts and field elements are canonical decimal TEXT: SQLite integers stop at 2^63.
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS authorizations (
+  nullifier_hash TEXT PRIMARY KEY, network TEXT NOT NULL, access_token_tx_hash TEXT NOT NULL,
+  amount TEXT NOT NULL, authorized_at TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS authorizations_by_tx ON authorizations (network, access_token_tx_hash)
+  WHERE access_token_tx_hash <> 'inherited';
+CREATE TABLE IF NOT EXISTS agents (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, public_key TEXT NOT NULL, owner_wallet TEXT NOT NULL,
+  per_transaction_limit TEXT NOT NULL, daily_limit TEXT NOT NULL, provider_whitelist TEXT NOT NULL,
+  categories TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS leases (
+  nullifier_hash TEXT PRIMARY KEY, state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')),
+  fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross TEXT NOT NULL, fee TEXT NOT NULL,
+  change_commitment TEXT NOT NULL, remaining_value TEXT NOT NULL, funding_tx_hash TEXT, proof_time_ms INTEGER,
+  x_payment TEXT, valid_before INTEGER, refund_precommitment TEXT, updated_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sweeps (
+  nullifier_hash TEXT PRIMARY KEY REFERENCES leases (nullifier_hash), payer TEXT NOT NULL, amount TEXT NOT NULL,
+  outcome TEXT NOT NULL CHECK (outcome IN ('empty', 'deposited', 'held')), deposit_tx_hash TEXT, swept_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS agent_spend (
+  agent_id TEXT NOT NULL REFERENCES agents (id), day TEXT NOT NULL, amount TEXT NOT NULL, count INTEGER NOT NULL,
+  PRIMARY KEY (agent_id, day));
+`;
+
+/** The embedded store: one SQLite file (":memory:" for tests). */
+export class SqliteRelayerStore implements RelayerStore {
+  private readonly db: DatabaseSync;
+
+  constructor(file: string) {
+    if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
+    this.db = new DatabaseSync(file);
+    this.db.exec("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;");
+    this.db.exec(SCHEMA);
+  }
+
+  async recordAuthorization(record: AuthorizationRecord): Promise<boolean> {
+    const result = this.db
+      .prepare(
+        `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
+         VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      )
+      .run(record.nullifierHash.toString(), record.network, record.accessTokenTxHash.toLowerCase(), record.amount.toString(), record.authorizedAt);
+    return result.changes === 1;
+  }
+
+  async isAuthorized(nullifierHash: bigint): Promise<boolean> {
+    return this.db.prepare("SELECT 1 FROM authorizations WHERE nullifier_hash = ?").get(nullifierHash.toString()) !== undefined;
+  }
+
+  async inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
+         SELECT ?, network, 'inherited', '0', ? FROM authorizations WHERE nullifier_hash = ?
+         ON CONFLICT DO NOTHING`,
+      )
+      .run(changeNullifierHash.toString(), new Date().toISOString(), spentNullifierHash.toString());
+  }
+
+  async reserveLease(lease: LeaseRecord): Promise<boolean> {
+    // Single statement: SQLite serialises writers, so of concurrent reservations exactly one changes a row.
+    const result = this.db
+      .prepare(
+        `INSERT INTO leases (nullifier_hash, state, fingerprint, recipient, gross, fee, change_commitment,
+           remaining_value, funding_tx_hash, proof_time_ms, x_payment, valid_before, refund_precommitment, updated_at)
+         VALUES (?, 'reserved', ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)
+         ON CONFLICT (nullifier_hash) DO UPDATE SET state = 'reserved', fingerprint = excluded.fingerprint,
+           recipient = excluded.recipient, gross = excluded.gross, fee = excluded.fee,
+           change_commitment = excluded.change_commitment, remaining_value = excluded.remaining_value,
+           funding_tx_hash = NULL, proof_time_ms = NULL, x_payment = excluded.x_payment,
+           valid_before = excluded.valid_before, refund_precommitment = excluded.refund_precommitment,
+           updated_at = excluded.updated_at
+         WHERE leases.state = 'failed'`,
+      )
+      .run(...reservedLeaseValues(lease));
+    return result.changes === 1;
+  }
+
+  async getLease(nullifierHash: bigint): Promise<LeaseRecord | undefined> {
+    const row = this.db.prepare("SELECT * FROM leases WHERE nullifier_hash = ?").get(nullifierHash.toString());
+    return row === undefined ? undefined : toLease(row);
+  }
+
+  async advanceLease(
+    nullifierHash: bigint,
+    from: LeaseState,
+    to: LeaseState,
+    fields: { fundingTxHash?: string; proofTimeMs?: number } = {},
+  ): Promise<boolean> {
+    const result = this.db
+      .prepare(
+        `UPDATE leases SET state = ?, funding_tx_hash = COALESCE(?, funding_tx_hash),
+           proof_time_ms = COALESCE(?, proof_time_ms), updated_at = ?
+         WHERE nullifier_hash = ? AND state = ?`,
+      )
+      .run(to, fields.fundingTxHash ?? null, fields.proofTimeMs ?? null, new Date().toISOString(), nullifierHash.toString(), from);
+    return result.changes === 1;
+  }
+
+  async expiredUnsweptLeases(nowSeconds: number): Promise<LeaseRecord[]> {
+    return this.db
+      .prepare(
+        `SELECT leases.* FROM leases LEFT JOIN sweeps USING (nullifier_hash)
+         WHERE leases.state = 'settled' AND leases.x_payment IS NOT NULL AND leases.valid_before <= ?
+           AND sweeps.nullifier_hash IS NULL
+         ORDER BY leases.valid_before, leases.nullifier_hash`,
+      )
+      .all(nowSeconds)
+      .map(toLease);
+  }
+
+  async recordSweep(record: SweepRecord): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO sweeps (nullifier_hash, payer, amount, outcome, deposit_tx_hash, swept_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (nullifier_hash) DO UPDATE SET amount = excluded.amount, outcome = excluded.outcome,
+           deposit_tx_hash = excluded.deposit_tx_hash, swept_at = excluded.swept_at`,
+      )
+      .run(...sweepValues(record));
+  }
+
+  async getSweep(nullifierHash: bigint): Promise<SweepRecord | undefined> {
+    const row = this.db.prepare("SELECT * FROM sweeps WHERE nullifier_hash = ?").get(nullifierHash.toString());
+    return row === undefined ? undefined : toSweep(row);
+  }
+
+  async createAgent(agent: AgentRecord): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO agents (id, name, public_key, owner_wallet, per_transaction_limit, daily_limit,
+           provider_whitelist, categories, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(...agentValues(agent));
+  }
+
+  async getAgent(id: string): Promise<AgentRecord | undefined> {
+    const row = this.db.prepare("SELECT * FROM agents WHERE id = ?").get(id);
+    return row === undefined ? undefined : toAgent(row);
+  }
+
+  async listAgents(): Promise<AgentRecord[]> {
+    return this.db.prepare("SELECT * FROM agents ORDER BY created_at, id").all().map(toAgent);
+  }
+
+  async agentSpend(id: string, day: string): Promise<AgentSpend> {
+    const rows = this.db.prepare("SELECT day, amount, count FROM agent_spend WHERE agent_id = ?").all(id);
+    let totalSpent = 0n;
+    let spentToday = 0n;
+    let transactionCount = 0;
+    for (const row of rows) {
+      totalSpent += BigInt(String(row.amount));
+      transactionCount += Number(row.count);
+      if (row.day === day) spentToday = BigInt(String(row.amount));
+    }
+    return { totalSpent, spentToday, transactionCount };
+  }
+
+  async recordAgentSpend(id: string, amount: bigint, day: string): Promise<void> {
+    // Amounts are TEXT, so the sum is computed here inside one transaction rather than in SQL.
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      const row = this.db.prepare("SELECT amount, count FROM agent_spend WHERE agent_id = ? AND day = ?").get(id, day);
+      const amountSoFar = row === undefined ? 0n : BigInt(String(row.amount));
+      const countSoFar = row === undefined ? 0 : Number(row.count);
+      this.db
+        .prepare(
+          `INSERT INTO agent_spend (agent_id, day, amount, count) VALUES (?, ?, ?, ?)
+           ON CONFLICT (agent_id, day) DO UPDATE SET amount = excluded.amount, count = excluded.count`,
+        )
+        .run(id, day, (amountSoFar + amount).toString(), countSoFar + 1);
+      this.db.exec("COMMIT");
+    } catch (error) {
+      this.db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}

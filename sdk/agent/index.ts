@@ -1,0 +1,19 @@
+export * from "./seed.js";
+export * from "./deposit.js";
+export {
+  recoverNotes,
+  DEFAULT_GAP_LIMIT,
+  type NoteChain,
+  type NoteChainStatus,
+  type NoteChainStep,
+  type RecoverNotesOptions,
+  type RecoveredNotes,
+} from "./recovery.js";
+export {
+  DEFAULT_BLOCK_RANGE,
+  type EventLocation,
+  type PoolAddressBook,
+  type ReadPoolLogsOptions,
+} from "./pool-events.js";
+export * from "./vault.js";
+export * from "./x402-agent.js";

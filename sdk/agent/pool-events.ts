@@ -1,0 +1,109 @@
+import { getAddress, type Log, type Provider, type TransactionReceipt } from "ethers";
+import type { AddressBook } from "../../scripts/deploy/address-book.js";
+import type { TypedContractEvent } from "../../types/ethers-contracts/common.js";
+import { IPrivacyPool__factory, type IPrivacyPool } from "../../types/ethers-contracts/index.js";
+
+/** The parts of a chain's address book the agent SDK uses. */
+export type PoolAddressBook = Pick<AddressBook, "entrypoint" | "privacyPool" | "usdc" | "scope" | "startBlock">;
+
+/** Where an event was emitted. */
+export interface EventLocation {
+  blockNumber: number;
+  txHash: string;
+}
+
+export interface DepositedRecord extends EventLocation {
+  commitment: bigint;
+  label: bigint;
+  value: bigint;
+  precommitment: bigint;
+}
+
+/** How a note left the pool: a withdrawal proof (leaving a change note) or its depositor's ragequit. */
+export type SpendRecord =
+  | ({ kind: "withdrawn"; withdrawnValue: bigint; newCommitment: bigint } & EventLocation)
+  | ({ kind: "ragequit"; value: bigint } & EventLocation);
+
+/** The pool's deposits and spends up to `toBlock`, keyed as the seed's notes are looked up. */
+export interface PoolLogs {
+  depositsByPrecommitment: Map<bigint, DepositedRecord>;
+  spendsByNullifierHash: Map<bigint, SpendRecord>;
+  toBlock: number;
+}
+
+export interface ReadPoolLogsOptions {
+  /** Blocks per eth_getLogs call; public RPCs cap the range. Default DEFAULT_BLOCK_RANGE. */
+  blockRange?: number;
+}
+
+export const DEFAULT_BLOCK_RANGE = 5_000;
+
+type OutputOf<E> = E extends TypedContractEvent<infer _In, infer _Out, infer Output> ? Output : never;
+
+function decodePoolEvent<E extends TypedContractEvent>(pool: IPrivacyPool, event: E, log: Log): OutputOf<E> {
+  return pool.interface.decodeEventLog(event.fragment, log.data, log.topics).toObject() as OutputOf<E>;
+}
+
+/** The pool's Deposited event in the receipt of a deposit transaction. */
+export function depositedIn(receipt: TransactionReceipt, book: PoolAddressBook, provider: Provider): DepositedRecord {
+  const pool = IPrivacyPool__factory.connect(book.privacyPool, provider);
+  const deposited = pool.getEvent("Deposited");
+  const poolAddress = getAddress(book.privacyPool);
+  const log = receipt.logs.find(
+    ({ address, topics }) => getAddress(address) === poolAddress && topics[0] === deposited.fragment.topicHash,
+  );
+  if (log === undefined) throw new Error(`transaction ${receipt.hash} emitted no Deposited event of the pool`);
+  const { commitment, label, value, precommitment } = decodePoolEvent(pool, deposited, log);
+  return { commitment, label, value, precommitment, blockNumber: receipt.blockNumber, txHash: receipt.hash };
+}
+
+/**
+ * Reads every Deposited, Withdrawn and Ragequit event of the pool from the address book's start block to the
+ * current head, in ranges of `blockRange` blocks. Neither the precommitment nor the spent nullifier hash is an
+ * indexed topic, so the seed's notes cannot be filtered for on the node: the whole history is read once.
+ */
+export async function readPoolLogs(
+  provider: Provider,
+  book: PoolAddressBook,
+  { blockRange = DEFAULT_BLOCK_RANGE }: ReadPoolLogsOptions = {},
+): Promise<PoolLogs> {
+  if (!Number.isSafeInteger(blockRange) || blockRange < 1) {
+    throw new RangeError(`blockRange must be a positive integer, got ${blockRange}`);
+  }
+  const pool = IPrivacyPool__factory.connect(book.privacyPool, provider);
+  const deposited = pool.getEvent("Deposited");
+  const withdrawn = pool.getEvent("Withdrawn");
+  const ragequit = pool.getEvent("Ragequit");
+  const topics = [[deposited, withdrawn, ragequit].map((event) => event.fragment.topicHash)];
+
+  const toBlock = await provider.getBlockNumber();
+  const logs: PoolLogs = { depositsByPrecommitment: new Map(), spendsByNullifierHash: new Map(), toBlock };
+  for (let fromBlock = book.startBlock; fromBlock <= toBlock; fromBlock += blockRange) {
+    const range = { fromBlock, toBlock: Math.min(fromBlock + blockRange - 1, toBlock) };
+    for (const log of await provider.getLogs({ address: book.privacyPool, topics, ...range })) {
+      const at = { blockNumber: log.blockNumber, txHash: log.transactionHash };
+      switch (log.topics[0]) {
+        case deposited.fragment.topicHash: {
+          const { commitment, label, value, precommitment } = decodePoolEvent(pool, deposited, log);
+          // A reused precommitment makes a second note with the same nullifier; only the first is followed.
+          if (!logs.depositsByPrecommitment.has(precommitment)) {
+            logs.depositsByPrecommitment.set(precommitment, { commitment, label, value, precommitment, ...at });
+          }
+          break;
+        }
+        case withdrawn.fragment.topicHash: {
+          const { withdrawnValue, spentNullifierHash, newCommitment } = decodePoolEvent(pool, withdrawn, log);
+          const spend = { kind: "withdrawn" as const, withdrawnValue, newCommitment, ...at };
+          logs.spendsByNullifierHash.set(spentNullifierHash, spend);
+          break;
+        }
+        case ragequit.fragment.topicHash: {
+          const { value, spentNullifierHash } = decodePoolEvent(pool, ragequit, log);
+          logs.spendsByNullifierHash.set(spentNullifierHash, { kind: "ragequit", value, ...at });
+          break;
+        }
+      }
+    }
+  }
+  return logs;
+}

@@ -1,0 +1,144 @@
+import type { Note } from "../note/note.js";
+
+/**
+ * A facilitator answer that is not a success: the API's one error body (docs/relayer.md). `retryAfterSeconds` is
+ * the Retry-After header, when the facilitator says a retry of the same request can succeed.
+ */
+export class FacilitatorError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly body: Record<string, unknown>,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = "FacilitatorError";
+  }
+
+  /**
+   * The same request may succeed later and the note must not be used for anything else meanwhile: another
+   * request holds it, its withdrawal is unconfirmed, or the facilitator is briefly unable to serve.
+   */
+  get retryable(): boolean {
+    return this.retryAfterSeconds !== undefined || ["SETTLEMENT_IN_PROGRESS", "SETTLEMENT_UNCERTAIN"].includes(this.code);
+  }
+}
+
+/** A note on the wire: every field a decimal string (spec 2.2). */
+export type WireNote = Record<"nullifier" | "secret" | "value" | "label" | "commitment", string>;
+
+export const noteToWire = (note: Note): WireNote => ({
+  nullifier: note.nullifier.toString(),
+  secret: note.secret.toString(),
+  value: note.value.toString(),
+  label: note.label.toString(),
+  commitment: note.commitment.toString(),
+});
+
+export const noteFromWire = (wire: WireNote): Note => ({
+  nullifier: BigInt(wire.nullifier),
+  secret: BigInt(wire.secret),
+  value: BigInt(wire.value),
+  label: BigInt(wire.label),
+  commitment: BigInt(wire.commitment),
+});
+
+/** The spec 2.4 privacy block every settlement carries. */
+export interface PrivacyAnswer {
+  private: boolean;
+  anonymitySet: number | null;
+  minimumForPrivacy: number;
+  disclosure: string;
+}
+
+/** POST /api/facilitator/settle-x402's answer (docs/relayer.md). */
+export interface SettleX402Answer {
+  settled: true;
+  xPayment: string;
+  x402Version: 1 | 2;
+  payer: string;
+  fundingTxHash: string;
+  amount: string;
+  gross: string;
+  fee: string;
+  remainingValue: string;
+  nextDeposit?: WireNote;
+  validBefore: number;
+  proofTimeMs: number | null;
+  replayed: boolean;
+  privacy: PrivacyAnswer;
+}
+
+/** POST /api/facilitator/settle's answer. */
+export interface SettleAnswer {
+  settled: true;
+  txHash: string;
+  amount: string;
+  fee: string;
+  remainingValue: string;
+  nextDeposit?: WireNote;
+  proofTimeMs: number | null;
+  replayed: boolean;
+  privacy: PrivacyAnswer;
+}
+
+export interface SupportedAnswer {
+  supported: { scheme: string; network: string; asset: string }[];
+  [field: string]: unknown;
+}
+
+/**
+ * The agent's client of one facilitator. Its base URL is pinned at construction: note secrets go to this
+ * facilitator and nowhere else (spec 5.2).
+ */
+export class FacilitatorClient {
+  private readonly baseUrl: URL;
+
+  constructor(
+    baseUrl: string,
+    private readonly timeoutMs = 120_000,
+  ) {
+    this.baseUrl = new URL(baseUrl);
+  }
+
+  get url(): string {
+    return this.baseUrl.origin;
+  }
+
+  supported(): Promise<SupportedAnswer> {
+    return this.request("GET", "/api/facilitator/supported");
+  }
+
+  settleX402(body: Record<string, unknown>): Promise<SettleX402Answer> {
+    return this.request("POST", "/api/facilitator/settle-x402", body);
+  }
+
+  settle(body: Record<string, unknown>): Promise<SettleAnswer> {
+    return this.request("POST", "/api/facilitator/settle", body);
+  }
+
+  private async request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+    const url = new URL(path, this.baseUrl);
+    if (url.origin !== this.baseUrl.origin) throw new Error("refusing to send a request outside the pinned facilitator");
+    const response = await fetch(url, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    const answer = (await response.json()) as Record<string, unknown>;
+    // An uncertain settlement is answered 202 with settled:false: not a success, whatever the status class.
+    if (!response.ok || answer.settled === false) {
+      const retryAfter = response.headers.get("retry-after");
+      throw new FacilitatorError(
+        response.status,
+        String(answer.code ?? "UNKNOWN"),
+        String(answer.error ?? `HTTP ${response.status}`),
+        answer,
+        retryAfter === null ? undefined : Number(retryAfter),
+      );
+    }
+    return answer as T;
+  }
+}

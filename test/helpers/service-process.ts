@@ -1,0 +1,69 @@
+import { spawn } from "node:child_process";
+import { EventEmitter, once } from "node:events";
+import { createInterface } from "node:readline";
+
+export interface ServiceProcess {
+  /** Every line the process wrote, stdout and stderr. */
+  readonly lines: string[];
+  /** Resolves with the first pino log line whose message is `msg`, written so far or later. */
+  logLine(msg: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Resolves with the exit code, or the signal that ended the process. */
+  readonly exited: Promise<number | NodeJS.Signals | null>;
+  /** SIGTERM, as an operator stops it; resolves as `exited`. */
+  stop(): Promise<number | NodeJS.Signals | null>;
+}
+
+function parseLog(line: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Starts a service's entry point (`indexer/main.ts`, `relayer/main.ts`) as an operator would, with exactly `env`
+ * (plus PATH) as its environment.
+ */
+export function spawnService(entry: string, args: string[], env: Record<string, string>): ServiceProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  const newLine = new EventEmitter();
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream }).on("line", (line) => {
+      lines.push(line);
+      newLine.emit("line", line);
+    });
+  }
+  const exited = once(child, "exit").then(([code, signal]) => (code ?? signal) as number | NodeJS.Signals | null);
+
+  return {
+    lines,
+    exited,
+    logLine(msg, timeoutMs = 60_000) {
+      const matches = (line: string) => parseLog(line)?.msg === msg;
+      const written = lines.find(matches);
+      if (written !== undefined) return Promise.resolve(parseLog(written)!);
+      return new Promise((resolve, reject) => {
+        const onLine = (line: string) => {
+          if (!matches(line)) return;
+          clearTimeout(timer);
+          newLine.off("line", onLine);
+          resolve(parseLog(line)!);
+        };
+        const timer = setTimeout(() => {
+          newLine.off("line", onLine);
+          reject(new Error(`no "${msg}" log line:\n${lines.join("\n")}`));
+        }, timeoutMs);
+        newLine.on("line", onLine);
+      });
+    },
+    stop() {
+      child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { JsonRpcProvider, Wallet, type Signer } from "ethers";
+import { depositNote, NoteVault, X402Agent, type AgentEvent, type X402AgentOptions } from "../../../sdk/agent/index.js";
+import { FacilitatorClient } from "../../../sdk/client/facilitator-client.js";
+import type { Note } from "../../../sdk/index.js";
+import { caip2NetworkOf, v1NetworkOf } from "../../../x402/networks.js";
+import { startPlain402 } from "../../../x402/plain-402.js";
+import { startReferenceFacilitator, type ReferenceFacilitator } from "../../../x402/reference-facilitator.js";
+import { startSeller, type Seller } from "../../../x402/seller.js";
+import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../../indexer/helpers/indexer-harness.js";
+import { startLocalChain, type LocalChain } from "../../indexer/helpers/local-chain.js";
+import { buildRelayerConfig, startRelayer, type RunningRelayer } from "../../relayer/helpers/relayer-harness.js";
+
+export interface PaymentWorldOptions {
+  /** The sellers' price in atomic USDC; at least the test network's minimum settle (40000). */
+  price?: bigint;
+  /** Relayer config overrides (env-style strings); the default charges the standard 5% take. */
+  relayer?: Record<string, string>;
+}
+
+/**
+ * The whole payment path on a local chain, every piece real: our contracts, the indexer with its ASP curator,
+ * the relayer, and on the seller's side the reference x402 facilitator with a v2 and a v1 reference seller and
+ * a plain (non-x402) 402 paywall.
+ */
+export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
+  const price = options.price ?? 50_000n;
+  const chain = await startLocalChain();
+  const { usdc } = chain.facilitator;
+  const { networkHelpers } = chain.connection;
+  const chainId = chain.facilitator.addressBook.chainId;
+  const asset = await usdc.getAddress();
+
+  const indexer = await startIndexer(buildIndexerConfig(chain));
+  const relayer = await startRelayer(buildRelayerConfig(chain, indexer, { pricingMode: "paid", ...options.relayer }));
+
+  const sellerFacilitatorKey = Wallet.createRandom();
+  await networkHelpers.setBalance(sellerFacilitatorKey.address, 10n ** 18n);
+  const x402Facilitator: ReferenceFacilitator = await startReferenceFacilitator({
+    rpcUrl: chain.rpc.url,
+    chainId,
+    privateKey: sellerFacilitatorKey.privateKey as `0x${string}`,
+  });
+  const sellerOptions = { facilitatorUrl: x402Facilitator.url, asset, amountAtomic: price.toString() };
+  const payTo = { v2: Wallet.createRandom().address, v1: Wallet.createRandom().address };
+  const sellers = {
+    v2: await startSeller({ ...sellerOptions, x402Version: 2, network: caip2NetworkOf(chainId), payTo: payTo.v2 }),
+    v1: await startSeller({ ...sellerOptions, x402Version: 1, network: v1NetworkOf(chainId) ?? "", payTo: payTo.v1 }),
+  };
+  const plain402 = await startPlain402();
+  const provider = new JsonRpcProvider(chain.rpc.url, chainId, { staticNetwork: true });
+
+  /** Follows the chain once and publishes the ASP root, as the indexer's follow loop does. */
+  const syncIndexer = async () => {
+    await indexer.indexer.sync.catchUp();
+    await indexer.indexer.curator.publish();
+    await indexer.indexer.sync.catchUp();
+  };
+
+  /**
+   * An agent with its own seed and note vault that deposits `value` from `wallet` through the SDK, once the
+   * ASP approved it: what the agent author's code does before its first payment.
+   */
+  const newAgent = async (wallet: Signer, value: bigint, agentOptions: Partial<X402AgentOptions> = {}) => {
+    const seed = Wallet.createRandom().privateKey;
+    const vault = await NoteVault.create(path.join(mkdtempSync(path.join(tmpdir(), "agent-vault-")), "notes.vault"), "agent passphrase");
+    await (await usdc.mint(wallet, value)).wait();
+    const deposited = await depositNote({ signer: wallet, addressBook: chain.facilitator.addressBook, value, seed });
+    await vault.save(deposited.note);
+    await syncIndexer();
+    const events: AgentEvent[] = [];
+    const agent = new X402Agent({
+      facilitator: new FacilitatorClient(relayer.url),
+      notes: vault,
+      network: { chainId, asset },
+      acceptNotPrivate: true,
+      onEvent: (event) => events.push(event),
+      ...agentOptions,
+    });
+    return { agent, vault, seed, events, deposit: deposited, address: await wallet.getAddress() };
+  };
+
+  const unspentNotes = async (vault: NoteVault): Promise<Note[]> =>
+    (await vault.list()).filter((entry) => !entry.spent).map((entry) => entry.note);
+
+  return {
+    chain,
+    indexer,
+    relayer,
+    x402Facilitator,
+    sellers,
+    plain402,
+    provider,
+    price,
+    asset,
+    chainId,
+    /** Each seller's payTo address. */
+    payTo,
+    usdcBalance: (address: string) => usdc.balanceOf(address),
+    poolBalance: async () => usdc.balanceOf(await chain.facilitator.privacyPool.getAddress()),
+    syncIndexer,
+    newAgent,
+    unspentNotes,
+    async close() {
+      provider.destroy();
+      await Promise.all([sellers.v2.close(), sellers.v1.close(), plain402.close(), x402Facilitator.close()]);
+      await relayer.stop();
+      await indexer.stop();
+      await chain.close();
+    },
+  };
+}
+
+export type PaymentWorld = Awaited<ReturnType<typeof startPaymentWorld>>;
+
+export type { LocalChain, RunningIndexer, RunningRelayer, Seller };

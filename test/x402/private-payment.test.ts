@@ -1,0 +1,275 @@
+import http from "node:http";
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import { expect } from "chai";
+import { Wallet } from "ethers";
+import { grossForNet } from "../../relayer/pricing.js";
+import { recoverNotes, X402AgentError } from "../../sdk/agent/index.js";
+import { noteToWire, type SettleX402Answer } from "../../sdk/client/facilitator-client.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { createNote, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, type Note } from "../../sdk/index.js";
+import type { SweepRecord } from "../../relayer/store/relayer-store.js";
+import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
+import { listenLocal } from "../../x402/local-server.js";
+import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
+import { WEATHER_REPORT } from "../../x402/seller.js";
+import { PAYER_KEY_SECRET, treasury } from "../relayer/helpers/relayer-harness.js";
+import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
+import { startPaymentWorld, type PaymentWorld, type Seller } from "./helpers/payment-world.js";
+
+const TAKE_BPS = 500n;
+const SETTLE_X402 = "/api/facilitator/settle-x402";
+
+describe("the main job: an agent pays x402 sellers privately through settle-x402", function () {
+  let world: PaymentWorld;
+  const gross = () => grossForNet(world.price, TAKE_BPS);
+
+  before(async function () {
+    world = await startPaymentWorld();
+  });
+  after(async function () {
+    await world?.close();
+  });
+
+  /** Nothing of the agent's address in the transaction: not its sender, recipient, input, log topics or data. */
+  async function expectAbsentFrom(txHash: string, address: string) {
+    const needle = address.slice(2).toLowerCase();
+    const tx = await world.provider.getTransaction(txHash);
+    const receipt = await world.provider.getTransactionReceipt(txHash);
+    expect(tx, txHash).to.not.equal(null);
+    const seen = [tx!.from, tx!.to ?? "", tx!.data, ...receipt!.logs.flatMap((log) => [...log.topics, log.data])];
+    for (const field of seen) expect(field.toLowerCase(), `${txHash} mentions the agent`).to.not.contain(needle);
+  }
+
+  /** The seller's settlement transaction, from the payment response header of either version. */
+  function sellerSettlement(response: Response): string {
+    const header = response.headers.get("PAYMENT-RESPONSE") ?? response.headers.get("X-PAYMENT-RESPONSE");
+    expect(header, "payment response header").to.be.a("string");
+    return decodePaymentResponseHeader(header!).transaction;
+  }
+
+  async function paysPrivately(seller: Seller, payTo: string) {
+    const { agent, events, address, deposit, vault } = await world.newAgent(world.chain.depositors.alice, 2_000_000n);
+    const before = {
+      seller: await world.usdcBalance(payTo),
+      treasury: await world.usdcBalance(treasury.address),
+      pool: await world.poolBalance(),
+    };
+
+    const response = await agent.fetch(seller.resourceUrl);
+
+    expect(response.status).to.equal(200);
+    expect(await response.json()).to.deep.equal(WEATHER_REPORT);
+    expect(events.map((event) => event.step)).to.deep.equal(["payment-required", "probe", "settled", "paid"]);
+    const probe = events[1] as Extract<(typeof events)[number], { step: "probe" }>;
+    expect(probe.verdict).to.equal("compatible");
+    const settled = (events[2] as Extract<(typeof events)[number], { step: "settled" }>).answer as SettleX402Answer;
+    expect(settled).to.deep.include({ amount: world.price.toString(), gross: gross().toString(), fee: (gross() - world.price).toString() });
+    expect(settled.privacy).to.deep.include({ private: false, minimumForPrivacy: 30 });
+
+    // The seller got its price, the treasury the take, the pool lost the gross; the payer ends empty.
+    expect(await world.usdcBalance(payTo)).to.equal(before.seller + world.price);
+    expect(await world.usdcBalance(treasury.address)).to.equal(before.treasury + gross() - world.price);
+    expect(await world.poolBalance()).to.equal(before.pool - gross());
+    expect(await world.usdcBalance(settled.payer)).to.equal(0n);
+    // The change note was saved, the spent note marked.
+    const unspent = await world.unspentNotes(vault);
+    expect(unspent.map((note) => note.value)).to.deep.equal([deposit.note.value - gross()]);
+
+    for (const txHash of [settled.fundingTxHash, sellerSettlement(response)]) await expectAbsentFrom(txHash, address);
+    return settled;
+  }
+
+  it("pays a v2 reference seller: 402, probe, settle-x402, PAYMENT-SIGNATURE, 200 with the data", async function () {
+    const settled = await paysPrivately(world.sellers.v2, world.payTo.v2);
+    expect(settled.x402Version).to.equal(2);
+  });
+
+  it("pays a v1-shaped seller through X-PAYMENT, 200 with the data", async function () {
+    const settled = await paysPrivately(world.sellers.v1, world.payTo.v1);
+    expect(settled.x402Version).to.equal(1);
+  });
+
+  it("pays with the change note of a payment a moment ago, waiting for the indexer to read it", async function () {
+    const { agent, vault } = await world.newAgent(world.chain.depositors.carol, 1_000_000n);
+    expect((await agent.fetch(world.sellers.v2.resourceUrl)).status).to.equal(200);
+    const [change] = await world.unspentNotes(vault);
+    const missing = await rejectionOf(world.indexer.client.stateProof(change!.commitment));
+    expect(missing, "the indexer has not read the change note yet").to.have.property("code", "DEPOSIT_NOT_FOUND");
+
+    const indexerCatchesUp = sleep(500).then(() => world.syncIndexer());
+    expect((await agent.fetch(world.sellers.v1.resourceUrl)).status).to.equal(200);
+    await indexerCatchesUp;
+    expect((await world.unspentNotes(vault)).map((note) => note.value)).to.deep.equal([1_000_000n - 2n * gross()]);
+  });
+
+  describe("idempotency of settle-x402 (spec 3.2)", function () {
+    let note: Note;
+    let body: Record<string, unknown>;
+
+    before(async function () {
+      const { deposit } = await world.newAgent(world.chain.depositors.bob, 3_000_000n);
+      note = deposit.note;
+      const required = await readPaymentRequired(await fetch(world.sellers.v2.resourceUrl));
+      const accepted = selectExactRequirement(required!, { chainId: world.chainId, asset: world.asset });
+      const change = deriveChangeSecrets(note);
+      body = {
+        accepts: accepted,
+        resource: required!.x402Version === 2 ? required!.resource : undefined,
+        serviceDeposit: noteToWire(note),
+        nextNullifier: change.nullifier.toString(),
+        nextSecret: change.secret.toString(),
+        acceptNotPrivate: true,
+      };
+    });
+
+    it("answers a retry after a lost response with the identical xPayment, withdrawing once", async function () {
+      const pool = await world.poolBalance();
+      const first = await world.relayer.post(SETTLE_X402, body);
+      expect(first.status, JSON.stringify(first.body)).to.equal(200);
+      const retry = await world.relayer.post(SETTLE_X402, body);
+      expect(retry.status).to.equal(200);
+      expect(retry.body).to.deep.equal({ ...first.body, replayed: true, privacy: retry.body.privacy });
+      expect(first.body.replayed).to.equal(false);
+      expect(await world.poolBalance()).to.equal(pool - gross());
+
+      // The replayed payment still pays the seller.
+      const paid = await fetch(world.sellers.v2.resourceUrl, {
+        headers: { "PAYMENT-SIGNATURE": first.body.xPayment as string, "X-PAYMENT": first.body.xPayment as string },
+      });
+      expect(paid.status).to.equal(200);
+    });
+
+    it("refuses the leased note for a payment on other terms, as already spent", async function () {
+      const otherSeller = { ...(body.accepts as object), payTo: Wallet.createRandom().address };
+      const { status, body: answer } = await world.relayer.post(SETTLE_X402, { ...body, accepts: otherSeller });
+      expect(status).to.equal(409);
+      expect(answer).to.deep.include({ settled: false, code: "ALREADY_SPENT" });
+    });
+
+    it("settles 20 concurrent identical requests with exactly one withdrawal, all answering the same payment", async function () {
+      const { deposit } = await world.newAgent(world.chain.depositors.carol, 1_000_000n);
+      const change = deriveChangeSecrets(deposit.note);
+      const concurrent = {
+        ...body,
+        serviceDeposit: noteToWire(deposit.note),
+        nextNullifier: change.nullifier.toString(),
+        nextSecret: change.secret.toString(),
+      };
+      const pool = await world.poolBalance();
+      const answers = await Promise.all(Array.from({ length: 20 }, () => world.relayer.post(SETTLE_X402, concurrent)));
+
+      for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      expect(new Set(answers.map((answer) => answer.body.xPayment)).size).to.equal(1);
+      expect(new Set(answers.map((answer) => answer.body.fundingTxHash)).size).to.equal(1);
+      expect(answers.filter((answer) => answer.body.replayed === false)).to.have.length(1);
+      expect(await world.poolBalance()).to.equal(pool - gross());
+      const pool_ = world.chain.facilitator.privacyPool;
+      const withdrawals = await pool_.queryFilter(pool_.filters.Withdrawn());
+      const spends = withdrawals.filter((event) => event.args.spentNullifierHash === nullifierHashOf(deposit.note.nullifier));
+      expect(spends).to.have.length(1);
+    });
+  });
+
+  it("refuses below the privacy minimum without acceptNotPrivate, touching no note", async function () {
+    const { agent, vault, deposit } = await world.newAgent(world.chain.depositors.dave, 1_000_000n, { acceptNotPrivate: false });
+    const refused = await rejectionOf(agent.fetch(world.sellers.v2.resourceUrl));
+    expect(refused).to.have.property("code", "PRIVACY_NOT_ACKNOWLEDGED");
+    expect(refused.message).to.contain("NOT private");
+    expect(await world.unspentNotes(vault)).to.deep.equal([deposit.note]);
+    expect(await world.chain.facilitator.privacyPool.isNullifierSpent(nullifierHashOf(deposit.note.nullifier))).to.equal(false);
+  });
+
+  describe("the probe (spec 1, step 1)", function () {
+    it("refuses a seller that answers x402 402s but never reads a payment, before touching a note", async function () {
+      // A paywall that copies a reference seller's 402 and ignores every payment header.
+      const unpaid = await fetch(world.sellers.v1.resourceUrl);
+      const body402 = await unpaid.text();
+      const deaf = await listenLocal((_request: http.IncomingMessage, response: http.ServerResponse) => {
+        response.writeHead(402, { "content-type": "application/json" }).end(body402);
+      });
+      try {
+        const { agent, vault, deposit, events } = await world.newAgent(world.chain.depositors.erin, 1_000_000n);
+        const refused = await rejectionOf(agent.fetch(`${deaf.url}/weather`));
+        expect(refused).to.be.instanceOf(X402AgentError);
+        expect(refused).to.have.property("code", "SELLER_INCOMPATIBLE");
+        expect(events.map((event) => event.step)).to.deep.equal(["payment-required", "probe"]);
+        expect(await world.unspentNotes(vault)).to.deep.equal([deposit.note]);
+      } finally {
+        await deaf.close();
+      }
+    });
+
+    it("refuses a generic 402 paywall as not x402, paying nothing", async function () {
+      const { agent, vault, deposit } = await world.newAgent(world.chain.depositors.erin, 1_000_000n);
+      const refused = await rejectionOf(agent.fetch(world.plain402.url));
+      expect(refused).to.have.property("code", "NOT_X402");
+      expect(await world.unspentNotes(vault)).to.deep.equal([deposit.note]);
+    });
+  });
+
+  it("recovers from the seed alone the latest unspent change note after three payments", async function () {
+    const { agent, vault, seed } = await world.newAgent(world.chain.depositors.alice, 1_000_000n);
+    for (const seller of [world.sellers.v2, world.sellers.v1, world.sellers.v2]) {
+      expect((await agent.fetch(seller.resourceUrl)).status).to.equal(200);
+      await world.syncIndexer();
+    }
+    const recovered = await recoverNotes({ provider: world.provider, addressBook: world.chain.facilitator.addressBook, seed });
+    expect(recovered.unspent).to.deep.equal(await world.unspentNotes(vault));
+    expect(recovered.unspent[0]?.value).to.equal(1_000_000n - 3n * gross());
+    expect(recovered.chains[0]?.history.map((step) => step.kind)).to.deep.equal(["deposited", "withdrawn", "withdrawn", "withdrawn"]);
+  });
+
+  describe("the payer sweep", function () {
+    /** A settle-x402 of `amount` whose authorization expires in a second and is never shown to the seller. */
+    async function abandonedPayment(amount: bigint) {
+      const { deposit, seed } = await world.newAgent(world.chain.depositors.bob, amount + 1_000_000n);
+      const required = await readPaymentRequired(await fetch(world.sellers.v2.resourceUrl));
+      const accepted = selectExactRequirement(required!, { chainId: world.chainId, asset: world.asset })!;
+      const { status, body } = await world.relayer.post(SETTLE_X402, {
+        accepts: { ...accepted, amount: amount.toString(), maxTimeoutSeconds: 1 },
+        serviceDeposit: noteToWire(deposit.note),
+        acceptNotPrivate: true,
+      });
+      expect(status, JSON.stringify(body)).to.equal(200);
+      return { note: deposit.note, seed, payer: body.payer as string, validBefore: body.validBefore as number };
+    }
+
+    const sweep = () =>
+      sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET });
+
+    it("deposits what an expired payer holds as the agent's refund note, which recovery finds and the agent can spend", async function () {
+      const refund = 1_200_000n;
+      const { note, seed, payer } = await abandonedPayment(refund);
+      const small = await abandonedPayment(60_000n);
+      expect(await world.usdcBalance(payer)).to.equal(refund);
+      // The chain's clock decides expiry, and it may run behind the relayer's wall clock (a restored snapshot
+      // turns it back): move it past both authorizations.
+      const { time } = world.chain.connection.networkHelpers;
+      await time.increaseTo(Math.max(await time.latest(), small.validBefore) + 1);
+
+      const ofThese = (records: SweepRecord[]) => records.filter((record) => [payer, small.payer].includes(record.payer));
+      const records = ofThese(await sweep());
+      expect(records.map(({ payer, outcome, amount }) => ({ payer, outcome, amount }))).to.have.deep.members([
+        { payer, outcome: "deposited", amount: refund },
+        { payer: small.payer, outcome: "held", amount: 60_000n },
+      ]);
+      expect(await world.usdcBalance(payer)).to.equal(0n);
+      expect(await world.usdcBalance(small.payer)).to.equal(60_000n);
+      expect(ofThese(await sweep()), "a second sweep leaves them alone").to.deep.equal([]);
+
+      // The refund deposit's depositor is the single-use payer, and its commitment holds the refund secrets.
+      const pool = world.chain.facilitator.privacyPool;
+      const [deposited] = await pool.queryFilter(pool.filters.Deposited(payer));
+      const refundNote = createNote(refund, deposited!.args.label, deriveRefundSecrets(note));
+      expect(refundNote.commitment).to.equal(deposited!.args.commitment);
+      const recovered = await recoverNotes({ provider: world.provider, addressBook: world.chain.facilitator.addressBook, seed });
+      const refundChain = recovered.chains.find((chain) => chain.origin === "refund");
+      expect(refundChain?.latest).to.deep.equal(refundNote);
+      expect(recovered.unspent).to.deep.include(refundNote);
+
+      await world.syncIndexer();
+      const spent = await world.relayer.post("/api/withdraw", { ...noteToWire(refundNote), recipient: world.payTo.v2 });
+      expect(spent.status, JSON.stringify(spent.body)).to.equal(200);
+    });
+  });
+});

@@ -1,0 +1,7 @@
+// What the relayer and the SDK share. The test peers (reference-facilitator.ts, seller.ts, plain-402.ts) import
+// the reference x402 packages, dev dependencies, and are imported by path.
+export * from "./networks.js";
+export * from "./schemas.js";
+export * from "./payload.js";
+export * from "./payment-required.js";
+export * from "./probe.js";

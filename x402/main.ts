@@ -1,0 +1,51 @@
+import { JsonRpcProvider } from "ethers";
+import { ConfigError } from "../lib/env-config.js";
+import { resolveAddressBook } from "../scripts/deploy/address-book.js";
+import { loadSellerDemoConfig, SELLER_DEMO_ENV } from "./demo-config.js";
+import { caip2NetworkOf, v1NetworkOf } from "./networks.js";
+import { startPlain402 } from "./plain-402.js";
+import { startReferenceFacilitator } from "./reference-facilitator.js";
+import { startSeller } from "./seller.js";
+
+/**
+ * The demo's x402 peers on a chain with our contracts deployed: the reference facilitator, a v2 and (where the
+ * chain has a v1 name) a v1 reference seller of GET /weather for the deployment's USDC, and a plain 402.
+ */
+async function main(): Promise<void> {
+  const config = loadSellerDemoConfig(process.env);
+  const provider = new JsonRpcProvider(config.rpcUrl);
+  const chainId = Number((await provider.getNetwork()).chainId);
+  provider.destroy();
+  const { usdc } = await resolveAddressBook(chainId, config.addressBook, SELLER_DEMO_ENV.addressBook);
+
+  const facilitator = await startReferenceFacilitator({
+    rpcUrl: config.rpcUrl,
+    chainId,
+    privateKey: config.facilitatorPrivateKey as `0x${string}`,
+    port: config.basePort,
+  });
+  const sellerOptions = { facilitatorUrl: facilitator.url, payTo: config.payTo, asset: usdc, amountAtomic: config.priceAtomic };
+  const v2Seller = await startSeller({ ...sellerOptions, x402Version: 2, network: caip2NetworkOf(chainId), port: config.basePort + 1 });
+  const v1Network = v1NetworkOf(chainId);
+  const v1Seller =
+    v1Network === undefined
+      ? undefined
+      : await startSeller({ ...sellerOptions, x402Version: 1, network: v1Network, port: config.basePort + 2 });
+  const plain402 = await startPlain402(config.basePort + 3);
+
+  console.log(`reference facilitator ${facilitator.url} on eip155:${chainId}, settling from ${facilitator.address}`);
+  console.log(`v2 seller             ${v2Seller.resourceUrl}: ${config.priceAtomic} of USDC ${usdc} to ${config.payTo}`);
+  console.log(`v1 seller             ${v1Seller?.resourceUrl ?? `none: chain ${chainId} has no x402 v1 name`}`);
+  console.log(`plain 402             ${plain402.url}`);
+
+  await new Promise<void>((resolve) => {
+    for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
+  });
+  await Promise.all([v2Seller, v1Seller, plain402].map((server) => server?.close()));
+  await facilitator.close();
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exitCode = 1;
+});

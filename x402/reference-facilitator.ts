@@ -1,0 +1,99 @@
+import { x402Facilitator } from "@x402/core/facilitator";
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import { toFacilitatorEvmSigner, type FacilitatorEvmSigner } from "@x402/evm";
+import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
+import { ExactEvmSchemeV1 } from "@x402/evm/exact/v1/facilitator";
+import { EVM_NETWORK_CHAIN_ID_MAP, NETWORKS } from "@x402/evm/v1";
+import express, { type Request, type Response } from "express";
+import { createWalletClient, defineChain, http, publicActions, type Address, type Hex } from "viem";
+import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { listenLocal, type LocalServer } from "./local-server.js";
+import { caip2NetworkOf, v1NetworkOf } from "./networks.js";
+
+export interface ReferenceFacilitatorOptions {
+  /** JSON-RPC of the chain the payments settle on. */
+  rpcUrl: string;
+  chainId: number;
+  /** Key of the account that submits transferWithAuthorization and pays its gas. */
+  privateKey: Hex;
+  /** 0 (default) picks a free port. */
+  port?: number;
+}
+
+export interface ReferenceFacilitator extends LocalServer {
+  /** The account that submits the settlements. */
+  address: Address;
+}
+
+/** The facilitator signer over a viem wallet client, wired as the reference facilitator example wires it. */
+function viemFacilitatorSigner(account: PrivateKeyAccount, options: ReferenceFacilitatorOptions): FacilitatorEvmSigner {
+  // Any chain id: viem needs a chain definition to sign transactions, and x402 v2 reads the id from CAIP-2.
+  const chain = defineChain({
+    id: options.chainId,
+    name: caip2NetworkOf(options.chainId),
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [options.rpcUrl] } },
+  });
+  const client = createWalletClient({ account, chain, transport: http(options.rpcUrl) }).extend(publicActions);
+  // The reference signer interface types ABIs and typed data loosely; viem's generics cannot check them anyway.
+  type Loose<F extends (...args: never[]) => unknown> = Parameters<F>[0];
+  return toFacilitatorEvmSigner({
+    address: account.address,
+    getCode: (args) => client.getCode(args),
+    readContract: (args) => client.readContract({ ...args, args: args.args ?? [] } as Loose<typeof client.readContract>),
+    verifyTypedData: (args) => client.verifyTypedData(args as Loose<typeof client.verifyTypedData>),
+    writeContract: (args) => client.writeContract(args as Loose<typeof client.writeContract>),
+    sendTransaction: (args) => client.sendTransaction(args),
+    waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
+  });
+}
+
+/**
+ * The reference x402 facilitator (`x402Facilitator` of @x402/core with the `exact` EVM scheme of @x402/evm, v2
+ * and v1) behind the HTTP routes the reference facilitator example serves and the reference
+ * HTTPFacilitatorClient calls: POST /verify, POST /settle, GET /supported.
+ *
+ * v2 handles any `eip155:<chainId>`. v1 is registered for the package's own network slugs (NETWORKS), and its
+ * scheme resolves chain ids through the package's table, which has no local chain: a chain whose slug
+ * (networks.ts) is not there gets it added to that table (process-wide, idempotent) and the v1 scheme
+ * registered for it.
+ */
+export async function startReferenceFacilitator(options: ReferenceFacilitatorOptions): Promise<ReferenceFacilitator> {
+  const account = privateKeyToAccount(options.privateKey);
+  const signer = viemFacilitatorSigner(account, options);
+  const facilitator = registerExactEvmScheme(new x402Facilitator(), {
+    signer,
+    networks: caip2NetworkOf(options.chainId),
+  });
+  const v1Network = v1NetworkOf(options.chainId);
+  if (v1Network !== undefined && !NETWORKS.includes(v1Network)) {
+    (EVM_NETWORK_CHAIN_ID_MAP as Record<string, number>)[v1Network] = options.chainId;
+    facilitator.registerV1(v1Network as PaymentRequirements["network"], new ExactEvmSchemeV1(signer));
+  }
+
+  type Body = { paymentPayload?: PaymentPayload; paymentRequirements?: PaymentRequirements };
+  const route =
+    (run: (payload: PaymentPayload, requirements: PaymentRequirements) => Promise<unknown>) =>
+    async (request: Request<unknown, unknown, Body>, response: Response) => {
+      const { paymentPayload, paymentRequirements } = request.body ?? {};
+      if (!paymentPayload || !paymentRequirements) {
+        response.status(400).json({ error: "Missing paymentPayload or paymentRequirements" });
+        return;
+      }
+      try {
+        response.json(await run(paymentPayload, paymentRequirements));
+      } catch (error) {
+        response.status(500).json({ error: error instanceof Error ? error.message : String(error) });
+      }
+    };
+
+  const app = express();
+  app.use(express.json());
+  app.post("/verify", route((payload, requirements) => facilitator.verify(payload, requirements)));
+  app.post("/settle", route((payload, requirements) => facilitator.settle(payload, requirements)));
+  app.get("/supported", (_request, response) => {
+    response.json(facilitator.getSupported());
+  });
+  const server = await listenLocal(app, options.port);
+  return { ...server, address: account.address };
+}

@@ -1,0 +1,99 @@
+import { HTTPFacilitatorClient } from "@x402/core/server";
+import type { Network } from "@x402/core/types";
+import { ExactEvmScheme } from "@x402/evm/exact/server";
+import { paymentMiddleware, x402ResourceServer } from "@x402/express";
+import express, { type Request, type RequestHandler } from "express";
+import { listenLocal, type LocalServer } from "./local-server.js";
+import { v1PaymentMiddleware } from "./v1-seller.js";
+
+/** The paid route and what it serves once paid. */
+export const PAID_PATH = "/weather";
+export const WEATHER_REPORT = { report: { weather: "sunny", temperature: 70 } };
+
+export interface SellerOptions {
+  /** Base URL of the x402 facilitator that verifies and settles (POST /verify, POST /settle, GET /supported). */
+  facilitatorUrl: string;
+  x402Version: 1 | 2;
+  /** v2: CAIP-2 (eip155:31337); v1: the network's slug (hardhat, base-sepolia). */
+  network: string;
+  payTo: string;
+  /** The token's address (USDC). */
+  asset: string;
+  /** The price in atomic units of `asset`, e.g. "10000" for 0.01 USDC. */
+  amountAtomic: string;
+  /** The token's EIP-712 domain; USDC's on Base Sepolia by default. */
+  assetDomain?: { name: string; version: string };
+  /** How long a payment authorization must stay valid; default 60 seconds. */
+  maxTimeoutSeconds?: number;
+  /** 0 (default) picks a free port. */
+  port?: number;
+}
+
+export interface Seller extends LocalServer {
+  /** The paid resource's URL. */
+  resourceUrl: string;
+}
+
+const DESCRIPTION = "Weather report";
+const MIME_TYPE = "application/json";
+
+/** v2: the reference seller, `paymentMiddleware` of @x402/express over the `exact` EVM server scheme. */
+function v2Middleware(options: Required<SellerOptions>): RequestHandler {
+  const network = options.network as Network;
+  const server = new x402ResourceServer(new HTTPFacilitatorClient({ url: options.facilitatorUrl })).register(
+    network,
+    new ExactEvmScheme(),
+  );
+  const routes = {
+    [`GET ${PAID_PATH}`]: {
+      accepts: {
+        scheme: "exact",
+        network,
+        payTo: options.payTo,
+        // An explicit amount and asset: the reference knows no default asset on a local chain.
+        price: { amount: options.amountAtomic, asset: options.asset, extra: options.assetDomain },
+        maxTimeoutSeconds: options.maxTimeoutSeconds,
+      },
+      description: DESCRIPTION,
+      mimeType: MIME_TYPE,
+    },
+  };
+  return paymentMiddleware(routes, server);
+}
+
+/** v1: glue over reference parts (v1-seller.ts), with the entry the v1 reference middleware advertised. */
+function v1Middleware(options: Required<SellerOptions>): RequestHandler {
+  return v1PaymentMiddleware(new HTTPFacilitatorClient({ url: options.facilitatorUrl }), (request: Request) => ({
+    scheme: "exact",
+    network: options.network as Network,
+    maxAmountRequired: options.amountAtomic,
+    resource: `${request.protocol}://${request.headers.host}${request.path}`,
+    description: DESCRIPTION,
+    mimeType: MIME_TYPE,
+    outputSchema: {},
+    payTo: options.payTo,
+    maxTimeoutSeconds: options.maxTimeoutSeconds,
+    asset: options.asset,
+    extra: options.assetDomain,
+  }));
+}
+
+/**
+ * An x402 seller on 127.0.0.1 with one paid route, GET /weather, priced at `amountAtomic` of `asset` under the
+ * `exact` scheme. Payments are verified and settled by the facilitator at `facilitatorUrl`; a v2 seller asks it
+ * for its supported kinds at start, so start the facilitator first.
+ */
+export async function startSeller(options: SellerOptions): Promise<Seller> {
+  const resolved = {
+    ...options,
+    assetDomain: options.assetDomain ?? { name: "USDC", version: "2" },
+    maxTimeoutSeconds: options.maxTimeoutSeconds ?? 60,
+    port: options.port ?? 0,
+  };
+  const app = express();
+  app.get(PAID_PATH, resolved.x402Version === 2 ? v2Middleware(resolved) : v1Middleware(resolved), (_request, response) => {
+    response.json(WEATHER_REPORT);
+  });
+  const server = await listenLocal(app, resolved.port);
+  return { ...server, resourceUrl: `${server.url}${PAID_PATH}` };
+}

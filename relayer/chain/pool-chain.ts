@@ -1,4 +1,14 @@
-import { FetchRequest, isError, JsonRpcProvider, NonceManager, Transaction, type Provider, type TransactionReceipt, Wallet } from "ethers";
+import {
+  FetchRequest,
+  isError,
+  JsonRpcProvider,
+  Transaction,
+  type Provider,
+  type TransactionReceipt,
+  type TransactionRequest,
+  type TransactionResponse,
+  Wallet,
+} from "ethers";
 import { namePublicSignals, type SolidityWithdrawProof, type Withdrawal } from "../../sdk/index.js";
 import {
   Entrypoint__factory,
@@ -27,8 +37,14 @@ const REVERT_MEANINGS: Record<string, RelayerError> = {
   ContextMismatch: new RelayerError("INVALID_PROOF", "The proof is bound to other relay data than submitted."),
 };
 
-/** A relay's gas limit over its estimate: covers an insert that deepens the tree by one level. */
-const RELAY_GAS_MARGIN_PERCENT = 125n;
+/** A relay's gas limit over its estimate, for what varies besides the insert (storage slots warm or fresh). */
+const RELAY_GAS_MARGIN_PERCENT = 110n;
+/**
+ * Gas allowed per level of the state tree on top of the estimate. The change note's insert either hashes a level
+ * (a Poseidon call) or stores a fresh side node (22.1k), by the bits of its leaf index, so relays at one depth
+ * differ by up to a hash per level. Unused gas is not charged: a generous limit costs nothing but balance.
+ */
+const INSERT_LEVEL_GAS = 50_000n;
 
 /** Steps a caller of PoolChain.relay can hook into. */
 export interface RelayHooks {
@@ -44,7 +60,10 @@ export interface RelayHooks {
 export class PoolChain {
   readonly entrypoint: Entrypoint;
   readonly pool: IPrivacyPool;
-  readonly relayer: NonceManager;
+  /** The relaying party: it signs relays and pays their gas. */
+  readonly relayer: Wallet;
+  /** The tail of the relaying party's transactions, which leave one at a time (see inNonceOrder). */
+  private sending: Promise<unknown> = Promise.resolve();
   private domain?: Promise<{ name: string; version: string }>;
   private readonly relayGasByDepth = new Map<bigint, bigint>();
 
@@ -53,8 +72,7 @@ export class PoolChain {
     relayerKey: Wallet,
     readonly deployment: PoolDeployment,
   ) {
-    // One NonceManager per process: concurrent settles take consecutive nonces instead of racing for the same one.
-    this.relayer = new NonceManager(relayerKey.connect(provider));
+    this.relayer = relayerKey.connect(provider);
     this.entrypoint = Entrypoint__factory.connect(deployment.entrypoint, this.relayer);
     this.pool = IPrivacyPool__factory.connect(deployment.privacyPool, provider);
   }
@@ -89,14 +107,19 @@ export class PoolChain {
     const args = [withdrawal, proof, this.deployment.scope] as const;
     await this.call(() => this.entrypoint.relay.staticCall(...args));
     await hooks.beforeSend?.();
-    const signed = await this.call(() => this.signRelay(withdrawal, proof));
-    const { hash } = Transaction.from(signed);
-    await hooks.onSigned?.(hash!);
-    // From here on the transaction may be mined whatever happens to this process: failures are uncertain. A
-    // broadcast that timed out may have reached the node, so it is not "nothing was spent".
-    const tx = await this.call(() => this.provider.broadcastTransaction(signed)).catch((error: unknown) => {
-      this.relayer.reset();
-      throw uncertain(hash!, error);
+    const request = await this.call(async () => ({
+      ...(await this.entrypoint.relay.populateTransaction(...args)),
+      gasLimit: await this.relayGasLimit(withdrawal, proof),
+    }));
+    const tx = await this.inNonceOrder(async () => {
+      const signed = await this.call(() => this.signWithNextNonce(request));
+      const { hash } = Transaction.from(signed);
+      await hooks.onSigned?.(hash!);
+      // From here on the transaction may be mined whatever happens to this process: failures are uncertain. A
+      // broadcast that timed out may have reached the node, so it is not "nothing was spent".
+      return this.call(() => this.provider.broadcastTransaction(signed)).catch((error: unknown) => {
+        throw uncertain(hash!, error);
+      });
     });
     await hooks.onSent?.(tx.hash);
     const receipt = await this.call(() => tx.wait()).catch((error: unknown) => {
@@ -108,34 +131,43 @@ export class PoolChain {
     return receipt;
   }
 
-  /** Signs a relay transaction with the next nonce of the relaying party, taken atomically among concurrent relays. */
-  private async signRelay(withdrawal: Withdrawal, proof: SolidityWithdrawProof): Promise<string> {
-    const request = await this.entrypoint.relay.populateTransaction(withdrawal, proof, this.deployment.scope);
-    request.gasLimit = await this.relayGasLimit(withdrawal, proof);
-    const nonce = this.relayer.getNonce("pending");
-    this.relayer.increment();
-    try {
-      return await this.relayer.signTransaction(await this.relayer.populateTransaction({ ...request, nonce: await nonce }));
-    } catch (error) {
-      this.relayer.reset();
-      throw error;
-    }
+  /** Sends a transaction of the relaying party (one not a relay: the payer sweep's gas), in nonce order with relays. */
+  async sendFromRelayer(request: TransactionRequest): Promise<TransactionResponse> {
+    return this.inNonceOrder(() => this.call(async () => this.provider.broadcastTransaction(await this.signWithNextNonce(request))));
   }
 
   /**
-   * The gas limit of a relay: estimated once per state tree depth, plus a margin. A relay's gas is the verifier's
-   * fixed cost plus the change note's insert, which grows with the depth (bench:gas), so one estimate serves every
-   * later relay at that depth and the hot path skips an estimate (an EVM execution per binary-search step).
+   * Runs `send` once every transaction of the relaying party started before it has reached the node. Each takes
+   * its nonce from the node's pending count right there, so transactions leave in nonce order with no gap: a
+   * node that cannot queue a gap (Hardhat's automine) would refuse a later nonce that overtook an earlier one, a
+   * public node would hold it back until the gap fills. Another process relaying with the same key at the same
+   * moment can still take the same nonce: give each relayer instance a key of its own.
+   */
+  private inNonceOrder<T>(send: () => Promise<T>): Promise<T> {
+    const sent = this.sending.then(send, send);
+    this.sending = sent.catch(() => undefined);
+    return sent;
+  }
+
+  private async signWithNextNonce(request: TransactionRequest): Promise<string> {
+    const nonce = await this.provider.getTransactionCount(this.relayer.address, "pending");
+    return this.relayer.signTransaction(await this.relayer.populateTransaction({ ...request, nonce }));
+  }
+
+  /**
+   * The gas limit of a relay: the verifier's fixed cost plus the change note's insert, which depends on the state
+   * tree's depth and on its leaf index's bits. One estimate per depth, with room for an insert that hashes every
+   * level and deepens the tree by one, serves every later relay at that depth: the hot path skips an estimate
+   * (an EVM execution per binary-search step).
    */
   private async relayGasLimit(withdrawal: Withdrawal, proof: SolidityWithdrawProof): Promise<bigint> {
     const depth = namePublicSignals(proof.pubSignals).stateTreeDepth;
-    let limit = this.relayGasByDepth.get(depth);
-    if (limit === undefined) {
-      const estimate = await this.entrypoint.relay.estimateGas(withdrawal, proof, this.deployment.scope);
-      limit = (estimate * RELAY_GAS_MARGIN_PERCENT) / 100n;
-      this.relayGasByDepth.set(depth, limit);
+    let estimate = this.relayGasByDepth.get(depth);
+    if (estimate === undefined) {
+      estimate = await this.entrypoint.relay.estimateGas(withdrawal, proof, this.deployment.scope);
+      this.relayGasByDepth.set(depth, estimate);
     }
-    return limit;
+    return (estimate * RELAY_GAS_MARGIN_PERCENT) / 100n + (depth + 1n) * INSERT_LEVEL_GAS;
   }
 
   /**

@@ -88,5 +88,6 @@ async function fundGas(chain: PoolChain, payer: Wallet): Promise<void> {
   const budget = REFUND_GAS * (fees.maxFeePerGas ?? fees.gasPrice ?? parseUnits("1", "gwei"));
   const held = await chain.call(() => chain.provider.getBalance(payer.address));
   if (held >= budget) return;
-  await chain.call(async () => (await chain.relayer.sendTransaction({ to: payer.address, value: budget - held })).wait());
+  const funding = await chain.sendFromRelayer({ to: payer.address, value: budget - held });
+  await chain.call(() => funding.wait());
 }

@@ -200,12 +200,15 @@ export class LeasedWithdrawals {
     try {
       const { chain } = this.deps;
       if (lease.fundingTxHash !== null) {
-        if (await this.paidRecipient(lease, lease.fundingTxHash)) return this.settle(lease, lease.fundingTxHash);
-        if (await chain.knowsTransaction(lease.fundingTxHash)) {
-          const receipt = await chain.call(() => chain.provider.getTransactionReceipt(lease.fundingTxHash!));
-          // Pending: only time tells. Reverted: nothing of this lease moved.
-          return receipt === null ? undefined : this.fail(lease);
+        const txHash = lease.fundingTxHash;
+        // Mined: it paid the lease's recipient, or it reverted and nothing of this lease moved. The receipt is
+        // read before asking whether the node knows the transaction: the other way round, a transaction
+        // broadcast and mined between the two reads would pass for a known one without a receipt.
+        if ((await chain.call(() => chain.provider.getTransactionReceipt(txHash))) !== null) {
+          return (await this.paidRecipient(lease, txHash)) ? this.settle(lease, txHash) : this.fail(lease);
         }
+        // Pending: only time tells.
+        if (await chain.knowsTransaction(txHash)) return undefined;
       }
       if (await chain.isNullifierSpent(lease.nullifierHash)) {
         const spendTx = (await this.deps.indexer.nullifier(lease.nullifierHash)).spend?.txHash;

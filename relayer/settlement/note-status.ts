@@ -49,16 +49,15 @@ export function assertNoteConsistent(note: Note): void {
  */
 export async function spendableNote(note: Note, indexer: IndexerClient, chain: PoolChain): Promise<SpendableNote> {
   assertNoteConsistent(note);
-  try {
-    try {
-      return await lookUpNote(note, indexer);
-    } catch (error) {
-      if (!isMissingCommitment(error) || !(await indexerCaughtUpWith(chain, indexer))) throw error;
-    }
-    return await lookUpNote(note, indexer);
-  } catch (error) {
-    throw asRelayerError(error);
-  }
+  const lookUpAfterCatchUp = async (error: unknown) => {
+    if (isMissingCommitment(error) && (await indexerCaughtUpWith(chain, indexer))) return lookUpNote(note, indexer);
+    throw error;
+  };
+  return lookUpNote(note, indexer)
+    .catch(lookUpAfterCatchUp)
+    .catch((error: unknown) => {
+      throw asRelayerError(error);
+    });
 }
 
 async function lookUpNote(note: Note, indexer: IndexerClient): Promise<SpendableNote> {

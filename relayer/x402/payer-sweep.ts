@@ -67,10 +67,7 @@ async function sweepPayer(deps: PayerSweepDeps, lease: LeaseRecord, minimumDepos
   const entrypoint = Entrypoint__factory.connect(chain.deployment.entrypoint, payer);
   const approval = await chain.call(async () => usdc.approve(chain.deployment.entrypoint, balance));
   await chain.call(() => approval.wait());
-  // The next nonce is named outright: the provider may still answer the count it cached before the approval.
-  const receipt = await chain.call(async () =>
-    (await entrypoint.deposit(chain.deployment.usdc, balance, refundPrecommitment, { nonce: approval.nonce + 1 })).wait(),
-  );
+  const receipt = await chain.call(async () => (await entrypoint.deposit(chain.deployment.usdc, balance, refundPrecommitment)).wait());
   return record("deposited", balance, receipt!.hash);
 }
 

@@ -1,6 +1,5 @@
-import { mkdirSync } from "node:fs";
-import path from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
+import { openSqlite } from "../../lib/sqlite.js";
 import {
   DeploymentMismatchError,
   type AspDecision,
@@ -45,10 +44,7 @@ export class SqliteIndexerStore implements IndexerStore {
 
   /** Opens (creating when needed) the database at `file`; ":memory:" for a throwaway store. */
   constructor(file: string) {
-    if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
-    this.db = new DatabaseSync(file);
-    this.db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
-    this.db.exec(SCHEMA);
+    this.db = openSqlite(file, `PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;\n${SCHEMA}`);
   }
 
   async bindDeployment(deployment: string): Promise<void> {

@@ -1,6 +1,5 @@
-import { mkdirSync } from "node:fs";
-import path from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
+import { openSqlite } from "../../lib/sqlite.js";
 import type { AgentRecord, AgentSpend, AuthorizationRecord, LeaseRecord, LeaseState, RelayerStore, SweepRecord } from "./relayer-store.js";
 import { agentValues, reservedLeaseValues, sweepValues, toAgent, toLease, toSweep } from "./rows.js";
 
@@ -33,10 +32,7 @@ export class SqliteRelayerStore implements RelayerStore {
   private readonly db: DatabaseSync;
 
   constructor(file: string) {
-    if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
-    this.db = new DatabaseSync(file);
-    this.db.exec("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;");
-    this.db.exec(SCHEMA);
+    this.db = openSqlite(file, `PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;\n${SCHEMA}`);
   }
 
   async recordAuthorization(record: AuthorizationRecord): Promise<boolean> {

@@ -5,14 +5,16 @@ import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol";
+import {IEIP3009} from "./interfaces/IEIP3009.sol";
 import {IEntrypoint} from "./interfaces/IEntrypoint.sol";
 import {IPrivacyPool} from "./interfaces/IPrivacyPool.sol";
 import {ProofLib} from "./lib/ProofLib.sol";
 import {RootHistory} from "./lib/RootHistory.sol";
 
 /// @title Entrypoint
-/// @notice Registry of one privacy pool per asset, deposits, relayed withdrawals with a relay fee, and the ASP root
-///         history. DEFAULT_ADMIN_ROLE registers pools and manages roles; POSTMAN_ROLE publishes ASP roots.
+/// @notice Registry of one privacy pool per asset, deposits, relayed withdrawals with a relay fee, the ASP root
+///         history, refunds and access fees. DEFAULT_ADMIN_ROLE registers pools, sets the access-fee treasury and
+///         manages roles; POSTMAN_ROLE publishes and revokes ASP roots; REFUNDER_ROLE deposits refunds.
 contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuard {
     using SafeERC20 for IERC20;
     using RootHistory for RootHistory.Roots;
@@ -21,13 +23,23 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuard {
     /// @inheritdoc IEntrypoint
     bytes32 public constant POSTMAN_ROLE = keccak256("POSTMAN_ROLE");
     /// @inheritdoc IEntrypoint
+    bytes32 public constant REFUNDER_ROLE = keccak256("REFUNDER_ROLE");
+    /// @inheritdoc IEntrypoint
+    uint256 public constant MAX_TREE_DEPTH = 32;
+    /// @inheritdoc IEntrypoint
     uint256 public constant BPS_DENOMINATOR = 10_000;
     /// @inheritdoc IEntrypoint
     uint256 public constant ROOT_HISTORY_SIZE = RootHistory.SIZE;
+    /// @inheritdoc IEntrypoint
+    uint256 public constant ROOT_MIN_LIFETIME_BLOCKS = RootHistory.MIN_LIFETIME_BLOCKS;
 
+    /// @inheritdoc IEntrypoint
+    address public accessFeeTreasury;
     mapping(IERC20 asset => AssetConfig) private _assetConfigs;
     mapping(uint256 scope => IPrivacyPool) private _poolsByScope;
     RootHistory.Roots private _aspRoots;
+    uint256 private _latestAspRoot;
+    mapping(uint256 originNullifierHash => bool) private _refundedOrigins;
 
     /// @param owner Receives DEFAULT_ADMIN_ROLE.
     /// @param postman Receives POSTMAN_ROLE.
@@ -81,7 +93,12 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuard {
         if (withdrawal.processooor != address(this)) revert InvalidProcessooor();
         IPrivacyPool pool = _poolsByScope[scope];
         if (address(pool) == address(0)) revert UnknownScope();
-        if (!_aspRoots.contains(proof.aspRoot())) revert UnknownAspRoot();
+        uint256 aspRoot = proof.aspRoot();
+        if (!_aspRoots.contains(aspRoot)) {
+            if (_aspRoots.isRevoked(aspRoot)) revert AspRootRevoked();
+            revert UnknownAspRoot();
+        }
+        if (proof.aspTreeDepth() != _aspRoots.depthOf(aspRoot)) revert AspTreeDepthMismatch();
         IERC20 asset = pool.ASSET();
         RelayData memory relayData = abi.decode(withdrawal.data, (RelayData));
         if (relayData.relayFeeBPS > _assetConfigs[asset].maxRelayFeeBPS) revert RelayFeeAboveMaximum();
@@ -96,10 +113,71 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuard {
     }
 
     /// @inheritdoc IEntrypoint
-    function updateRoot(uint256 root, string calldata cid) external onlyRole(POSTMAN_ROLE) {
-        if (root == 0) revert ZeroAspRoot();
-        _aspRoots.record(root);
-        emit RootUpdated(root, cid, block.timestamp);
+    function updateRoot(uint256 root, uint256 depth, string calldata cid) external onlyRole(POSTMAN_ROLE) {
+        _publishRoot(root, depth, cid, false);
+    }
+
+    /// @inheritdoc IEntrypoint
+    function revokeAndUpdateRoot(uint256 root, uint256 depth, string calldata cid, uint256[] calldata keptRoots)
+        external
+        onlyRole(POSTMAN_ROLE)
+    {
+        _aspRoots.revokeAll();
+        for (uint256 i; i < keptRoots.length; ++i) {
+            if (!_aspRoots.keep(keptRoots[i])) revert KeptRootNotAccepted(keptRoots[i]);
+        }
+        emit AspRootsRevoked(keptRoots);
+        if (root != 0) return _publishRoot(root, depth, cid, true);
+        // The empty set: nothing new to accept.
+        _latestAspRoot = 0;
+        emit RootUpdated(0, 0, cid, block.timestamp, true);
+    }
+
+    /// @inheritdoc IEntrypoint
+    function depositRefund(
+        IERC20 asset,
+        uint256 value,
+        uint256 precommitment,
+        uint256 originNullifierHash,
+        RefundAuthorization calldata authorization
+    ) external onlyRole(REFUNDER_ROLE) nonReentrant returns (uint256 commitment) {
+        IPrivacyPool pool = _assetConfigs[asset].pool;
+        if (address(pool) == address(0)) revert AssetNotRegistered();
+        if (value == 0) revert ZeroRefund();
+        if (!pool.isNullifierSpent(originNullifierHash)) revert RefundOriginNotSpent();
+        if (_refundedOrigins[originNullifierHash]) revert OriginAlreadyRefunded();
+        _refundedOrigins[originNullifierHash] = true;
+
+        IEIP3009(address(asset)).receiveWithAuthorization(
+            authorization.from,
+            address(this),
+            value,
+            authorization.validAfter,
+            authorization.validBefore,
+            authorization.nonce,
+            authorization.signature
+        );
+        asset.safeTransfer(address(pool), value);
+        commitment = pool.deposit(authorization.from, value, precommitment);
+        emit RefundDeposited(authorization.from, commitment, originNullifierHash, value);
+    }
+
+    /// @inheritdoc IEntrypoint
+    function payAccessFee(IERC20 asset, uint256 nullifierHash, uint256 amount) external nonReentrant {
+        address treasury = accessFeeTreasury;
+        if (treasury == address(0)) revert AccessFeeTreasuryNotSet();
+        if (address(_assetConfigs[asset].pool) == address(0)) revert AssetNotRegistered();
+        if (amount == 0) revert ZeroAccessFee();
+
+        asset.safeTransferFrom(msg.sender, treasury, amount);
+        emit AccessFeePaid(msg.sender, nullifierHash, asset, amount, treasury);
+    }
+
+    /// @inheritdoc IEntrypoint
+    function setAccessFeeTreasury(address treasury) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        if (treasury == address(0)) revert ZeroAddress();
+        accessFeeTreasury = treasury;
+        emit AccessFeeTreasuryUpdated(treasury);
     }
 
     /*//////////////////////////////////////////////////////////////
@@ -118,11 +196,33 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuard {
 
     /// @inheritdoc IEntrypoint
     function latestRoot() external view returns (uint256) {
-        return _aspRoots.latest();
+        return _latestAspRoot;
     }
 
     /// @inheritdoc IEntrypoint
     function isKnownAspRoot(uint256 root) external view returns (bool) {
         return _aspRoots.contains(root);
+    }
+
+    /// @inheritdoc IEntrypoint
+    function isRevokedAspRoot(uint256 root) external view returns (bool) {
+        return _aspRoots.isRevoked(root);
+    }
+
+    /// @inheritdoc IEntrypoint
+    function aspTreeDepthAt(uint256 root) external view returns (uint256) {
+        return _aspRoots.depthOf(root);
+    }
+
+    /*//////////////////////////////////////////////////////////////
+                                INTERNAL
+    //////////////////////////////////////////////////////////////*/
+
+    function _publishRoot(uint256 root, uint256 depth, string calldata cid, bool revoking) private {
+        if (root == 0) revert ZeroAspRoot();
+        if (depth > MAX_TREE_DEPTH) revert AspTreeDepthAboveMaximum();
+        _aspRoots.record(root, depth);
+        _latestAspRoot = root;
+        emit RootUpdated(root, depth, cid, block.timestamp, revoking);
     }
 }

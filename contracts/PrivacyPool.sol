@@ -24,9 +24,9 @@ contract PrivacyPool is IPrivacyPool {
     using ProofLib for ProofLib.WithdrawProof;
 
     /// @inheritdoc IPrivacyPool
-    uint256 public constant MAX_TREE_DEPTH = 32;
-    /// @inheritdoc IPrivacyPool
     uint256 public constant ROOT_HISTORY_SIZE = RootHistory.SIZE;
+    /// @inheritdoc IPrivacyPool
+    uint256 public constant ROOT_MIN_LIFETIME_BLOCKS = RootHistory.MIN_LIFETIME_BLOCKS;
     uint256 private constant NOTE_VALUE_LIMIT = 1 << 128;
 
     /// @inheritdoc IPrivacyPool
@@ -86,10 +86,10 @@ contract PrivacyPool is IPrivacyPool {
         if (proof.context() != uint256(keccak256(abi.encode(withdrawal, SCOPE))) % SNARK_SCALAR_FIELD) {
             revert ContextMismatch();
         }
-        if (!_stateRoots.contains(proof.stateRoot())) revert UnknownStateRoot();
-        if (proof.stateTreeDepth() > MAX_TREE_DEPTH || proof.aspTreeDepth() > MAX_TREE_DEPTH) {
-            revert TreeDepthAboveMaximum();
-        }
+        uint256 stateRoot = proof.stateRoot();
+        if (!_stateRoots.contains(stateRoot)) revert UnknownStateRoot();
+        // One path per leaf: the circuit ties the path to the declared depth, the pool ties the depth to the root.
+        if (proof.stateTreeDepth() != _stateRoots.depthOf(stateRoot)) revert StateTreeDepthMismatch();
         uint256 nullifierHash = proof.nullifierHash();
         if (_spentNullifierHashes[nullifierHash]) revert NullifierAlreadySpent();
         if (!WITHDRAWAL_VERIFIER.verifyProof(proof.pA, proof.pB, proof.pC, proof.pubSignals)) revert InvalidProof();
@@ -137,6 +137,11 @@ contract PrivacyPool is IPrivacyPool {
     }
 
     /// @inheritdoc IPrivacyPool
+    function stateTreeDepthAt(uint256 root) external view returns (uint256) {
+        return _stateRoots.depthOf(root);
+    }
+
+    /// @inheritdoc IPrivacyPool
     function currentRoot() external view returns (uint256) {
         return _stateTree._root();
     }
@@ -158,7 +163,7 @@ contract PrivacyPool is IPrivacyPool {
     function _insert(uint256 leaf) private {
         uint256 leafIndex = _stateTree.size;
         uint256 root = _stateTree._insert(leaf);
-        _stateRoots.record(root);
+        _stateRoots.record(root, _stateTree.depth);
         emit LeafInserted(leafIndex, leaf, root);
     }
 }

@@ -39,6 +39,11 @@ export class IndexedTree {
     return this.tree.size === 0 ? 0n : this.tree.root;
   }
 
+  /** The depth the circuit and the entrypoint read with the root (0 for one leaf or none). */
+  get depth(): number {
+    return this.tree.depth;
+  }
+
   get leaves(): bigint[] {
     return this.tree.leaves;
   }

@@ -18,6 +18,17 @@ export interface PostgresOptions {
   schema?: string;
 }
 
+/**
+ * Limits per session: a statement running longer than `statementMs`, or waiting longer than `lockMs` for a row
+ * another session holds, is cancelled with an error instead of hanging its caller; a connection not had within
+ * `connectMs` fails.
+ */
+export interface PostgresTimeouts {
+  statementMs: number;
+  lockMs: number;
+  connectMs: number;
+}
+
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
 
 /**
@@ -25,8 +36,13 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
  * (`CREATE ... IF NOT EXISTS`); it runs under a transaction-scoped advisory lock named `lockName`, because two
  * processes starting at once would otherwise race on the catalog and one would fail with a duplicate key.
  */
-export async function openDatabase(options: PostgresOptions, lockName: string, ddl: string): Promise<pg.Pool> {
-  const pool = openPool(options);
+export async function openDatabase(
+  options: PostgresOptions,
+  lockName: string,
+  ddl: string,
+  timeouts?: PostgresTimeouts,
+): Promise<pg.Pool> {
+  const pool = openPool(options, timeouts);
   try {
     await inTransaction(pool, async (client) => {
       await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [lockName]);
@@ -39,13 +55,20 @@ export async function openDatabase(options: PostgresOptions, lockName: string, d
   }
 }
 
-function openPool({ connectionString, schema }: PostgresOptions): pg.Pool {
+function openPool({ connectionString, schema }: PostgresOptions, timeouts: PostgresTimeouts | undefined): pg.Pool {
   if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
     throw new Error(`schema name ${JSON.stringify(schema)} must be a lower-case SQL identifier`);
   }
   const pool = new pg.Pool({
     connectionString,
     ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+    ...(timeouts === undefined
+      ? {}
+      : {
+          statement_timeout: timeouts.statementMs,
+          lock_timeout: timeouts.lockMs,
+          connectionTimeoutMillis: timeouts.connectMs,
+        }),
   });
   // A connection that dies while idle is dropped by the pool and replaced on the next query, which reports
   // any lasting outage itself; without a listener the pool's 'error' event would end the process.

@@ -1,11 +1,9 @@
-import { TestUSDC__factory } from "../types/ethers-contracts/index.js";
+import { getAddress, type Log } from "ethers";
+import { ConfigError } from "../lib/env-config.js";
 import type { PoolChain } from "./chain/pool-chain.js";
 import { RelayerError } from "./errors.js";
 import { formatUsdc } from "./pricing.js";
 import type { RelayerStore } from "./store/relayer-store.js";
-
-// Only the ERC-20 Transfer event is read, which real USDC and the test token share.
-const erc20 = TestUSDC__factory.createInterface();
 
 export interface AccessFeeTerms {
   enforced: boolean;
@@ -13,7 +11,12 @@ export interface AccessFeeTerms {
   treasury: string;
 }
 
-/** Spec 3.3 and 5.3: the one-time access fee per deposit, verified on chain and recorded. */
+/**
+ * Spec 3.3 and 5.3: the one-time access fee per deposit, verified on chain and recorded. A fee counts only when
+ * paid through Entrypoint.payAccessFee naming the note's nullifier hash: its AccessFeePaid event binds payer, note
+ * and amount. USDC transfers to the treasury (a relay's take among them) never count, and a payment names one note
+ * only, so nobody can claim another's.
+ */
 export class AccessFeeGate {
   constructor(
     private readonly terms: AccessFeeTerms,
@@ -25,6 +28,21 @@ export class AccessFeeGate {
     return this.terms.enforced;
   }
 
+  /**
+   * Refuses a start with the gate on whose TREASURY_ADDRESS is not the entrypoint's access-fee treasury: every
+   * payment would go elsewhere and be refused.
+   */
+  async assertTreasuryMatches(): Promise<void> {
+    if (!this.terms.enforced) return;
+    const onChain = await this.chain.call(() => this.chain.entrypoint.accessFeeTreasury());
+    if (getAddress(onChain) !== getAddress(this.terms.treasury)) {
+      throw new ConfigError([
+        `ACCESS_FEE_ENFORCED is on but TREASURY_ADDRESS ${this.terms.treasury} is not the entrypoint's access-fee treasury ${onChain}; ` +
+          "the admin sets it with Entrypoint.setAccessFeeTreasury",
+      ]);
+    }
+  }
+
   /** The spec 2.6 `authorization` block of a 402 answer. */
   instructions() {
     return {
@@ -32,8 +50,10 @@ export class AccessFeeGate {
       treasury: this.terms.treasury,
       requiredFeeAtomic: this.terms.requiredFee.toString(),
       instructions:
-        `Transfer at least ${this.terms.requiredFee} atomic USDC (${formatUsdc(this.terms.requiredFee)} USDC) to ${this.terms.treasury} ` +
-        `on ${this.chain.network}, then POST /api/facilitator/authorize with {network, accessTokenTxHash, nullifierHash} and retry.`,
+        `Approve the entrypoint ${this.chain.deployment.entrypoint} for ${this.terms.requiredFee} atomic USDC ` +
+        `(${formatUsdc(this.terms.requiredFee)} USDC) and call Entrypoint.payAccessFee(${this.chain.deployment.usdc}, <the note's nullifierHash>, ` +
+        `${this.terms.requiredFee}) on ${this.chain.network}; it pays the treasury ${this.terms.treasury}. Then POST /api/facilitator/authorize ` +
+        `with {network, accessTokenTxHash: that transaction's hash, nullifierHash} and retry. A plain USDC transfer to the treasury is not accepted.`,
     };
   }
 
@@ -47,7 +67,7 @@ export class AccessFeeGate {
     );
   }
 
-  /** Verifies the access-fee transfer on chain and records it for `nullifierHash`. */
+  /** Verifies the transaction's AccessFeePaid events for `nullifierHash` and records the authorization. */
   async authorize(network: string, accessTokenTxHash: string, nullifierHash: bigint): Promise<void> {
     if (network !== this.chain.network) {
       throw new RelayerError("AUTHORIZATION_REJECTED", `This facilitator settles on ${this.chain.network}; the access fee must be paid there, not on ${network}.`);
@@ -56,15 +76,21 @@ export class AccessFeeGate {
     if (receipt === null || receipt.status !== 1) {
       throw new RelayerError("AUTHORIZATION_REJECTED", `No successful transaction ${accessTokenTxHash} on ${network}.`);
     }
-    const paid = receipt.logs
-      .filter((log) => log.address.toLowerCase() === this.chain.deployment.usdc.toLowerCase())
-      .map((log) => erc20.parseLog(log))
-      .filter((event) => event?.name === "Transfer" && String(event.args.to).toLowerCase() === this.terms.treasury.toLowerCase())
-      .reduce((sum, event) => sum + BigInt(event!.args.value), 0n);
+    const payments = this.accessFeePayments(receipt.logs);
+    const forThisNote = payments.filter((payment) => payment.nullifierHash === nullifierHash);
+    if (forThisNote.length === 0) {
+      throw new RelayerError(
+        "AUTHORIZATION_REJECTED",
+        payments.length === 0
+          ? `Transaction ${accessTokenTxHash} made no Entrypoint.payAccessFee payment to the treasury ${this.terms.treasury}; a USDC transfer is not an access fee. Pay through Entrypoint.payAccessFee naming your note's nullifierHash.`
+          : `Transaction ${accessTokenTxHash} pays the access fee of another note, not of nullifier hash ${nullifierHash}.`,
+      );
+    }
+    const paid = forThisNote.reduce((sum, payment) => sum + payment.amount, 0n);
     if (paid < this.terms.requiredFee) {
       throw new RelayerError(
         "AUTHORIZATION_REJECTED",
-        `Transaction ${accessTokenTxHash} pays ${paid} atomic USDC to the treasury ${this.terms.treasury}; the access fee is ${this.terms.requiredFee}.`,
+        `Transaction ${accessTokenTxHash} pays ${paid} atomic USDC for this note; the access fee is ${this.terms.requiredFee}.`,
       );
     }
     const recorded = await this.store.recordAuthorization({
@@ -77,6 +103,18 @@ export class AccessFeeGate {
     if (!recorded && !(await this.store.isAuthorized(nullifierHash))) {
       throw new RelayerError("AUTHORIZATION_REJECTED", `Transaction ${accessTokenTxHash} already paid the access fee of another deposit.`);
     }
+  }
+
+  /** The AccessFeePaid events of our entrypoint in `logs` that paid USDC to our treasury. */
+  private accessFeePayments(logs: readonly Log[]): { nullifierHash: bigint; amount: bigint }[] {
+    const { entrypoint, deployment } = this.chain;
+    const paidEvent = entrypoint.getEvent("AccessFeePaid").fragment;
+    const ours = (address: string, expected: string) => getAddress(address) === getAddress(expected);
+    return logs
+      .filter((log) => ours(log.address, deployment.entrypoint) && log.topics[0] === paidEvent.topicHash)
+      .map((log) => entrypoint.interface.decodeEventLog(paidEvent, log.data, log.topics))
+      .filter((event) => ours(event.asset as string, deployment.usdc) && ours(event.treasury as string, this.terms.treasury))
+      .map((event) => ({ nullifierHash: event.nullifierHash as bigint, amount: event.amount as bigint }));
   }
 
   /** After a settle, the change note keeps its deposit's authorization. */

@@ -3,7 +3,10 @@ import { loadEnvConfig } from "../lib/env-config.js";
 import { DatabaseUrlSchema } from "../lib/postgres.js";
 import { AddressSchema } from "../sdk/schema/primitives.js";
 import { FAULT_POINTS } from "./faults.js";
+import { parseUsdc } from "./pricing.js";
 import { DEFAULT_LEASE_TIMING } from "./settlement/leased-withdrawals.js";
+import { payerKeySecretWeakness, SECRET_RECIPE } from "./x402/payer-keys.js";
+import { DEFAULT_PAYMENT_WINDOW } from "./x402/seller-terms.js";
 
 /** The environment variable behind each config key (docs/relayer.md lists them). */
 export const RELAYER_ENV = {
@@ -21,6 +24,7 @@ export const RELAYER_ENV = {
   accessFeeEnforced: "ACCESS_FEE_ENFORCED",
   pricingMode: "PRICING_MODE",
   tier: "PRICING_TIER",
+  usdcPerEth: "RELAYER_USDC_PER_ETH",
   publicUrl: "RELAYER_PUBLIC_URL",
   logLevel: "LOG_LEVEL",
   proverWorkers: "RELAYER_PROVER_WORKERS",
@@ -32,6 +36,8 @@ export const RELAYER_ENV = {
   shutdownGraceMs: "RELAYER_SHUTDOWN_GRACE_MS",
   leaseWaitMs: "RELAYER_LEASE_WAIT_MS",
   leaseStaleMs: "RELAYER_LEASE_STALE_MS",
+  x402MinWindowSeconds: "RELAYER_X402_MIN_WINDOW_SECONDS",
+  x402MaxWindowSeconds: "RELAYER_X402_MAX_WINDOW_SECONDS",
   crashAt: "RELAYER_CRASH_AT",
   nodeEnv: "NODE_ENV",
 } as const;
@@ -66,7 +72,13 @@ export const RelayerConfigSchema = z
     /** Receives the per-settle take and the access fees. */
     treasury: AddressSchema,
     /** 32-byte secret the settle-x402 payer keys are derived from (relayer/x402/payer-keys.ts). Keep it like a key. */
-    payerKeySecret: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be a 0x-prefixed 32-byte secret"),
+    payerKeySecret: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{64}$/, `must be a 0x-prefixed 32-byte secret; ${SECRET_RECIPE}`)
+      .superRefine((secret, ctx) => {
+        const weakness = payerKeySecretWeakness(secret);
+        if (weakness !== undefined) ctx.addIssue({ code: "custom", message: `is weak: it ${weakness}. Every payer key follows from it; ${SECRET_RECIPE}` });
+      }),
     host: z.string().min(1).default("127.0.0.1"),
     port: port.default(8787),
     /** SQLite file of the store, used when no databaseUrl is set. */
@@ -78,6 +90,16 @@ export const RelayerConfigSchema = z
     /** Overrides the network's pricing mode (spec 8); a local chain defaults to free-for-testing. */
     pricingMode: z.enum(["free-for-testing", "paid"]).optional(),
     tier: z.enum(["standard", "compliance"]).default("standard"),
+    /**
+     * The ETH price in USDC that converts a relay's gas cost into the fee floor (relayer/pricing.ts). Set it near
+     * the market price: a low one lets paid relays cost the operator more than their take.
+     */
+    usdcPerEth: z
+      .string()
+      .regex(/^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$/, "must be a decimal USDC price of one ETH, such as 3000 or 2512.25")
+      .transform(parseUsdc)
+      .refine((price) => price > 0n, "must be above zero")
+      .default(3_000_000_000n),
     /** Base URL the `links` and `endpoints` of `supported` are given under. */
     publicUrl: z.url().optional(),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -99,6 +121,10 @@ export const RelayerConfigSchema = z
     leaseWaitMs: milliseconds.default(DEFAULT_LEASE_TIMING.waitForLeaseMs),
     /** When a lease with no transaction is taken as abandoned; must exceed the longest proving time with queueing. */
     leaseStaleMs: milliseconds.default(DEFAULT_LEASE_TIMING.staleLeaseMs),
+    /** settle-x402 refuses a seller whose maxTimeoutSeconds is shorter: proving and funding must fit (relayer/x402/seller-terms.ts). */
+    x402MinWindowSeconds: positiveInt.default(DEFAULT_PAYMENT_WINDOW.minimumSeconds),
+    /** settle-x402 refuses a seller whose maxTimeoutSeconds is longer: a refund waits for the window's end. */
+    x402MaxWindowSeconds: positiveInt.default(DEFAULT_PAYMENT_WINDOW.maximumSeconds),
     /** Test-only fault injection (relayer/faults.ts): steps at which the process kills itself. */
     crashAt: z
       .string()
@@ -108,6 +134,10 @@ export const RelayerConfigSchema = z
     nodeEnv: z.string().optional(),
   })
   .strict()
+  .refine((config) => config.x402MinWindowSeconds <= config.x402MaxWindowSeconds, {
+    path: ["x402MinWindowSeconds"],
+    message: "must not exceed RELAYER_X402_MAX_WINDOW_SECONDS",
+  })
   .refine((config) => config.crashAt.length === 0 || config.nodeEnv === "test", {
     path: ["crashAt"],
     message: "is fault injection for tests: it is refused unless NODE_ENV=test",

@@ -21,12 +21,19 @@ export const RELAYER_ERROR_STATUS = {
   /** The amount is under the tier's minimum settle. */
   BELOW_MINIMUM_SETTLE: 400,
   // ---- the rest ----
+  /**
+   * Paid mode: the take on the amount would not cover the relay's gas at the current depth and gas price (the fee
+   * floor, relayer/pricing.ts); the message names the floor and the smallest amount that passes.
+   */
+  BELOW_FEE_FLOOR: 400,
   /** The body or query does not match the endpoint's schema. */
   INVALID_REQUEST: 400,
   /** The anonymity set is below the privacy minimum and the caller did not pass acceptNotPrivate:true. */
   PRIVACY_NOT_ACKNOWLEDGED: 412,
   /** The access-fee transfer does not qualify (wrong network, recipient, amount, or already used). */
   AUTHORIZATION_REJECTED: 400,
+  /** The agent's key (X-Agent-Key, returned at registration) is missing or wrong for the agentId named. */
+  AGENT_UNAUTHORIZED: 401,
   /** An agent's limits, whitelist or categories forbid the payment. */
   AGENT_LIMIT_EXCEEDED: 403,
   /** No such route or record. */
@@ -42,8 +49,13 @@ export const RELAYER_ERROR_STATUS = {
   INDEXER_COLD: 503,
   /** The indexer cannot be reached or answered with an error. */
   INDEXER_UNAVAILABLE: 503,
-  /** The chain RPC cannot be reached or timed out; nothing was spent. */
+  /** The chain RPC cannot be reached, timed out or answered an error before anything was sent; nothing was spent. */
   CHAIN_UNAVAILABLE: 503,
+  /**
+   * The relayer's database cannot serve the request now (locked past its busy timeout, unreachable, a statement or
+   * lock timeout); before anything was sent, so nothing was spent. Retry-After says when to retry.
+   */
+  STORE_UNAVAILABLE: 503,
   /** The proof queue is full (RELAYER_PROVER_QUEUE proofs wait behind the one being proven); nothing was spent. Retry-After says when to retry. */
   PROVER_BUSY: 503,
   /**
@@ -53,6 +65,7 @@ export const RELAYER_ERROR_STATUS = {
   RATE_LIMITED: 429,
   /** The relayer is shutting down and takes no new requests; nothing was done. Retry against its successor. */
   SHUTTING_DOWN: 503,
+  /** A bug: nothing is reported spent. Faults of the chain, the indexer or the database have codes of their own. */
   INTERNAL: 500,
 } as const;
 

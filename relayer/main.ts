@@ -11,7 +11,11 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.logLevel });
   const relayer = await createRelayer(config, logger);
   const server = relayer.app.listen(config.port, config.host);
-  await once(server, "listening");
+  // A port that cannot be bound (EADDRINUSE) ends the start: close what the relayer opened, or it keeps the process alive.
+  await once(server, "listening").catch(async (error: unknown) => {
+    await relayer.close();
+    throw error;
+  });
   const { port } = server.address() as AddressInfo;
   logger.info({ host: config.host, port, network: relayer.chain.network }, "relayer listening");
   const signal = await firstShutdownSignal();

@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { AgentListResponseSchema, AgentRegisterRequestSchema, AgentViewSchema } from "./schemas/agent.js";
+import {
+  AgentListResponseSchema,
+  AgentPublicViewSchema,
+  AgentRegisterRequestSchema,
+  AgentRegisterResponseSchema,
+  AgentViewSchema,
+} from "./schemas/agent.js";
 import { AuthorizeRequestSchema, AuthorizeResponseSchema } from "./schemas/authorize.js";
 import { ErrorBodySchema } from "./schemas/error.js";
 import {
@@ -32,7 +38,8 @@ const LIMITS = {
 const ERRORS = {
   ...LIMITS,
   "202": errorResponse("SETTLEMENT_UNCERTAIN: the withdrawal was sent and is unconfirmed; the note may be spent. Retry the same request"),
-  "400": errorResponse("INVALID_REQUEST, INVALID_PAYMENT_AMOUNT, BELOW_MINIMUM_SETTLE, AUTHORIZATION_REJECTED"),
+  "400": errorResponse("INVALID_REQUEST, INVALID_PAYMENT_AMOUNT, BELOW_MINIMUM_SETTLE, BELOW_FEE_FLOOR, AUTHORIZATION_REJECTED"),
+  "401": errorResponse("AGENT_UNAUTHORIZED: an agentId named without its key in X-Agent-Key"),
   "402": errorResponse("NULLIFIER_NOT_AUTHORIZED, with the `authorization` block of spec 2.6"),
   "403": errorResponse("AGENT_LIMIT_EXCEEDED"),
   "404": errorResponse("DEPOSIT_NOT_FOUND, NOT_FOUND"),
@@ -44,9 +51,19 @@ const ERRORS = {
   "503": errorResponse("INDEXER_COLD, INDEXER_UNAVAILABLE, CHAIN_UNAVAILABLE, SHUTTING_DOWN"),
 };
 
-const post = (summary: string, request: Schema, response: Schema, status = "200") => ({
+/** The agent's key, returned by its registration (docs/relayer.md "Agent records"). */
+const AGENT_KEY_PARAMETER = {
+  name: "X-Agent-Key",
+  in: "header",
+  required: false,
+  description: "The agentKey of the agent named by agentId (required with agentId) or looked up by id (shows its owner and spend)",
+  schema: { type: "string", pattern: "^ak_[0-9a-f]{64}$" },
+};
+
+const post = (summary: string, request: Schema, response: Schema, status = "200", parameters: object[] = []) => ({
   post: {
     summary,
+    ...(parameters.length === 0 ? {} : { parameters }),
     requestBody: { required: true, ...json(request, "input") },
     responses: { [status]: { description: "success", ...json(response, "output") }, ...ERRORS },
   },
@@ -65,23 +82,31 @@ export function buildOpenApi(supportedSchema: Schema) {
         },
       },
       [ROUTES.verify]: post("Check that a note covers an invoice without spending it (spec 4.2)", VerifyRequestSchema, VerifyResponseSchema),
-      [ROUTES.settle]: post("Private settle of exactly maxAmountRequired to payTo (spec 4.3)", SettleRequestSchema, SettleResponseSchema),
+      [ROUTES.settle]: post("Private settle of exactly maxAmountRequired to payTo (spec 4.3)", SettleRequestSchema, SettleResponseSchema, "200", [
+        AGENT_KEY_PARAMETER,
+      ]),
       [ROUTES.settleX402]: post(
         "Pay an x402 seller through a fresh single-use payer funded by proof; returns the X-PAYMENT value (spec 4.4)",
         SettleX402RequestSchema,
         SettleX402ResponseSchema,
+        "200",
+        [AGENT_KEY_PARAMETER],
       ),
       [ROUTES.authorize]: post("Record the access-fee payment of a deposit (spec 4.5)", AuthorizeRequestSchema, AuthorizeResponseSchema),
       [ROUTES.withdraw]: post("Withdraw a note, fully or partially, to a recipient (spec 4.6)", WithdrawRequestSchema, WithdrawResponseSchema),
       [ROUTES.x402Pay]: post("One-call private payment to a provider (spec 4.7)", X402PayRequestSchema, X402PayResponseSchema),
       [ROUTES.agentRegister]: {
-        ...post("Register an agent (prototype, spec 4.8)", AgentRegisterRequestSchema, AgentViewSchema, "201"),
+        ...post("Register an agent (prototype, spec 4.8); the answer carries the agent's key, shown once", AgentRegisterRequestSchema, AgentRegisterResponseSchema, "201"),
         get: {
-          summary: "List agents, or look one up with ?id=agent_<id> (prototype, spec 4.8)",
-          parameters: [{ name: "id", in: "query", required: false, schema: { type: "string", pattern: "^agent_[0-9a-f]{16}$" } }],
+          summary: "List agents (public fields), or look one up with ?id=agent_<id>: in full with its X-Agent-Key (prototype, spec 4.8)",
+          parameters: [{ name: "id", in: "query", required: false, schema: { type: "string", pattern: "^agent_[0-9a-f]{16}$" } }, AGENT_KEY_PARAMETER],
           responses: {
-            "200": { description: "the list, or the one agent", ...json(z.union([AgentListResponseSchema, AgentViewSchema]), "output") },
+            "200": {
+              description: "the list, or the one agent (in full only with its key)",
+              ...json(z.union([AgentListResponseSchema, AgentViewSchema, AgentPublicViewSchema]), "output"),
+            },
             "400": errorResponse("INVALID_REQUEST: a malformed id or an unknown query parameter"),
+            "401": errorResponse("AGENT_UNAUTHORIZED: an X-Agent-Key that is not the agent's"),
             "404": errorResponse("NOT_FOUND"),
             ...LIMITS,
           },

@@ -1,5 +1,9 @@
 /** Pricing of spec section 8: per-settle take by tier, access fee and minimum settle by network class. */
 
+import { BPS_DENOMINATOR } from "../sdk/fees/relay-fee.js";
+
+export { BPS_DENOMINATOR, feeOf, grossForNet } from "../sdk/fees/relay-fee.js";
+
 export type PricingMode = "free-for-testing" | "paid";
 export type TierName = "standard" | "compliance" | "enterprise";
 
@@ -13,7 +17,6 @@ export interface NetworkPricing {
   note: string;
 }
 
-export const BPS_DENOMINATOR = 10_000n;
 
 interface PaidTier {
   takeBps: bigint;
@@ -70,23 +73,6 @@ export function takeBpsFor(tier: TierName, pricing: NetworkPricing): bigint {
   return TIERS[tier].takeBps;
 }
 
-/** fee = amount * bps / 10000, rounded down exactly as Entrypoint.relay does. */
-export function feeOf(amount: bigint, bps: bigint): bigint {
-  return (amount * bps) / BPS_DENOMINATOR;
-}
-
-/**
- * The smallest gross withdrawal whose net (gross - fee(gross)) covers `net` (DESIGN.md 5: the settle-x402
- * payer must hold exactly the seller's amount after the take).
- */
-export function grossForNet(net: bigint, bps: bigint): bigint {
-  if (bps === 0n) return net;
-  // ceil(net * D / (D - bps)) always covers net; rounding the fee down can let a slightly smaller gross do too.
-  let gross = (net * BPS_DENOMINATOR + (BPS_DENOMINATOR - bps) - 1n) / (BPS_DENOMINATOR - bps);
-  while (gross - 1n - feeOf(gross - 1n, bps) >= net) gross--;
-  return gross;
-}
-
 export function minimumSettleFor(tier: TierName, pricing: NetworkPricing): bigint {
   return tier === "enterprise" ? 0n : TIERS[tier].minimumSettle[pricing.networkClass];
 }
@@ -100,4 +86,39 @@ export function formatUsdc(atomic: bigint): string {
   const whole = atomic / 1_000_000n;
   const fraction = (atomic % 1_000_000n).toString().padStart(6, "0");
   return `${whole}.${fraction}`;
+}
+
+/**
+ * Gas of one `Entrypoint.relay` at a state tree of `depth`, an upper bound measured with the real contracts and
+ * real proofs (test/relayer/relay-gas.test.ts checks it against relays' gasUsed). Everything but the change note's
+ * insert is fixed: the Groth16 verifier, and the take and payment transfers, at their dearest when the treasury's
+ * and the recipient's USDC balances are still zero (a fresh payer always is; a swept treasury is again). The
+ * insert costs at most one Poseidon hash (about 32.2k gas) per level, when every bit of its leaf index is set.
+ * Measured worst cases, treasury at zero: 506.7k at depth 1 (the insert deepens the tree), 513.8k at 2, 610.5k
+ * at 5, 754.7k at 10. A tree of depth 0 or 1 deepens on the next insert, which costs what depth 1 does.
+ */
+export const RELAY_GAS = { base: 480_000n, perLevel: 32_500n } as const;
+
+export function relayGasAt(depth: bigint): bigint {
+  return RELAY_GAS.base + RELAY_GAS.perLevel * (depth > 1n ? depth : 1n);
+}
+
+const WEI_PER_ETH = 10n ** 18n;
+
+/** What `gas` at `gasPriceWei` costs in atomic USDC at `usdcPerEth` (atomic USDC per ETH), rounded up. */
+export function gasCostInUsdc(gas: bigint, gasPriceWei: bigint, usdcPerEth: bigint): bigint {
+  return (gas * gasPriceWei * usdcPerEth + WEI_PER_ETH - 1n) / WEI_PER_ETH;
+}
+
+/** The smallest gross whose take (rounded down as the relay does) reaches `fee`; undefined when no take is charged. */
+export function smallestGrossForFee(fee: bigint, bps: bigint): bigint | undefined {
+  if (fee === 0n) return 1n;
+  if (bps === 0n) return undefined;
+  return (fee * BPS_DENOMINATOR + bps - 1n) / bps;
+}
+
+/** Decimal USDC ("3000", "2512.5") as atomic USDC; at most six decimal places. */
+export function parseUsdc(decimal: string): bigint {
+  const [whole = "", fraction = ""] = decimal.split(".");
+  return BigInt(whole) * 1_000_000n + BigInt(fraction.padEnd(6, "0"));
 }

@@ -42,16 +42,40 @@ export async function createRelayer(
   logger: Logger,
   prover: Prover = new ProverService({ workers: config.proverWorkers, maxQueued: config.proverQueue, nativeProverPath: config.rapidsnarkPath }, logger),
 ): Promise<Relayer> {
-  const { chain, book } = await connectPoolChain(config);
+  // What is opened is closed again when a later step fails: prover threads or a database pool would keep the
+  // process alive after the start failed.
+  let chain: PoolChain | undefined;
+  let store: RelayerStore | undefined;
+  try {
+    const connected = await connectPoolChain(config);
+    chain = connected.chain;
+    const opened = await openRelayerStore(config);
+    store = opened.store;
+    return await wireRelayer(config, logger, prover, connected, opened);
+  } catch (error) {
+    chain?.provider.destroy();
+    await store?.close().catch(() => undefined);
+    await prover.close();
+    throw error;
+  }
+}
+
+async function wireRelayer(
+  config: RelayerConfig,
+  logger: Logger,
+  prover: Prover,
+  { chain, book }: Awaited<ReturnType<typeof connectPoolChain>>,
+  { store, backend: storageBackend }: Awaited<ReturnType<typeof openRelayerStore>>,
+): Promise<Relayer> {
   const indexer = new IndexerClient({ baseUrl: config.indexerUrl, token: config.indexerToken });
-  const { store, backend: storageBackend } = await openRelayerStore(config);
   const pricing = networkPricing(chain.network, config.pricingMode);
   const accessFee = new AccessFeeGate(
     { enforced: config.accessFeeEnforced, requiredFee: accessFeeFor(config.tier, pricing), treasury: config.treasury },
     store,
     chain,
   );
-  const agents = new AgentRegistry(store);
+  await accessFee.assertTreasuryMatches();
+  const agents = new AgentRegistry(store, config.payerKeySecret);
   const withdrawals = new LeasedWithdrawals({
     store,
     withdrawer: new PoolWithdrawer(indexer, prover, chain),
@@ -59,6 +83,7 @@ export async function createRelayer(
     indexer,
     faults: config.crashAt.length > 0 ? crashAt(config.crashAt) : NO_FAULTS,
     timing: { ...DEFAULT_LEASE_TIMING, waitForLeaseMs: config.leaseWaitMs, staleLeaseMs: config.leaseStaleMs },
+    logger,
   });
   const facilitator = new Facilitator({
     chain,
@@ -69,8 +94,10 @@ export async function createRelayer(
     pricing,
     tier: config.tier,
     treasury: config.treasury,
+    usdcPerEth: config.usdcPerEth,
   });
-  const x402 = new X402Settler({ facilitator, chain, accessFee, agents, payerKeySecret: config.payerKeySecret });
+  const paymentWindow = { minimumSeconds: config.x402MinWindowSeconds, maximumSeconds: config.x402MaxWindowSeconds };
+  const x402 = new X402Settler({ facilitator, chain, accessFee, agents, payerKeySecret: config.payerKeySecret, window: paymentWindow });
 
   const supported = async () =>
     buildSupported({
@@ -83,7 +110,9 @@ export async function createRelayer(
       minimumDeposit: MINIMUM_DEPOSIT,
       agentCount: (await store.listAgents()).length,
       indexer: await indexer.status().catch(() => null),
+      feeFloor: await facilitator.feeFloor().catch(() => null),
       baseUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,
+      settleX402: { takeBps: facilitator.takeBps, window: paymentWindow },
     });
   const openapi = buildOpenApi(SupportedResponseSchema);
   const rateLimiter = new RateLimiter({ globalPerSecond: config.rateLimitGlobalPerSecond, perNotePerMinute: config.rateLimitPerNotePerMinute });

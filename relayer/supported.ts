@@ -1,6 +1,8 @@
 import type { IndexerStatus } from "../indexer/api.js";
+import type { FeeFloor } from "./facilitator.js";
 import { ENTERPRISE_TIER, formatUsdc, KNOWN_NETWORKS, networkPricing, TIERS, type NetworkPricing } from "./pricing.js";
 import { isPrivate, MINIMUM_FOR_PRIVACY } from "./privacy.js";
+import { FACILITATOR_MARGIN_SECONDS, type PaymentWindow } from "./x402/seller-terms.js";
 
 /** Facts about this deployment that `supported` reports; everything else in it is computed live. */
 export interface SupportedContext {
@@ -14,7 +16,11 @@ export interface SupportedContext {
   agentCount: number;
   /** The indexer's status, or null when it cannot be reached. */
   indexer: IndexerStatus | null;
+  /** The fee floor now, or null when the chain cannot be read. */
+  feeFloor: FeeFloor | null;
   baseUrl: string;
+  /** What settle-x402 adds to a seller's price, and the seller windows it pays. */
+  settleX402: { takeBps: bigint; window: PaymentWindow };
 }
 
 export const ROUTES = {
@@ -55,6 +61,20 @@ const tierPrices = (values: (typeof TIERS)["standard"]) => {
     target: values.target,
   };
 };
+
+const feeFloorToWire = (floor: FeeFloor) => ({
+  enforced: floor.enforced,
+  stateTreeDepth: Number(floor.depth),
+  relayGas: floor.relayGas.toString(),
+  gasPriceWei: floor.gasPriceWei.toString(),
+  usdcPerEth: formatUsdc(floor.usdcPerEth),
+  floorAtomic: floor.floor.toString(),
+  floorUsdc: formatUsdc(floor.floor),
+  smallestWithdrawalAtomic: floor.smallestGross.toString(),
+  note: floor.enforced
+    ? "Each spend's take must reach the floor: the most gas of a relay at the current state tree depth x the gas price, in USDC. Withdraw at least smallestWithdrawalAtomic."
+    : "No take is charged on this network: the operator pays relays; the minimum settle still applies (smallestWithdrawalAtomic).",
+});
 
 /** GET /api/facilitator/supported: the capability surface of spec 4.1, computed from live state. */
 export function buildSupported(ctx: SupportedContext) {
@@ -134,8 +154,19 @@ export function buildSupported(ctx: SupportedContext) {
         enterprise: { ...ENTERPRISE_TIER, takeBps: Number(ENTERPRISE_TIER.takeBps) },
       },
       treasury: ctx.treasury,
+      feeFloor: ctx.feeFloor === null ? null : feeFloorToWire(ctx.feeFloor),
       note: "fee = paymentAmount x takeBps / 10000, paid to the treasury by the pool relay call. free-for-testing networks charge 0 bps.",
       docs: REPO_DOCS,
+    },
+    settleX402: {
+      takeBps: Number(ctx.settleX402.takeBps),
+      minimumMaxTimeoutSeconds: ctx.settleX402.window.minimumSeconds,
+      maximumMaxTimeoutSeconds: ctx.settleX402.window.maximumSeconds,
+      note:
+        `A settle-x402 payment takes price + price x takeBps / 10000 (rounded so the payer holds the price) out of the note. ` +
+        `It refuses, before anything is spent, a seller entry whose maxTimeoutSeconds is outside this range (proving and funding ` +
+        `must fit, plus the ${FACILITATOR_MARGIN_SECONDS} s the seller's facilitator wants left), whose extra.name/extra.version is not ` +
+        `the token's EIP-712 domain, or whose payTo is the zero address.`,
     },
     endpoints: {
       verify: `POST ${ROUTES.verify}`,

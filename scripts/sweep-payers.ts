@@ -1,5 +1,6 @@
-// Sweeps settle-x402 payers whose authorization expired unused: what a payer still holds goes back into the pool
-// as the agent's refund note (relayer/x402/payer-sweep.ts). Reads the relayer's configuration (docs/relayer.md).
+// Sweeps settle-x402 payers whose authorization expired unused: what a payer still holds, whatever the amount,
+// goes back into the pool as the agent's refund note through Entrypoint.depositRefund, sent by the relaying key,
+// which needs REFUNDER_ROLE (relayer/x402/payer-sweep.ts). Reads the relayer's configuration (docs/relayer.md).
 //
 //   npm run sweep:payers
 import { ConfigError } from "../lib/env-config.js";
@@ -20,7 +21,7 @@ async function main(): Promise<void> {
       log: (line) => console.log(`[sweep] ${line}`),
     });
     const count = (outcome: string) => records.filter((record) => record.outcome === outcome).length;
-    console.log(`[sweep] ${records.length} expired payer(s): ${count("deposited")} refunded, ${count("empty")} empty, ${count("held")} held below the minimum deposit`);
+    console.log(`[sweep] ${records.length} expired payer(s): ${count("deposited")} refunded, ${count("empty")} empty`);
   } finally {
     chain.provider.destroy();
     await store.close();

@@ -2,6 +2,7 @@
 // the reference x402 packages, dev dependencies, and are imported by path.
 export * from "./networks.js";
 export * from "./schemas.js";
+export * from "./eip712-domain.js";
 export * from "./payload.js";
 export * from "./payment-required.js";
 export * from "./probe.js";

@@ -1,4 +1,4 @@
-import { hexlify, randomBytes, type Signer, type TypedDataDomain } from "ethers";
+import { concat, hexlify, keccak256, randomBytes, recoverAddress, TypedDataEncoder, type Signer, type TypedDataDomain } from "ethers";
 import { chainIdOfNetwork } from "./networks.js";
 import type {
   ExactEvmPayload,
@@ -33,6 +33,15 @@ const VALID_AFTER_BACKDATE_SECONDS = 600n;
 export function validityWindow(requirement: ExactRequirement, nowSeconds: number): ValidityWindow {
   const now = BigInt(Math.floor(nowSeconds));
   return { validAfter: now - VALID_AFTER_BACKDATE_SECONDS, validBefore: now + BigInt(requirement.maxTimeoutSeconds) };
+}
+
+/**
+ * Who signed an authorization, recovered against the token's own domain separator (its DOMAIN_SEPARATOR()), the
+ * digest the token checks in transferWithAuthorization: a payment that recovers to its `from` here executes.
+ */
+export function authorizationSignerUnder(domainSeparator: string, { authorization, signature }: ExactEvmPayload): string {
+  const structHash = TypedDataEncoder.from(TRANSFER_WITH_AUTHORIZATION_TYPES).hash(authorization);
+  return recoverAddress(keccak256(concat(["0x1901", domainSeparator, structHash])), signature);
 }
 
 /** The x402 version a seller's entry belongs to: v2 names the amount `amount`, v1 `maxAmountRequired`. */

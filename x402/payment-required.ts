@@ -1,3 +1,4 @@
+import { domainNamedBy, missingDomainMessage } from "./eip712-domain.js";
 import { chainIdOfNetwork } from "./networks.js";
 import {
   ExactRequirementSchema,
@@ -37,20 +38,56 @@ export async function readPaymentRequired(response: Response): Promise<PaymentRe
   return parsePaymentRequired(response.headers, await response.text());
 }
 
+/** v2 sellers put the settlement's outcome, base64 JSON, in PAYMENT-RESPONSE; v1 sellers in X-PAYMENT-RESPONSE. */
+const PAYMENT_RESPONSE_HEADERS = ["PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE"] as const;
+
+/** A seller's payment response header (either version's), as sent; undefined when there is none. */
+export function paymentResponseHeaderOf(headers: Pick<Headers, "get">): string | undefined {
+  return PAYMENT_RESPONSE_HEADERS.map((name) => headers.get(name)).find((value) => value !== null) ?? undefined;
+}
+
+/** Why the seller's facilitator did not settle: the `errorReason` of its payment response, when it gives one. */
+export function settlementErrorOf(headers: Pick<Headers, "get">): string | undefined {
+  const header = paymentResponseHeaderOf(headers);
+  const decoded = header === undefined ? undefined : parseJson(Buffer.from(header, "base64").toString("utf8"));
+  const reason = (decoded as { errorReason?: unknown } | undefined)?.errorReason;
+  return typeof reason === "string" ? reason : undefined;
+}
+
+/** The agent's asset on its chain: the only entries it can pay. */
+export interface WantedAsset {
+  chainId: number;
+  asset: string;
+}
+
+/** The seller's `exact` entries for the wanted asset and chain, read loosely: well formed or not. */
+function offersOf(required: PaymentRequired, wanted: WantedAsset): Record<string, unknown>[] {
+  return required.accepts.filter(
+    (entry) =>
+      entry.scheme === "exact" &&
+      chainIdOfNetwork(entry.network) === wanted.chainId &&
+      typeof entry.asset === "string" &&
+      entry.asset.toLowerCase() === wanted.asset.toLowerCase(),
+  );
+}
+
 /** The seller's `exact` entry for `asset` on chain `chainId` (the agent's USDC), if it offers a well-formed one. */
-export function selectExactRequirement(
-  required: PaymentRequired,
-  wanted: { chainId: number; asset: string },
-): ExactRequirement | undefined {
-  for (const entry of required.accepts) {
+export function selectExactRequirement(required: PaymentRequired, wanted: WantedAsset): ExactRequirement | undefined {
+  for (const entry of offersOf(required, wanted)) {
     const parsed = ExactRequirementSchema.safeParse(entry);
-    if (
-      parsed.success &&
-      chainIdOfNetwork(parsed.data.network) === wanted.chainId &&
-      parsed.data.asset.toLowerCase() === wanted.asset.toLowerCase()
-    ) {
-      return parsed.data;
-    }
+    if (parsed.success) return parsed.data;
   }
   return undefined;
+}
+
+/**
+ * Why selectExactRequirement found nothing: an entry for the wanted asset that names no EIP-712 domain is refused
+ * by the shared rule (eip712-domain.ts), a malformed one names its first problem, else none is offered.
+ */
+export function whyNoExactRequirement(required: PaymentRequired, wanted: WantedAsset): string {
+  const [offer] = offersOf(required, wanted);
+  if (offer === undefined) return `The seller offers no exact payment in ${wanted.asset} on chain ${wanted.chainId}.`;
+  if (domainNamedBy(offer) === undefined) return missingDomainMessage({ asset: wanted.asset });
+  const issue = ExactRequirementSchema.safeParse(offer).error?.issues[0];
+  return `The seller's exact entry for ${wanted.asset} is malformed${issue === undefined ? "" : ` (${issue.path.join(".")}: ${issue.message})`}.`;
 }

@@ -1,5 +1,6 @@
 import { isAddress } from "ethers";
 import { z } from "zod";
+import { Eip712DomainExtraSchema } from "./eip712-domain.js";
 import { chainIdOfNetwork } from "./networks.js";
 
 // A v2 payment must echo the seller's `accepts` entry unchanged (the reference seller deep-compares it), so
@@ -18,9 +19,6 @@ const AtomicAmountStringSchema = z
 const EvmNetworkSchema = z.string().refine((network) => chainIdOfNetwork(network) !== undefined, {
   message: "must be a CAIP-2 EVM network id such as eip155:84532 or an x402 v1 network name such as base-sepolia",
 });
-
-/** The token's EIP-712 domain, which the payer signs under (USDC: name "USDC" on Base Sepolia, version "2"). */
-const Eip712DomainExtraSchema = z.looseObject({ name: z.string().min(1), version: z.string().min(1) });
 
 const exactEvmRequirementFields = {
   scheme: z.literal("exact"),

@@ -1,5 +1,6 @@
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { Network } from "@x402/core/types";
+import type { PaymentRequirementsV1 } from "@x402/core/types/v1";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { paymentMiddleware, x402ResourceServer } from "@x402/express";
 import express, { type Request, type RequestHandler } from "express";
@@ -21,8 +22,11 @@ export interface SellerOptions {
   asset: string;
   /** The price in atomic units of `asset`, e.g. "10000" for 0.01 USDC. */
   amountAtomic: string;
-  /** The token's EIP-712 domain; USDC's on Base Sepolia by default. */
-  assetDomain?: { name: string; version: string };
+  /**
+   * The token's EIP-712 domain; USDC's on Base Sepolia by default. null: the entry names none (v2: `extra: {}`, what
+   * @x402/express emits for a price without one; v1: no `extra`, as x402-express 1.x for an asset without eip712).
+   */
+  assetDomain?: { name: string; version: string } | null;
   /** How long a payment authorization must stay valid; default 60 seconds. */
   maxTimeoutSeconds?: number;
   /** 0 (default) picks a free port. */
@@ -51,7 +55,7 @@ function v2Middleware(options: Required<SellerOptions>): RequestHandler {
         network,
         payTo: options.payTo,
         // An explicit amount and asset: the reference knows no default asset on a local chain.
-        price: { amount: options.amountAtomic, asset: options.asset, extra: options.assetDomain },
+        price: { amount: options.amountAtomic, asset: options.asset, extra: options.assetDomain ?? undefined },
         maxTimeoutSeconds: options.maxTimeoutSeconds,
       },
       description: DESCRIPTION,
@@ -74,8 +78,9 @@ function v1Middleware(options: Required<SellerOptions>): RequestHandler {
     payTo: options.payTo,
     maxTimeoutSeconds: options.maxTimeoutSeconds,
     asset: options.asset,
-    extra: options.assetDomain,
-  }));
+    // The reference v1 type requires `extra`; x402-express 1.x left it out for an asset without a domain.
+    ...(options.assetDomain !== null && { extra: options.assetDomain }),
+  }) as PaymentRequirementsV1);
 }
 
 /**
@@ -86,7 +91,7 @@ function v1Middleware(options: Required<SellerOptions>): RequestHandler {
 export async function startSeller(options: SellerOptions): Promise<Seller> {
   const resolved = {
     ...options,
-    assetDomain: options.assetDomain ?? { name: "USDC", version: "2" },
+    assetDomain: options.assetDomain === undefined ? { name: "USDC", version: "2" } : options.assetDomain,
     maxTimeoutSeconds: options.maxTimeoutSeconds ?? 60,
     port: options.port ?? 0,
   };

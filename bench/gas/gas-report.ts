@@ -2,11 +2,14 @@
 //
 // Gas of the facilitator's contract operations on the embedded chain, with real Groth16 proofs: deposit and
 // relayed withdrawal with 1, 1k and 100k leaves already in the state tree (filled as simulated-state-tree.ts
-// explains), an ASP root update and the verifier alone. Prints a table, compares the relayed withdrawal with the
-// Privacy Pools relayer's own estimate, and writes bench/results/gas.json.
+// explains), an ASP root update (plain and revoking), a refund deposit, an access-fee payment and the verifier
+// alone. Prints a table, compares the relayed withdrawal with the Privacy Pools relayer's own estimate, and writes
+// bench/results/gas.json.
 import type { ContractTransactionResponse } from "ethers";
 import { network } from "hardhat";
-import { createLeanIMT, createNote, labelOf, precommitmentOf, releaseProverThreads } from "../../sdk/index.js";
+import { hexlify, randomBytes } from "ethers";
+import { createLeanIMT, createNote, labelOf, nullifierHashOf, precommitmentOf, releaseProverThreads } from "../../sdk/index.js";
+import { buildAuthorization, signAuthorization } from "../../test/contracts/helpers/authorizations.js";
 import { deployedFacilitator } from "../../test/contracts/helpers/fixtures.js";
 import { fundDepositor, secretsFor } from "../../test/contracts/helpers/notes.js";
 import { proveRelayedWithdrawal } from "../../test/contracts/helpers/withdrawals.js";
@@ -25,6 +28,9 @@ interface Measurement {
   deposit: number;
   relay: number;
   aspRootUpdate: number;
+  revokingAspRootUpdate: number;
+  refundDeposit: number;
+  accessFee: number;
   verifier: number;
 }
 
@@ -56,12 +62,14 @@ async function measure(treeSize: number): Promise<Measurement> {
     throw new Error(`the simulated tree of ${treeSize} leaves diverged from the TypeScript LeanIMT`);
   }
 
-  // Fill the ASP root history first, so the measured update overwrites a used slot as it does in steady state.
+  // Earlier roots first, so the counters the measured update writes are non-zero as in steady state; the revoking
+  // update keeps one of them.
   for (let root = 1n; root <= (await entrypoint.ROOT_HISTORY_SIZE()); root++) {
-    await entrypoint.updateRoot(root, "bench-earlier-root");
+    await entrypoint.updateRoot(root, 0n, "bench-earlier-root");
   }
+  const revokingAspRootUpdate = await gasOf(entrypoint.revokeAndUpdateRoot(12_345n, 0n, "bench-revoking-root", [1n]));
   const aspTree = createLeanIMT([note.label]);
-  const aspRootUpdate = await gasOf(entrypoint.updateRoot(aspTree.root, "bench-asp-root"));
+  const aspRootUpdate = await gasOf(entrypoint.updateRoot(aspTree.root, aspTree.depth, "bench-asp-root"));
 
   const { withdrawal, proof } = await proveRelayedWithdrawal({
     note,
@@ -78,8 +86,27 @@ async function measure(treeSize: number): Promise<Measurement> {
   });
   const verifierGas = Number(await verifier.verifyProof.estimateGas(proof.pA, proof.pB, proof.pC, proof.pubSignals));
   const relay = await gasOf(entrypoint.connect(accounts.stranger).relay(withdrawal, proof, scope));
+
+  // The recipient plays the single-use payer whose balance comes back as a refund of the note just spent.
+  await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), accounts.admin);
+  const payer = accounts.recipient;
+  const refundValue = await usdc.balanceOf(payer);
+  const now = (await connection.ethers.provider.getBlock("latest"))!.timestamp;
+  const authorization = buildAuthorization(now, {
+    from: payer.address, to: await entrypoint.getAddress(), value: refundValue, nonce: hexlify(randomBytes(32)),
+  });
+  const signature = await signAuthorization(payer, usdc, "ReceiveWithAuthorization", authorization);
+  const refundDeposit = await gasOf(
+    entrypoint.depositRefund(usdc, refundValue, precommitmentOf(secretsFor(BigInt(treeSize) + 1n)), nullifierHashOf(note.nullifier), {
+      ...authorization, signature,
+    }),
+  );
+
+  await entrypoint.setAccessFeeTreasury(accounts.feeRecipient);
+  await fundDepositor(facilitator, accounts.depositor, 5_000n);
+  const accessFee = await gasOf(entrypoint.connect(accounts.depositor).payAccessFee(usdc, 42n, 5_000n));
   await connection.close();
-  return { treeSize, deposit, relay, aspRootUpdate, verifier: verifierGas };
+  return { treeSize, deposit, relay, aspRootUpdate, revokingAspRootUpdate, refundDeposit, accessFee, verifier: verifierGas };
 }
 
 const fmt = (n: number) => n.toLocaleString("en-US");
@@ -103,7 +130,10 @@ const largest = measurements[measurements.length - 1]!;
 const rows: [string, number][] = [
   ...measurements.map((m): [string, number] => [`deposit, ${leaves(m.treeSize)} in the tree`, m.deposit]),
   ...measurements.map((m): [string, number] => [`relayed withdrawal, ${leaves(m.treeSize)} in the tree`, m.relay]),
-  ["ASP root update (history full)", largest.aspRootUpdate],
+  ["ASP root update", largest.aspRootUpdate],
+  ["ASP root update, revoking and keeping one root", largest.revokingAspRootUpdate],
+  ["refund deposit (EIP-3009 pull, 100k leaves)", largest.refundDeposit],
+  ["access-fee payment", largest.accessFee],
   ["verifier alone (eth_estimateGas, incl. 21k base)", largest.verifier],
 ];
 printTable(["operation", "      gas"], rows.map(([name, gas]) => [name, fmt(gas).padStart(9)]));
@@ -121,6 +151,9 @@ await writeResults("gas", {
   relayByTreeSize: bySize((m) => m.relay),
   depositByTreeSize: bySize((m) => m.deposit),
   aspRootUpdate: largest.aspRootUpdate,
+  revokingAspRootUpdate: largest.revokingAspRootUpdate,
+  refundDeposit: largest.refundDeposit,
+  accessFee: largest.accessFee,
   verifier: largest.verifier,
   privacyPoolsRelayEstimate: PRIVACY_POOLS_RELAY_ESTIMATE,
 });

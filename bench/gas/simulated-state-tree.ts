@@ -4,9 +4,11 @@ import { createLeanIMT } from "../../sdk/index.js";
 import type { PrivacyPool } from "../../types/ethers-contracts/index.js";
 
 // PrivacyPool's storage layout, in declaration order (it inherits no state): nonce, then the LeanIMT
-// {size, depth, sideNodes, leaves}, then the root history {ring[64], count}. fillStateTree checks what it wrote
-// through the pool's own views, so a change of layout fails here instead of measuring a broken tree.
-const SLOT = { nonce: 0n, treeSize: 1n, treeDepth: 2n, sideNodes: 3n, rootRing: 5n, rootCount: 69n };
+// {size, depth, sideNodes, leaves}, then the root history {entries, (count, epoch)}. An entry packs
+// {ordinal, recordedAtBlock, epoch, depth} (64, 64, 64 and 8 bits, low to high); count and epoch share a slot.
+// fillStateTree checks what it wrote through the pool's own views, so a change of layout fails here instead of
+// measuring a broken tree.
+const SLOT = { nonce: 0n, treeSize: 1n, treeDepth: 2n, sideNodes: 3n, rootEntries: 5n, rootCount: 6n };
 
 const mappingSlot = (key: bigint, slot: bigint) =>
   keccak256(AbiCoder.defaultAbiCoder().encode(["uint256", "uint256"], [key, slot]));
@@ -15,8 +17,9 @@ const mappingSlot = (key: bigint, slot: bigint) =>
  * Puts the pool's state tree in the state `leaves.length` deposits of `leaves` would leave, without sending
  * them (100k Poseidon inserts through the EVM take hours). An insert's gas depends only on the tree's size (which
  * levels hash, which store) and on which slots are already non-zero, so this writes exactly the storage an insert
- * reads or overwrites: size, depth, the side nodes (the last left node of each level, and the root), the last
- * ROOT_HISTORY_SIZE roots, and the deposit nonce. The leaf -> index map is left out: an insert only reads the
+ * reads or overwrites: size, depth, the side nodes (the last left node of each level, and the root), the history
+ * entries of the last ROOT_HISTORY_SIZE roots (recorded at the current block), the root count and the deposit
+ * nonce. The leaf -> index map is left out: an insert only reads the
  * entry of its own, new leaf. Side nodes and roots are those of the real tree, so the next insert's root is the
  * true root of leaves + 1, which the caller can check against the returned tree.
  *
@@ -30,9 +33,11 @@ export async function fillStateTree(connection: NetworkConnection, pool: Privacy
 
   const bulk = Math.max(0, leaves.length - historySize);
   const tree = createLeanIMT(leaves.slice(0, bulk));
+  const block = BigInt(await connection.ethers.provider.getBlockNumber());
   for (const [i, leaf] of leaves.slice(bulk).entries()) {
     tree.insert(leaf);
-    await write(SLOT.rootRing + BigInt((bulk + i) % historySize), tree.root);
+    const ordinal = BigInt(bulk + i + 1);
+    await write(mappingSlot(tree.root, SLOT.rootEntries), ordinal | (block << 64n) | (BigInt(tree.depth) << 192n));
   }
   await write(SLOT.rootCount, BigInt(leaves.length));
 
@@ -52,6 +57,7 @@ export async function fillStateTree(connection: NetworkConnection, pool: Privacy
     (await pool.currentTreeDepth()) === BigInt(tree.depth) &&
     (await pool.currentRoot()) === tree.root &&
     (await pool.isKnownStateRoot(tree.root)) &&
+    (await pool.stateTreeDepthAt(tree.root)) === BigInt(tree.depth) &&
     (await pool.nonce()) === BigInt(tree.size);
   if (!matches) throw new Error("PrivacyPool's storage layout changed: update SLOT in simulated-state-tree.ts");
   return tree;

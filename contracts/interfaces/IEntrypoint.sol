@@ -7,7 +7,12 @@ import {IPrivacyPool} from "./IPrivacyPool.sol";
 
 /// @title IEntrypoint
 /// @notice The single entry to the privacy pools: a registry of one pool per asset, deposits, relayed withdrawals
-///         that pay a recipient and a relay fee, and the history of ASP roots (DESIGN.md section 4).
+///         that pay a recipient and a relay fee, the history of ASP roots with its revocations, refunds of the
+///         relaying party, and access-fee payments bound to a note.
+/// @dev Revocation: the ASP root history has epochs. `revokeAndUpdateRoot` closes the current epoch, so every
+///      ASP root published before it is refused by `relay` from that transaction on (for every caller, with or
+///      without our relayer), except the roots the postman names as kept: those whose trees hold no label that
+///      left the set. A root published with `updateRoot` revokes nothing and leaves the earlier roots accepted.
 interface IEntrypoint {
     /*//////////////////////////////////////////////////////////////
                                 STRUCTS
@@ -33,6 +38,20 @@ interface IEntrypoint {
         uint256 maxRelayFeeBPS;
     }
 
+    /// @notice The payer's EIP-3009 ReceiveWithAuthorization of a refund, signed for this entrypoint as payee.
+    /// @param from The payer whose balance is refunded; the refund note's depositor.
+    /// @param validAfter The authorization is valid after this time.
+    /// @param validBefore The authorization is valid before this time.
+    /// @param nonce The authorization's unique nonce.
+    /// @param signature The payer's 65-byte signature.
+    struct RefundAuthorization {
+        address from;
+        uint256 validAfter;
+        uint256 validBefore;
+        bytes32 nonce;
+        bytes signature;
+    }
+
     /*//////////////////////////////////////////////////////////////
                                  EVENTS
     //////////////////////////////////////////////////////////////*/
@@ -53,9 +72,41 @@ interface IEntrypoint {
 
     /// @notice The postman published a new ASP root.
     /// @param root The root of the tree of approved labels.
+    /// @param depth The depth of that tree; a proof against the root must declare it.
     /// @param cid Where the tree's contents are published (an IPFS CID or a URL).
     /// @param timestamp The block timestamp of the update.
-    event RootUpdated(uint256 root, string cid, uint256 timestamp);
+    /// @param revoking Whether the update revoked the earlier roots (all but those in AspRootsRevoked's keptRoots).
+    event RootUpdated(uint256 root, uint256 depth, string cid, uint256 timestamp, bool revoking);
+
+    /// @notice The postman revoked every earlier ASP root but `keptRoots`; emitted just before the revoking
+    ///         RootUpdated.
+    /// @param keptRoots The earlier roots that stay accepted (their trees hold no label that left the set).
+    event AspRootsRevoked(uint256[] keptRoots);
+
+    /// @notice The relaying party deposited what a payer still held back into the pool, as a refund note.
+    /// @param payer The payer whose balance was refunded, the refund note's depositor.
+    /// @param commitment The refund note's commitment (the pool's Deposited event has its label).
+    /// @param originNullifierHash The nullifier hash of the note whose spend funded the payer.
+    /// @param value The refunded amount.
+    event RefundDeposited(address indexed payer, uint256 commitment, uint256 originNullifierHash, uint256 value);
+
+    /// @notice An access fee was paid for the note with `nullifierHash`.
+    /// @param payer The account the fee was pulled from.
+    /// @param nullifierHash The nullifier hash of the note the fee authorizes; only this note.
+    /// @param asset The asset paid.
+    /// @param amount The amount paid to the treasury.
+    /// @param treasury The treasury that received it.
+    event AccessFeePaid(
+        address indexed payer,
+        uint256 indexed nullifierHash,
+        IERC20 asset,
+        uint256 amount,
+        address treasury
+    );
+
+    /// @notice The admin set the treasury that access fees are paid to.
+    /// @param treasury The new treasury.
+    event AccessFeeTreasuryUpdated(address treasury);
 
     /// @notice A withdrawal was relayed and paid out.
     /// @param recipient Received withdrawnValue - feeAmount.
@@ -99,8 +150,37 @@ interface IEntrypoint {
     /// @notice The withdrawal's processooor is not this entrypoint.
     error InvalidProcessooor();
 
-    /// @notice The proof's ASP root is not one of the last ROOT_HISTORY_SIZE ASP roots.
+    /// @notice The proof's ASP root was never published, or is older than the last ROOT_HISTORY_SIZE roots and
+    ///         than ROOT_MIN_LIFETIME_BLOCKS blocks.
     error UnknownAspRoot();
+
+    /// @notice The proof's ASP root was revoked by a later revoking root: prove again against the latest root.
+    error AspRootRevoked();
+
+    /// @notice The proof's declared ASP tree depth is not the depth published with its ASP root.
+    error AspTreeDepthMismatch();
+
+    /// @notice The ASP tree depth to publish is above MAX_TREE_DEPTH.
+    error AspTreeDepthAboveMaximum();
+
+    /// @notice A root named as kept by a revocation is not an accepted ASP root.
+    /// @param root The root.
+    error KeptRootNotAccepted(uint256 root);
+
+    /// @notice The refund moves no value.
+    error ZeroRefund();
+
+    /// @notice The refund names an origin nullifier hash that the pool has not seen spent.
+    error RefundOriginNotSpent();
+
+    /// @notice The origin nullifier hash already has a refund.
+    error OriginAlreadyRefunded();
+
+    /// @notice The access fee to pay is zero.
+    error ZeroAccessFee();
+
+    /// @notice No access-fee treasury is set.
+    error AccessFeeTreasuryNotSet();
 
     /// @notice The withdrawal's relay fee is above the pool's maxRelayFeeBPS.
     error RelayFeeAboveMaximum();
@@ -133,7 +213,9 @@ interface IEntrypoint {
     ///      redirect the funds. Pays fee = withdrawnValue * relayFeeBPS / BPS_DENOMINATOR to the fee recipient and
     ///      the rest to the recipient.
     /// @param withdrawal The withdrawal; processooor must be this contract, data abi.encode(RelayData).
-    /// @param proof The Groth16 proof; its ASP root must be one of the last ROOT_HISTORY_SIZE ASP roots.
+    ///      Reverts with AspRootRevoked when the proof's ASP root was revoked, and AspTreeDepthMismatch when its
+    ///      declared ASP tree depth is not the one published with the root.
+    /// @param proof The Groth16 proof; its ASP root must be accepted (isKnownAspRoot).
     /// @param scope The scope of the pool to withdraw from.
     function relay(
         IPrivacyPool.Withdrawal calldata withdrawal,
@@ -141,11 +223,60 @@ interface IEntrypoint {
         uint256 scope
     ) external;
 
-    /// @notice Publishes a new ASP root.
-    /// @dev Only POSTMAN_ROLE. Earlier roots stay acceptable until ROOT_HISTORY_SIZE newer ones are published.
+    /// @notice Publishes a new ASP root that revokes nothing: the tree only gained labels.
+    /// @dev Only POSTMAN_ROLE. Earlier roots stay accepted while they are among the last ROOT_HISTORY_SIZE or
+    ///      younger than ROOT_MIN_LIFETIME_BLOCKS blocks.
     /// @param root The root of the tree of approved labels; not zero.
+    /// @param depth The depth of that tree, at most MAX_TREE_DEPTH.
     /// @param cid Where the tree's contents are published.
-    function updateRoot(uint256 root, string calldata cid) external;
+    function updateRoot(uint256 root, uint256 depth, string calldata cid) external;
+
+    /// @notice Publishes a new ASP root after a label left the set: every earlier root is refused from this
+    ///         transaction on, except `keptRoots`.
+    /// @dev Only POSTMAN_ROLE. The postman keeps only roots whose trees hold no label that has left the set (for
+    ///      instance those published before the excluded label was first approved); each must be accepted now.
+    ///      A zero root publishes the empty set: no new root is accepted and latestRoot becomes 0.
+    /// @param root The root of the tree of approved labels, or 0 when no label is approved.
+    /// @param depth The depth of that tree, at most MAX_TREE_DEPTH.
+    /// @param cid Where the tree's contents are published.
+    /// @param keptRoots Earlier roots that stay accepted.
+    function revokeAndUpdateRoot(uint256 root, uint256 depth, string calldata cid, uint256[] calldata keptRoots)
+        external;
+
+    /// @notice Deposits, as a refund note, the balance a payer still holds after its payment was not used.
+    /// @dev Only REFUNDER_ROLE (the relaying party). Exempt from the minimum deposit. The tokens move by the payer's
+    ///      EIP-3009 ReceiveWithAuthorization to this contract, so the payer needs no gas; the payer is the
+    ///      note's depositor. `originNullifierHash` must be spent in the pool and refunded at most once: the ASP
+    ///      curator approves the refund of a note spent by a withdrawal (which proved ASP membership) of at least
+    ///      `value` without a wait and without screening the payer, and never counts a refund as an independent depositor, so the
+    ///      role is trusted like the postman.
+    /// @param asset The asset, whose token implements EIP-3009 (USDC).
+    /// @param value The refunded amount, not zero.
+    /// @param precommitment The refund note's Poseidon(nullifier, secret), derived from the origin note's secrets.
+    /// @param originNullifierHash The nullifier hash of the note whose spend funded the payer.
+    /// @param authorization The payer's ReceiveWithAuthorization of `value` to this contract.
+    /// @return commitment The refund note's commitment.
+    function depositRefund(
+        IERC20 asset,
+        uint256 value,
+        uint256 precommitment,
+        uint256 originNullifierHash,
+        RefundAuthorization calldata authorization
+    ) external returns (uint256 commitment);
+
+    /// @notice Pays the access fee of the note with `nullifierHash`: pulls `amount` of `asset` from the caller,
+    ///         who must have approved this contract, to the access-fee treasury, and emits AccessFeePaid, the only
+    ///         proof of payment a relayer accepts for that note.
+    /// @dev The event is public: paying from the address that deposited the note links it to the note's spends.
+    /// @param asset A registered asset.
+    /// @param nullifierHash The nullifier hash of the note to authorize.
+    /// @param amount The fee, not zero.
+    function payAccessFee(IERC20 asset, uint256 nullifierHash, uint256 amount) external;
+
+    /// @notice Sets the treasury that access fees are paid to.
+    /// @dev Only DEFAULT_ADMIN_ROLE.
+    /// @param treasury The treasury; not the zero address.
+    function setAccessFeeTreasury(address treasury) external;
 
     /*//////////////////////////////////////////////////////////////
                                  VIEWS
@@ -154,11 +285,23 @@ interface IEntrypoint {
     /// @notice The role allowed to publish ASP roots.
     function POSTMAN_ROLE() external view returns (bytes32);
 
+    /// @notice The role allowed to deposit refunds (the relaying party).
+    function REFUNDER_ROLE() external view returns (bytes32);
+
+    /// @notice The deepest ASP tree a root may be published with (the circuit's maxTreeDepth).
+    function MAX_TREE_DEPTH() external view returns (uint256);
+
     /// @notice Basis points in 100%.
     function BPS_DENOMINATOR() external view returns (uint256);
 
-    /// @notice How many of the newest ASP roots a withdrawal proof may be built against.
+    /// @notice An unrevoked ASP root stays accepted while it is one of the last ROOT_HISTORY_SIZE published...
     function ROOT_HISTORY_SIZE() external view returns (uint256);
+
+    /// @notice ...or was published less than ROOT_MIN_LIFETIME_BLOCKS blocks ago.
+    function ROOT_MIN_LIFETIME_BLOCKS() external view returns (uint256);
+
+    /// @notice The treasury access fees are paid to (the zero address until the admin sets one).
+    function accessFeeTreasury() external view returns (address);
 
     /// @notice The registered pool of `asset` and its limits (all zero when it has none).
     function assetConfig(IERC20 asset) external view returns (AssetConfig memory);
@@ -166,9 +309,15 @@ interface IEntrypoint {
     /// @notice The registered pool with this scope, or the zero address.
     function poolByScope(uint256 scope) external view returns (IPrivacyPool);
 
-    /// @notice The newest ASP root, or 0 before the first update.
+    /// @notice The newest ASP root, or 0 before the first update and after a revocation to the empty set.
     function latestRoot() external view returns (uint256);
 
-    /// @notice Whether `root` is one of the last ROOT_HISTORY_SIZE ASP roots.
+    /// @notice Whether a withdrawal proof may use `root`: published, not revoked, and recent by count or by block.
     function isKnownAspRoot(uint256 root) external view returns (bool);
+
+    /// @notice Whether `root` was published and later revoked (and not kept).
+    function isRevokedAspRoot(uint256 root) external view returns (bool);
+
+    /// @notice The ASP tree depth published with `root` (0 for a root never published).
+    function aspTreeDepthAt(uint256 root) external view returns (uint256);
 }

@@ -90,11 +90,12 @@ interface IPrivacyPool {
     /// @notice The proof's context does not match the withdrawal and the pool's scope.
     error ContextMismatch();
 
-    /// @notice The proof's state root is not one of the last ROOT_HISTORY_SIZE state roots.
+    /// @notice The proof's state root is not an accepted state root: never recorded, or older than the last
+    ///         ROOT_HISTORY_SIZE roots and than ROOT_MIN_LIFETIME_BLOCKS blocks.
     error UnknownStateRoot();
 
-    /// @notice The proof declares a state or ASP tree deeper than MAX_TREE_DEPTH.
-    error TreeDepthAboveMaximum();
+    /// @notice The proof's declared state tree depth is not the depth the pool recorded with its state root.
+    error StateTreeDepthMismatch();
 
     /// @notice The note's nullifier hash has already been spent.
     error NullifierAlreadySpent();
@@ -119,7 +120,8 @@ interface IPrivacyPool {
 
     /// @notice Spends a note by a withdrawal proof, inserts its change note and pays the withdrawn value to the
     ///         withdrawal's processooor.
-    /// @dev Only the entrypoint, which checks the ASP root before calling.
+    /// @dev Only the entrypoint, which checks the ASP root and its depth before calling. The state root must be
+    ///      accepted (isKnownStateRoot) and the proof's stateTreeDepth must equal the depth recorded with it.
     /// @param withdrawal What the proof's context commits to.
     /// @param proof The Groth16 proof and its public signals.
     function withdraw(Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof) external;
@@ -138,11 +140,12 @@ interface IPrivacyPool {
                                  VIEWS
     //////////////////////////////////////////////////////////////*/
 
-    /// @notice The deepest state or ASP tree a proof may declare (the circuit's maxTreeDepth).
-    function MAX_TREE_DEPTH() external view returns (uint256);
-
-    /// @notice How many of the newest state roots a withdrawal proof may be built against.
+    /// @notice A state root stays accepted while it is one of the last ROOT_HISTORY_SIZE recorded...
     function ROOT_HISTORY_SIZE() external view returns (uint256);
+
+    /// @notice ...or was recorded less than ROOT_MIN_LIFETIME_BLOCKS blocks ago, however many roots followed it:
+    ///         a flood of deposits in one block cannot evict the root a proof in flight uses.
+    function ROOT_MIN_LIFETIME_BLOCKS() external view returns (uint256);
 
     /// @notice The entrypoint, the only caller of deposit and withdraw.
     function ENTRYPOINT() external view returns (address);
@@ -165,8 +168,12 @@ interface IPrivacyPool {
     /// @notice Whether the note with this nullifier hash has been spent.
     function isNullifierSpent(uint256 nullifierHash) external view returns (bool);
 
-    /// @notice Whether `root` is one of the last ROOT_HISTORY_SIZE state roots.
+    /// @notice Whether a withdrawal proof may use `root`: one of the last ROOT_HISTORY_SIZE state roots, or one
+    ///         recorded less than ROOT_MIN_LIFETIME_BLOCKS blocks ago.
     function isKnownStateRoot(uint256 root) external view returns (bool);
+
+    /// @notice The depth of the state tree when `root` was its root (0 for a root never recorded).
+    function stateTreeDepthAt(uint256 root) external view returns (uint256);
 
     /// @notice The current root of the state tree (0 while it is empty).
     function currentRoot() external view returns (uint256);

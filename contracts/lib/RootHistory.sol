@@ -2,39 +2,73 @@
 pragma solidity 0.8.28;
 
 /// @title RootHistory
-/// @notice The last `SIZE` roots of a tree in a ring buffer. A proof built against a root that has since been
-///         replaced stays acceptable until `SIZE` newer roots have been recorded, so a tree update does not void
-///         proofs in flight. Used for the pool's state roots and the entrypoint's ASP roots.
+/// @notice The recorded roots of a tree, each with the depth of the tree it is the root of. A proof built against
+///         a root that has since been replaced stays acceptable while the root is one of the last `SIZE` recorded
+///         OR was recorded less than `MIN_LIFETIME_BLOCKS` blocks ago: any number of roots recorded in one block
+///         (a flood of deposits) cannot evict a root a proof in flight uses. A revocation starts a new epoch:
+///         every root recorded before it is refused from then on, except those carried into the epoch by `keep`.
+///         Used for the pool's state roots (never revoked) and the entrypoint's ASP roots.
 library RootHistory {
     uint256 internal constant SIZE = 64;
+    uint256 internal constant MIN_LIFETIME_BLOCKS = 128;
+
+    struct Entry {
+        // 1 + the number of roots recorded before this one; 0 for a root never recorded.
+        uint64 ordinal;
+        uint64 recordedAtBlock;
+        uint64 epoch;
+        uint8 depth;
+    }
 
     struct Roots {
-        uint256[SIZE] ring;
-        // Number of roots ever recorded; the newest sits at ring[(count - 1) % SIZE].
-        uint256 count;
+        mapping(uint256 root => Entry) entries;
+        // Number of roots ever recorded.
+        uint64 count;
+        // Number of revocations so far; only roots of this epoch are accepted.
+        uint64 epoch;
     }
 
-    function record(Roots storage self, uint256 root) internal {
-        uint256 count = self.count;
-        self.ring[count % SIZE] = root;
-        self.count = count + 1;
+    /// @dev A root recorded again (an ASP set that returns to an earlier content) takes its new place.
+    function record(Roots storage self, uint256 root, uint256 depth) internal {
+        uint64 ordinal = self.count + 1;
+        self.count = ordinal;
+        self.entries[root] = Entry(ordinal, uint64(block.number), self.epoch, uint8(depth));
     }
 
-    /// @return The newest recorded root, or 0 when none has been recorded.
-    function latest(Roots storage self) internal view returns (uint256) {
-        uint256 count = self.count;
-        return count == 0 ? 0 : self.ring[(count - 1) % SIZE];
+    /// @notice Refuses every root recorded so far, from now on.
+    function revokeAll(Roots storage self) internal {
+        ++self.epoch;
     }
 
-    /// @return Whether `root` is one of the last `SIZE` recorded roots. Zero, the value of an empty slot, never is.
+    /// @notice Carries an accepted root of the previous epoch into the current one, after revokeAll.
+    /// @return Whether the root was accepted in the previous epoch (only then is it kept).
+    function keep(Roots storage self, uint256 root) internal returns (bool) {
+        Entry storage entry = self.entries[root];
+        if (!_accepted(self, entry, self.epoch - 1)) return false;
+        entry.epoch = self.epoch;
+        return true;
+    }
+
+    /// @return Whether `root` is accepted: recorded, in the current epoch, and recent by count or by block.
+    ///         Zero, the root of no recorded tree, never is.
     function contains(Roots storage self, uint256 root) internal view returns (bool) {
-        if (root == 0) return false;
-        uint256 count = self.count;
-        uint256 window = count < SIZE ? count : SIZE;
-        // Newest first: proofs are usually built against a recent root, so the scan stops early.
-        for (uint256 age = 1; age <= window; ++age) {
-            if (self.ring[(count - age) % SIZE] == root) return true;
-        }
-        return false;
+        return root != 0 && _accepted(self, self.entries[root], self.epoch);
+    }
+
+    /// @return Whether `root` was recorded in an epoch that a revocation has since closed (and not kept).
+    function isRevoked(Roots storage self, uint256 root) internal view returns (bool) {
+        Entry storage entry = self.entries[root];
+        return entry.ordinal != 0 && entry.epoch != self.epoch;
+    }
+
+    /// @return The depth recorded with `root` (0 for a root never recorded).
+    function depthOf(Roots storage self, uint256 root) internal view returns (uint256) {
+        return self.entries[root].depth;
+    }
+
+    function _accepted(Roots storage self, Entry storage entry, uint64 epoch) private view returns (bool) {
+        uint64 ordinal = entry.ordinal;
+        if (ordinal == 0 || entry.epoch != epoch) return false;
+        return self.count - ordinal < SIZE || block.number - entry.recordedAtBlock < MIN_LIFETIME_BLOCKS;
     }
 }

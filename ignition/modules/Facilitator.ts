@@ -9,7 +9,10 @@ export const DEFAULT_MAX_RELAY_FEE_BPS = 500n;
  * The facilitator's contracts for an existing USDC: the Poseidon libraries the pool links, the generated
  * withdrawal verifier, the Entrypoint (deployer = admin) and the USDC PrivacyPool, registered with the Entrypoint.
  *
- * Parameters: `usdc` (required), `postman` (default: the deployer), `minimumDepositAmount`, `maxRelayFeeBPS`.
+ * Parameters: `usdc` (required), `postman` (default: the deployer), `minimumDepositAmount`, `maxRelayFeeBPS`,
+ * `accessFeeTreasury` (receives Entrypoint.payAccessFee payments; default: the deployer) and `refunder` (the
+ * relaying party, granted REFUNDER_ROLE for the payer sweep's refunds; default: the deployer). Grant REFUNDER_ROLE
+ * to every further relaying key with Entrypoint.grantRole.
  */
 export default buildModule("Facilitator", (m) => {
   const deployer = m.getAccount(0);
@@ -17,6 +20,8 @@ export default buildModule("Facilitator", (m) => {
   const postman = m.getParameter("postman", deployer);
   const minimumDepositAmount = m.getParameter("minimumDepositAmount", DEFAULT_MINIMUM_DEPOSIT_AMOUNT);
   const maxRelayFeeBPS = m.getParameter("maxRelayFeeBPS", DEFAULT_MAX_RELAY_FEE_BPS);
+  const accessFeeTreasury = m.getParameter("accessFeeTreasury", deployer);
+  const refunder = m.getParameter("refunder", deployer);
 
   const poseidonT2 = m.library("PoseidonT2");
   const poseidonT3 = m.library("PoseidonT3");
@@ -27,6 +32,8 @@ export default buildModule("Facilitator", (m) => {
     libraries: { PoseidonT2: poseidonT2, PoseidonT3: poseidonT3, PoseidonT4: poseidonT4 },
   });
   m.call(entrypoint, "registerPool", [usdc, privacyPool, minimumDepositAmount, maxRelayFeeBPS]);
+  m.call(entrypoint, "setAccessFeeTreasury", [accessFeeTreasury]);
+  m.call(entrypoint, "grantRole", [m.staticCall(entrypoint, "REFUNDER_ROLE"), refunder]);
 
   return { entrypoint, privacyPool, verifier, poseidonT2, poseidonT3, poseidonT4 };
 });

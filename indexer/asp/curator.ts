@@ -5,8 +5,8 @@ import type { ChainEvents } from "../chain/events.js";
 import { IndexerError } from "../errors.js";
 import type { AspDecision, DepositRecord, IndexerStore } from "../store/indexer-store.js";
 import { IndexedTree } from "../trees.js";
-import type { RootPublisher } from "./root-publisher.js";
-import { screenDeposit } from "./screen-deposit.js";
+import { prefixWithContentId, type RootPublisher } from "./root-publisher.js";
+import { screenDeposit, screenRefund } from "./screen-deposit.js";
 import type { ScreeningLists } from "./screening-lists.js";
 
 export interface AspStatus {
@@ -21,14 +21,20 @@ export interface AspStatus {
 export interface AspCuratorDeps {
   store: IndexerStore;
   lists: ScreeningLists;
-  chain: { latestAspRoot(): Promise<bigint> };
+  chain: { latestAspRoot(): Promise<bigint>; isKnownAspRoot(root: bigint): Promise<boolean> };
   /** Null for a read-only curator that serves paths under roots someone else publishes. */
   publisher: RootPublisher | null;
   policy: AnonymitySetPolicy;
   logger: Logger;
 }
 
-type Deposit = Pick<DepositRecord, "label" | "depositor" | "value">;
+type Deposit = Pick<DepositRecord, "label" | "depositor" | "value" | "refundOf">;
+
+/** An on-chain ASP root whose tree is the first `size` labels of the current tree. */
+interface PrefixRoot {
+  root: bigint;
+  size: number;
+}
 
 /**
  * The ASP curator: screens every deposit's depositor, keeps the tree of approved labels (in deposit order),
@@ -39,6 +45,15 @@ type Deposit = Pick<DepositRecord, "label" | "depositor" | "value">;
  * Two trees are kept: `current`, what the curator approves now, and `onChain`, the newest tree whose root the
  * entrypoint has. Paths come from `onChain`, so a proof built from one verifies on chain even while a new root is
  * on its way; `current` is copied before it changes while the two are the same tree.
+ *
+ * Revocation: when a label leaves the set, the next root is published revoking (Entrypoint.revokeAndUpdateRoot),
+ * so no earlier root that holds the label is accepted by any relay from then on. It keeps the on-chain roots
+ * known to be prefixes of the tree that end before the first label that left (their trees hold none of them).
+ * When the curator does not know what the latest on-chain root holds (after a start or a reorg) and its content
+ * id is not that of a prefix of the tree, it may hold a label excluded since: the next root revokes it.
+ *
+ * Refunds (Entrypoint.depositRefund) are decided from their origin, never screened again, and never counted in
+ * the anonymity set.
  */
 export class AspCurator {
   private deposits: Deposit[] = [];
@@ -48,6 +63,10 @@ export class AspCurator {
   private onChain: IndexedTree | null = null;
   private rescreenPending = false;
   private anonymity = 0;
+  /** On-chain roots that are prefixes of `current`, oldest first; emptied by every rebuild. */
+  private prefixRoots: PrefixRoot[] = [];
+  /** Set when a label left the set: the roots the next (revoking) publication keeps. */
+  private revocation: { keptRoots: bigint[] } | null = null;
 
   constructor(private readonly deps: AspCuratorDeps) {}
 
@@ -71,13 +90,27 @@ export class AspCurator {
     this.ragequits = new Set(ragequits);
     this.current = tree;
     this.onChain = latestRoot !== null && latestRoot.root === tree.root ? tree : null;
+    const onChainSize = latestRoot === null ? undefined : prefixWithContentId(tree.leaves, latestRoot.cid);
+    this.prefixRoots = latestRoot === null || onChainSize === undefined ? [] : [{ root: latestRoot.root, size: onChainSize }];
+    this.revocation = null;
     this.recount();
   }
 
-  /** Decisions on the deposits of a sync batch, to be stored with it. */
-  screen(deposits: readonly DepositRecord[]): AspDecision[] {
+  /**
+   * Decisions on the deposits of a sync batch, to be stored with it: refunds from their origin (looked up in the
+   * batch, then in the store), other deposits by screening their depositor.
+   */
+  async screen(events: Pick<ChainEvents, "deposits" | "spentNullifiers">): Promise<AspDecision[]> {
     const now = new Date();
-    return deposits.map((deposit) => screenDeposit(deposit, this.deps.lists, now));
+    return Promise.all(
+      events.deposits.map(async (deposit) => {
+        if (deposit.refundOf === null) return screenDeposit(deposit, this.deps.lists, now);
+        const origin = deposit.refundOf;
+        const spend =
+          events.spentNullifiers.find((spent) => spent.nullifierHash === origin) ?? (await this.deps.store.spentNullifier(origin));
+        return screenRefund(deposit, origin, spend ?? null, this.deps.lists.digest, now);
+      }),
+    );
   }
 
   /** Takes in a batch the store has committed, with the decisions `screen` made on its deposits. */
@@ -99,8 +132,14 @@ export class AspCurator {
     if (changed.length > 0) {
       // Recorded before applied: if the store fails, the next call screens again and nothing is lost.
       await this.record(changed);
+      const left = changed
+        .filter((decision) => !decision.approved)
+        .map((decision) => this.current.indexOf(decision.label))
+        .filter((position) => position !== undefined);
+      if (left.length > 0) this.revokeFrom(left.reduce((first, position) => Math.min(first, position)));
       for (const decision of changed) this.decisions.set(decision.label, decision);
       this.current = await IndexedTree.build(approvedLabels(this.deposits, this.decisions));
+      this.prefixRoots = [];
       this.recount();
     }
     this.rescreenPending = false;
@@ -108,17 +147,26 @@ export class AspCurator {
 
   /**
    * Makes the current root the on-chain one: publishes it with the postman key unless the entrypoint already has
-   * it. Nothing is published while no label is approved (the entrypoint refuses a zero root).
+   * it, revoking the earlier roots when a label left the set. While no label is approved nothing is published
+   * (the entrypoint refuses a zero root), unless the last approved label left: then the zero root revokes.
    */
   async publish(): Promise<void> {
     const tree = this.current;
-    if (tree === this.onChain || tree.size === 0) return;
-    if ((await this.deps.chain.latestAspRoot()) !== tree.root) {
+    if (tree === this.onChain) return;
+    if (this.onChain === null && this.revocation === null && !(await this.latestRootIsPrefixOf(tree))) {
+      this.revocation = { keptRoots: [] };
+    }
+    if (tree.size === 0 && this.revocation === null) return;
+    if (this.revocation !== null || (await this.deps.chain.latestAspRoot()) !== tree.root) {
       if (this.deps.publisher === null) return;
-      const txHash = await this.deps.publisher.publish(tree.root, tree.leaves);
-      this.deps.logger.info({ aspRoot: tree.root.toString(), labels: tree.size, txHash }, "ASP root published");
+      const keptRoots = this.revocation === null ? undefined : await this.stillAccepted(this.revocation.keptRoots);
+      const txHash = await this.deps.publisher.publish({ root: tree.root, depth: tree.depth, labels: tree.leaves, keptRoots });
+      const revoked = keptRoots === undefined ? {} : { revoking: true, keptRoots: keptRoots.length };
+      this.deps.logger.info({ aspRoot: tree.root.toString(), labels: tree.size, txHash, ...revoked }, "ASP root published");
+      this.revocation = null;
     }
     this.onChain = tree;
+    this.prefixRoots.push({ root: tree.root, size: tree.size });
   }
 
   /** The path of an approved label in the on-chain ASP tree; typed errors say why there is none. */
@@ -155,10 +203,40 @@ export class AspCurator {
     };
   }
 
-  /** Screens `deposits` again; returns the decisions that differ (approval or flagging list) from those in force. */
+  /**
+   * A label at `position` of the current tree left the set: the next publication revokes, keeping the on-chain
+   * prefixes that end before it. A second exclusion before that publication keeps nothing (the prefixes were
+   * of the tree before the first rebuild).
+   */
+  private revokeFrom(position: number): void {
+    const keptRoots = this.prefixRoots.filter((prefix) => prefix.size <= position).map((prefix) => prefix.root);
+    this.revocation = { keptRoots: this.revocation === null ? keptRoots : [] };
+  }
+
+  /**
+   * Whether the entrypoint's latest root holds only labels of `tree`, as a prefix of it: its content id (published
+   * with it) is a prefix's. Asked when the curator does not know what the chain holds (after a start or a reorg):
+   * a root that is not a prefix may hold a label excluded since, and must be revoked.
+   */
+  private async latestRootIsPrefixOf(tree: IndexedTree): Promise<boolean> {
+    const latest = await this.deps.store.latestAspRoot();
+    return latest === null || latest.root === 0n || prefixWithContentId(tree.leaves, latest.cid) !== undefined;
+  }
+
+  /** The roots among `roots` the entrypoint still accepts (a revocation may keep only those). */
+  private async stillAccepted(roots: readonly bigint[]): Promise<bigint[]> {
+    const accepted = await Promise.all(roots.map((root) => this.deps.chain.isKnownAspRoot(root)));
+    return roots.filter((_, i) => accepted[i]);
+  }
+
+  /**
+   * Screens `deposits` again, refunds aside (decided from their origin once); returns the decisions that differ
+   * (approval or flagging list) from those in force.
+   */
   private rescreen(deposits: readonly Deposit[], inForce: ReadonlyMap<bigint, AspDecision>): AspDecision[] {
     const now = new Date();
     return deposits
+      .filter((deposit) => deposit.refundOf === null)
       .map((deposit) => screenDeposit(deposit, this.deps.lists, now))
       .filter((next) => {
         const previous = inForce.get(next.label);
@@ -184,6 +262,7 @@ export class AspCurator {
       value: deposit.value,
       approved: this.decisions.get(deposit.label)?.approved === true,
       ragequit: this.ragequits.has(deposit.label),
+      refund: deposit.refundOf !== null,
     }));
     this.anonymity = anonymitySet(screened, this.deps.policy);
   }

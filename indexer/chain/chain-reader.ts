@@ -62,6 +62,11 @@ export class ChainReader {
     return this.call("Entrypoint.latestRoot", () => this.contracts.entrypoint.latestRoot());
   }
 
+  /** Whether the entrypoint accepts `root` now (published, not revoked, recent). */
+  isKnownAspRoot(root: bigint): Promise<boolean> {
+    return this.call("Entrypoint.isKnownAspRoot", () => this.contracts.entrypoint.isKnownAspRoot(root));
+  }
+
   private call<T>(what: string, call: () => Promise<T>): Promise<T> {
     return withRetry(what, call, this.retry, this.logger);
   }

@@ -13,7 +13,6 @@ import { namePublicSignals, type SolidityWithdrawProof, type Withdrawal } from "
 import {
   Entrypoint__factory,
   IPrivacyPool__factory,
-  TestUSDC__factory,
   type Entrypoint,
   type IPrivacyPool,
 } from "../../types/ethers-contracts/index.js";
@@ -33,6 +32,7 @@ const REVERT_MEANINGS: Record<string, RelayerError> = {
   NullifierAlreadySpent: new RelayerError("ALREADY_SPENT", "The note is already spent on chain. Use nextDeposit from the settlement that spent it."),
   UnknownStateRoot: new RelayerError("INVALID_PROOF", "The state root the proof used is no longer in the pool's root history. Retry: a fresh proof uses the current root."),
   UnknownAspRoot: new RelayerError("INVALID_PROOF", "The ASP root the proof used is no longer in the entrypoint's root window. Retry with the current ASP root."),
+  AspRootRevoked: new RelayerError("INVALID_PROOF", "The ASP root the proof used was revoked because a label left the association set. Retry: a fresh proof uses the latest root, unless this note's label was the one excluded."),
   InvalidProof: new RelayerError("INVALID_PROOF", "The pool's verifier rejected the proof. Check the note fields and retry."),
   ContextMismatch: new RelayerError("INVALID_PROOF", "The proof is bound to other relay data than submitted."),
 };
@@ -48,9 +48,10 @@ const INSERT_LEVEL_GAS = 50_000n;
 
 /** Steps a caller of PoolChain.relay can hook into. */
 export interface RelayHooks {
-  /** After the simulation, before anything is signed; may refuse by throwing. */
-  beforeSend?: () => Promise<void>;
-  /** With the signed transaction's hash, before it is broadcast: from here on it may be mined. */
+  /**
+   * With the signed transaction's hash, before it is broadcast; may refuse by throwing, and then nothing is sent.
+   * Once it returns, the transaction may be mined whatever happens to this process.
+   */
   onSigned?: (txHash: string) => Promise<void>;
   /** Once the node accepted the transaction, before it is mined. */
   onSent?: (txHash: string) => Promise<void>;
@@ -64,7 +65,6 @@ export class PoolChain {
   readonly relayer: Wallet;
   /** The tail of the relaying party's transactions, which leave one at a time (see inNonceOrder). */
   private sending: Promise<unknown> = Promise.resolve();
-  private domain?: Promise<{ name: string; version: string }>;
   private readonly relayGasByDepth = new Map<bigint, bigint>();
 
   constructor(
@@ -100,13 +100,13 @@ export class PoolChain {
 
   /**
    * Submits Entrypoint.relay and waits for it to be mined. Simulates first, so a revert costs no gas and
-   * comes back as the typed error it means. `beforeSend` runs after the simulation, right before the transaction
-   * leaves (it may refuse by throwing); `onSent` runs with its hash before it is mined.
+   * comes back as the typed error it means. `onSigned` runs with the hash right before the transaction leaves (it
+   * may refuse by throwing); `onSent` runs with its hash before it is mined. A failure after `onSigned` returned is
+   * SETTLEMENT_UNCERTAIN; a relay mined but reverted is RelayRevertedError (it says nothing of who spent the note).
    */
   async relay(withdrawal: Withdrawal, proof: SolidityWithdrawProof, hooks: RelayHooks = {}): Promise<TransactionReceipt> {
     const args = [withdrawal, proof, this.deployment.scope] as const;
     await this.call(() => this.entrypoint.relay.staticCall(...args));
-    await hooks.beforeSend?.();
     const request = await this.call(async () => ({
       ...(await this.entrypoint.relay.populateTransaction(...args)),
       gasLimit: await this.relayGasLimit(withdrawal, proof),
@@ -122,12 +122,12 @@ export class PoolChain {
       });
     });
     await hooks.onSent?.(tx.hash);
-    const receipt = await this.call(() => tx.wait()).catch((error: unknown) => {
-      throw uncertain(tx.hash, error);
+    const receipt = await tx.wait().catch((error: unknown) => {
+      // ethers rejects a mined revert with its receipt; anything else left the outcome unknown.
+      if (isError(error, "CALL_EXCEPTION") && error.receipt) throw new RelayRevertedError(tx.hash);
+      throw uncertain(tx.hash, this.explain(error));
     });
-    if (receipt === null || receipt.status !== 1) {
-      throw new RelayerError("INTERNAL", `relay transaction ${tx.hash} reverted; the note is unspent`);
-    }
+    if (receipt === null || receipt.status !== 1) throw new RelayRevertedError(tx.hash);
     return receipt;
   }
 
@@ -171,35 +171,30 @@ export class PoolChain {
   }
 
   /**
-   * What a mined relay transaction paid: the recipient and amount of its WithdrawalRelayed event. Null when the
-   * transaction is unknown, pending, reverted, or not a relay.
+   * What a mined relay transaction did: the recipient and amount of its WithdrawalRelayed event, the nullifier it
+   * spent and the change commitment it inserted (the pool's Withdrawn event). Null when the transaction is unknown,
+   * pending, reverted, or not a relay. Whoever sent it: a copy of a relay's calldata does the same.
    */
-  async relayedWithdrawal(txHash: string): Promise<{ recipient: string; withdrawnValue: bigint } | null> {
+  async relayedWithdrawal(txHash: string): Promise<RelayedWithdrawal | null> {
     const receipt = await this.call(() => this.provider.getTransactionReceipt(txHash));
     if (receipt === null || receipt.status !== 1) return null;
+    let relayed: { recipient: string; withdrawnValue: bigint } | undefined;
+    let withdrawn: { spentNullifierHash: bigint; newCommitment: bigint } | undefined;
     for (const log of receipt.logs) {
-      if (log.address.toLowerCase() !== this.deployment.entrypoint.toLowerCase()) continue;
-      const event = this.entrypoint.interface.parseLog(log);
-      if (event?.name === "WithdrawalRelayed") {
-        return { recipient: String(event.args.recipient), withdrawnValue: BigInt(event.args.withdrawnValue) };
+      const address = log.address.toLowerCase();
+      if (address === this.deployment.entrypoint.toLowerCase()) {
+        const event = this.entrypoint.interface.parseLog(log);
+        if (event?.name === "WithdrawalRelayed") {
+          relayed = { recipient: String(event.args.recipient), withdrawnValue: BigInt(event.args.withdrawnValue) };
+        }
+      } else if (address === this.deployment.privacyPool.toLowerCase()) {
+        const event = this.pool.interface.parseLog(log);
+        if (event?.name === "Withdrawn") {
+          withdrawn = { spentNullifierHash: BigInt(event.args.spentNullifierHash), newCommitment: BigInt(event.args.newCommitment) };
+        }
       }
     }
-    return null;
-  }
-
-  /** The smallest deposit the entrypoint accepts into the USDC pool. */
-  async minimumDeposit(): Promise<bigint> {
-    return (await this.call(() => this.entrypoint.assetConfig(this.deployment.usdc))).minimumDepositAmount;
-  }
-
-  /** The USDC token's EIP-712 domain name and version, which EIP-3009 authorizations are signed under. */
-  async tokenDomain(): Promise<{ name: string; version: string }> {
-    this.domain ??= this.call(async () => {
-      // Real USDC and the test token share name() and version(); the test token's binding reads both.
-      const token = TestUSDC__factory.connect(this.deployment.usdc, this.provider);
-      return { name: await token.name(), version: await token.version() };
-    });
-    return this.domain;
+    return relayed === undefined || withdrawn === undefined ? null : { ...relayed, ...withdrawn };
   }
 
   /** Whether the node knows `txHash` at all (mined or pending); false for a dropped transaction. */
@@ -224,8 +219,14 @@ export class PoolChain {
         return REVERT_MEANINGS[name] ?? new RelayerError("INVALID_PROOF", `The pool rejected the withdrawal: ${name}.`);
       }
     }
-    if (isError(error, "NETWORK_ERROR") || isError(error, "TIMEOUT") || isError(error, "SERVER_ERROR") || isConnectionRefused(error)) {
-      return new RelayerError("CHAIN_UNAVAILABLE", "The chain RPC is unavailable; nothing was spent. Retry later.");
+    if (
+      isError(error, "NETWORK_ERROR") ||
+      isError(error, "TIMEOUT") ||
+      isError(error, "SERVER_ERROR") ||
+      isConnectionFailure(error) ||
+      isJsonRpcErrorAnswer(error)
+    ) {
+      return new RelayerError("CHAIN_UNAVAILABLE", "The chain RPC is unavailable; nothing was spent. Retry later.", {}, undefined, 5);
     }
     const reason = (error as { shortMessage?: string; message?: string } | undefined)?.shortMessage ?? "unknown";
     return new RelayerError("INTERNAL", `unexpected chain error (${reason})`);
@@ -240,8 +241,26 @@ export class PoolChain {
   }
 }
 
-function uncertain(txHash: string, cause: unknown): RelayerError {
-  const why = cause instanceof RelayerError ? cause.message : "the chain did not confirm it";
+/** A relay whose transaction was mined and reverted: the note may still be unspent, or spent by another transaction. */
+export class RelayRevertedError extends RelayerError {
+  constructor(readonly txHash: string) {
+    super("INTERNAL", `relay transaction ${txHash} reverted`);
+  }
+}
+
+export interface RelayedWithdrawal {
+  recipient: string;
+  withdrawnValue: bigint;
+  spentNullifierHash: bigint;
+  newCommitment: bigint;
+}
+
+/** A relay broadcast (or about to be) whose outcome the chain did not tell; never "nothing was spent". */
+export function uncertain(txHash: string, cause: unknown): RelayerError {
+  const why =
+    cause instanceof RelayerError && cause.code === "CHAIN_UNAVAILABLE"
+      ? "the chain RPC stopped answering while it was pending"
+      : "the chain did not confirm it";
   return new RelayerError(
     "SETTLEMENT_UNCERTAIN",
     `The withdrawal ${txHash} was sent but its outcome is unknown (${why}). Treat the note as possibly spent and retry the same request: it resolves from the chain.`,
@@ -251,7 +270,22 @@ function uncertain(txHash: string, cause: unknown): RelayerError {
   );
 }
 
-function isConnectionRefused(error: unknown): boolean {
-  const cause = (error as { cause?: { code?: string } } | undefined)?.cause;
-  return cause?.code === "ECONNREFUSED" || cause?.code === "ECONNRESET";
+const CONNECTION_FAILURES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND"]);
+
+/** A socket error of the RPC connection: ethers v6 rethrows Node's own error (code on it), older paths wrap it in `cause`. */
+function isConnectionFailure(error: unknown): boolean {
+  const own = (error as { code?: unknown } | undefined)?.code;
+  const cause = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return CONNECTION_FAILURES.has(String(own)) || CONNECTION_FAILURES.has(String(cause));
+}
+
+/**
+ * The node answered a JSON-RPC error that is not a revert (e.g. -32005 limit exceeded): ethers reports it on
+ * eth_call as a CALL_EXCEPTION without revert data, elsewhere as UNKNOWN_ERROR, with the answer in `info.error`.
+ */
+function isJsonRpcErrorAnswer(error: unknown): boolean {
+  if (!isError(error, "CALL_EXCEPTION") && !isError(error, "UNKNOWN_ERROR")) return false;
+  if (isError(error, "CALL_EXCEPTION") && error.data) return false;
+  const answer = (error as { info?: { error?: { code?: unknown; message?: unknown } } }).info?.error;
+  return typeof answer?.code === "number" && !/revert/i.test(String(answer.message));
 }

@@ -3,7 +3,7 @@ import type { Context } from "koa";
 import type { AgentRegistry } from "../agents/registry.js";
 import type { AccessFeeGate } from "../access-fee.js";
 import type { Facilitator } from "../facilitator.js";
-import { AgentListResponseSchema, AgentLookupQuerySchema, AgentRegisterRequestSchema } from "../schemas/agent.js";
+import { AGENT_KEY_HEADER, AgentListResponseSchema, AgentLookupQuerySchema, AgentRegisterRequestSchema } from "../schemas/agent.js";
 import { AuthorizeRequestSchema } from "../schemas/authorize.js";
 import { SettleRequestSchema, WithdrawRequestSchema, X402PayRequestSchema } from "../schemas/settle.js";
 import { SettleX402RequestSchema } from "../schemas/settle-x402.js";
@@ -11,7 +11,7 @@ import { VerifyRequestSchema } from "../schemas/verify.js";
 import type { X402Settler } from "../x402/settle-x402.js";
 import { ROUTES, type SupportedResponse } from "../supported.js";
 import { parseWith } from "./parse.js";
-import { agentToWire, spendToWire, x402SettlementToWire } from "./wire.js";
+import { agentPublicToWire, agentToWire, spendToWire, x402SettlementToWire } from "./wire.js";
 
 export interface RouteDeps {
   facilitator: Facilitator;
@@ -23,6 +23,9 @@ export interface RouteDeps {
 }
 
 const body = (ctx: Context) => (ctx.request as { body?: unknown }).body;
+
+/** The agent key the caller sent, if any. */
+const agentKeyOf = (ctx: Context) => ctx.get(AGENT_KEY_HEADER) || undefined;
 
 /** Thin routes: parse with the endpoint's schema, call the facilitator, serialize. */
 export function facilitatorRouter({ facilitator, x402, accessFee, agents, supported, openapi }: RouteDeps): Router {
@@ -49,6 +52,7 @@ export function facilitatorRouter({ facilitator, x402, accessFee, agents, suppor
 
   router.post(ROUTES.settle, async (ctx) => {
     const request = parseWith(SettleRequestSchema, body(ctx));
+    if (request.agentId !== undefined) await agents.authenticate(request.agentId, agentKeyOf(ctx));
     const result = await facilitator.settle({
       note: request.serviceDeposit,
       payTo: request.paymentDetails.payTo,
@@ -80,7 +84,7 @@ export function facilitatorRouter({ facilitator, x402, accessFee, agents, suppor
 
   router.post(ROUTES.agentRegister, async (ctx) => {
     const registration = parseWith(AgentRegisterRequestSchema, body(ctx));
-    const agent = await agents.register({
+    const { agent, agentKey } = await agents.register({
       name: registration.name,
       publicKey: registration.publicKey,
       ownerWallet: registration.ownerWallet,
@@ -90,19 +94,22 @@ export function facilitatorRouter({ facilitator, x402, accessFee, agents, suppor
       categories: registration.categories,
     });
     ctx.status = 201;
-    ctx.body = agentToWire(agent);
+    ctx.body = { ...agentToWire(agent), agentKey };
   });
 
   router.get(ROUTES.agentRegister, async (ctx) => {
     const { id } = parseWith(AgentLookupQuerySchema, ctx.query);
-    ctx.body =
-      id === undefined
-        ? AgentListResponseSchema.parse({ agents: (await agents.list()).map(agentToWire), prototype: true })
-        : agentToWire(await agents.lookup(id));
+    const agentKey = agentKeyOf(ctx);
+    if (id === undefined) {
+      ctx.body = AgentListResponseSchema.parse({ agents: (await agents.list()).map(agentPublicToWire), prototype: true });
+    } else {
+      ctx.body = agentKey === undefined ? agentPublicToWire(await agents.publicLookup(id)) : agentToWire(await agents.lookup(id, agentKey));
+    }
   });
 
   router.post(ROUTES.settleX402, async (ctx) => {
     const request = parseWith(SettleX402RequestSchema, body(ctx));
+    if (request.agentId !== undefined) await agents.authenticate(request.agentId, agentKeyOf(ctx));
     const result = await x402.settle({
       accepted: request.accepts,
       resource: request.resource,

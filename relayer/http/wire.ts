@@ -1,5 +1,5 @@
 import { noteToWire } from "../../sdk/client/facilitator-client.js";
-import type { AgentView } from "../agents/registry.js";
+import type { AgentPublicView, AgentView } from "../agents/registry.js";
 import type { SpendResult } from "../facilitator.js";
 import type { X402Settlement } from "../x402/settle-x402.js";
 
@@ -37,21 +37,29 @@ export function x402SettlementToWire(settlement: X402Settlement) {
   };
 }
 
-export function agentToWire(agent: AgentView) {
+/** An agent as anyone may see it: no owner, no spend. */
+export function agentPublicToWire(agent: AgentPublicView) {
   return {
     id: agent.id,
     name: agent.name,
     publicKey: agent.publicKey,
-    ownerWallet: agent.ownerWallet,
     limits: { perTransactionAtomic: agent.perTransactionLimit.toString(), dailyAtomic: agent.dailyLimit.toString() },
     providerWhitelist: agent.providerWhitelist,
     categories: agent.categories,
+    createdAt: agent.createdAt,
+    prototype: true as const,
+  };
+}
+
+/** An agent as the holder of its key sees it. */
+export function agentToWire(agent: AgentView) {
+  return {
+    ...agentPublicToWire(agent),
+    ownerWallet: agent.ownerWallet,
     spend: {
       totalAtomic: agent.spend.totalSpent.toString(),
       todayAtomic: agent.spend.spentToday.toString(),
       transactionCount: agent.spend.transactionCount,
     },
-    createdAt: agent.createdAt,
-    prototype: true as const,
   };
 }

@@ -19,19 +19,35 @@ export const AgentLookupQuerySchema = z.object({ id: z.string().regex(/^agent_[0
 
 const atomic = z.string().regex(/^[0-9]+$/);
 
-export const AgentViewSchema = z
+const limits = z.object({ perTransactionAtomic: atomic, dailyAtomic: atomic }).strict();
+
+/** What anyone sees of an agent: no owner wallet and no spend, which would link owners to withdrawals. */
+export const AgentPublicViewSchema = z
   .object({
     id: z.string(),
     name: z.string(),
     publicKey: z.string(),
-    ownerWallet: z.string(),
-    limits: z.object({ perTransactionAtomic: atomic, dailyAtomic: atomic }).strict(),
+    limits,
     providerWhitelist: z.array(z.string()),
     categories: z.array(z.string()),
-    spend: z.object({ totalAtomic: atomic, todayAtomic: atomic, transactionCount: z.number().int() }).strict(),
     createdAt: z.string(),
     prototype: z.literal(true),
   })
   .strict();
 
-export const AgentListResponseSchema = z.object({ agents: z.array(AgentViewSchema), prototype: z.literal(true) }).strict();
+/** What the holder of the agent's key sees (X-Agent-Key). */
+export const AgentViewSchema = AgentPublicViewSchema.extend({
+  ownerWallet: z.string(),
+  spend: z.object({ totalAtomic: atomic, todayAtomic: atomic, transactionCount: z.number().int() }).strict(),
+}).strict();
+
+/** The 201 of a registration: the full record and the agent's key, shown this once. */
+export const AgentRegisterResponseSchema = AgentViewSchema.extend({
+  /** Send it as X-Agent-Key to look the agent up in full and to name it in a settle. */
+  agentKey: z.string().regex(/^ak_[0-9a-f]{64}$/),
+}).strict();
+
+export const AgentListResponseSchema = z.object({ agents: z.array(AgentPublicViewSchema), prototype: z.literal(true) }).strict();
+
+/** The header that carries an agent's key. */
+export const AGENT_KEY_HEADER = "x-agent-key";

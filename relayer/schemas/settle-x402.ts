@@ -5,15 +5,16 @@ import { NoteResponseSchema, ServiceDepositSchema } from "./note.js";
 import { AgentFieldsSchema } from "./payment.js";
 import { PrivacyBlockSchema } from "./privacy.js";
 
-// Spec 2.3 lists an entry's scheme, network, asset, payTo and amount. Sellers also send maxTimeoutSeconds and
-// the token's EIP-712 domain in `extra`; when a caller leaves them out, the relayer fills in 60 s and the
-// token's own domain. The entry is otherwise kept as sent: a v2 payment echoes it to the seller.
-const optionalSellerFields = { maxTimeoutSeconds: true, extra: true } as const;
+// Spec 2.3 lists an entry's scheme, network, asset, payTo and amount. Sellers also send maxTimeoutSeconds (60 s
+// when absent, the reference sellers' default) and the token's EIP-712 domain in `extra`. `extra` is read loosely
+// here so that an entry naming no domain gets the shared rule's answer (x402/eip712-domain.ts), not a schema
+// error. The entry is otherwise kept as sent: a v2 payment echoes it to the seller.
+const sellerFields = { extra: z.looseObject({}).optional() };
 
 /** The seller's chosen `accepts` entry: v2 (`amount`) or v1 (`maxAmountRequired`) shape. */
 export const SellerEntrySchema = z.union([
-  ExactRequirementV2Schema.partial(optionalSellerFields),
-  ExactRequirementV1Schema.partial(optionalSellerFields),
+  ExactRequirementV2Schema.partial({ maxTimeoutSeconds: true }).extend(sellerFields),
+  ExactRequirementV1Schema.partial({ maxTimeoutSeconds: true }).extend(sellerFields),
 ]);
 export type SellerEntry = z.infer<typeof SellerEntrySchema>;
 

@@ -102,8 +102,31 @@ export const SupportedResponseSchema = z
           })
           .strict(),
         treasury: z.string(),
+        /** The fee floor now (relayer/pricing.ts); null when the chain cannot be read. */
+        feeFloor: z
+          .object({
+            enforced: z.boolean(),
+            stateTreeDepth: z.number().int(),
+            relayGas: z.string().regex(/^[0-9]+$/),
+            gasPriceWei: z.string().regex(/^[0-9]+$/),
+            usdcPerEth: z.string(),
+            floorAtomic: z.string().regex(/^[0-9]+$/),
+            floorUsdc: z.string(),
+            smallestWithdrawalAtomic: z.string().regex(/^[0-9]+$/),
+            note: z.string(),
+          })
+          .strict()
+          .nullable(),
         note: z.string(),
         docs: z.string(),
+      })
+      .strict(),
+    settleX402: z
+      .object({
+        takeBps: z.number().int(),
+        minimumMaxTimeoutSeconds: z.number().int(),
+        maximumMaxTimeoutSeconds: z.number().int(),
+        note: z.string(),
       })
       .strict(),
     endpoints: z.object({ verify: z.string(), settle: z.string(), settleX402: z.string() }).strict(),

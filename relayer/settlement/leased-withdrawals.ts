@@ -1,13 +1,14 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { changeNoteOf, deriveChangeSecrets, nullifierHashOf } from "../../sdk/index.js";
 import type { IndexerClient } from "../../indexer/client.js";
-import type { PoolChain } from "../chain/pool-chain.js";
+import type { Logger } from "pino";
+import { RelayRevertedError, uncertain, type PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 import type { Faults } from "../faults.js";
 import { feeOf } from "../pricing.js";
 import type { LeasePayment, LeaseRecord, LeaseState, RelayerStore } from "../store/relayer-store.js";
-import type { PoolWithdrawer, WithdrawalOrder } from "./withdrawal.js";
+import type { PoolWithdrawer, WithdrawalOrder, WithdrawalOutcome } from "./withdrawal.js";
 
 export interface LeasedWithdrawalOrder extends Omit<WithdrawalOrder, "hooks"> {
   /**
@@ -15,6 +16,11 @@ export interface LeasedWithdrawalOrder extends Omit<WithdrawalOrder, "hooks"> {
    * note, e.g. the seller's network and amount). The recipient, amount, fee and change note are always pinned.
    */
   terms: readonly (string | bigint | number)[];
+  /**
+   * Refusals that depend on the moment (the fee floor follows the gas price), run only when a new lease is taken:
+   * a retry of a settled or uncertain spend is answered from its lease whatever they would say now.
+   */
+  preflight?: () => Promise<void>;
   /** settle-x402: builds and signs the payer's payment (spec 3.2 step 1), run only when a new lease is taken. */
   buildPayment?: () => Promise<LeasePayment>;
 }
@@ -29,8 +35,9 @@ export interface LeaseTiming {
   /** How long a duplicate request waits for the lease holder before answering in-progress or uncertain. */
   waitForLeaseMs: number;
   /**
-   * A lease with no known transaction older than this, nullifier unspent, was abandoned (its holder died) and is
-   * freed. Must exceed the longest proving time including the prover's queue.
+   * A reserved lease whose holder's heartbeat (every third of this) stopped this long, nullifier unspent, was
+   * abandoned (its holder died) and is freed; a withdrawing one whose transaction the node has not known for this
+   * long was dropped.
    */
   staleLeaseMs: number;
   pollMs: number;
@@ -45,15 +52,37 @@ export interface LeasedWithdrawalsDeps {
   indexer: IndexerClient;
   faults: Faults;
   timing?: LeaseTiming;
+  /** Told each time a request takes a lease and withdraws under it (a proof follows), so takeovers show. */
+  logger?: Pick<Logger, "info">;
 }
 
-/** How many times a request whose lease holder failed takes the lease itself before giving up. */
-const MAX_RESERVE_ATTEMPTS = 3;
+/**
+ * How many leases a request looks at or takes before giving up: one abandoned or failed lease freed, one
+ * reservation lost to a concurrent request, one of its own that someone else's spend ended, and one more.
+ */
+const MAX_RESERVE_ATTEMPTS = 4;
+
+/** The heartbeat's floor, whatever the stale time (a stale time of 0 must not spin the database). */
+const MIN_HEARTBEAT_MS = 100;
+
+/** Thrown from the relay's onSigned hook when this request's reservation was freed and taken by another one. */
+class LeaseTakenOver extends Error {}
+
+/** What the chain says of an open lease. */
+type ChainVerdict =
+  /** A relay that paid exactly this lease (recipient, amount, nullifier, change note) is mined: this one or a copy of it. */
+  | { kind: "paid"; txHash: string }
+  /** Another transaction spent the note: nothing of this lease left the pool. */
+  | { kind: "spent-elsewhere"; txHash: string }
+  /** The note is unspent and this lease's transaction reverted, was dropped, or was never sent by a dead holder. */
+  | { kind: "nothing-spent" };
 
 /**
  * Every spend of a note goes through a lease per nullifier hash (spec 3.2, DESIGN.md 7): reserve, withdraw,
  * finalize. Of concurrent requests for one note exactly one withdraws; a retry of the same request replays the
- * settled lease; a lease whose outcome is unknown is resolved from the chain, never reported unspent.
+ * settled lease; a lease whose outcome is unknown is resolved from the chain, never reported unspent. Every
+ * transition names the reservation's token, so a request acting on an old snapshot can never move a newer
+ * reservation (docs/relayer.md draws the state machine).
  */
 export class LeasedWithdrawals {
   private readonly timing: LeaseTiming;
@@ -69,33 +98,39 @@ export class LeasedWithdrawals {
     const change = changeNoteOf(order.note, order.amount, changeSecrets);
     const terms = [...order.terms, order.recipient.toLowerCase(), order.amount, order.feeBps, change.commitment];
     const fingerprint = createHash("sha256").update(terms.map(String).join("|")).digest("hex");
+    /** The reservation this request took, if any: a lease settled under it was withdrawn by this request. */
+    let ownToken: string | undefined;
 
     for (let attempt = 0; attempt < MAX_RESERVE_ATTEMPTS; attempt++) {
       const existing = await store.getLease(nullifierHash);
       if (existing !== undefined && existing.state !== "failed") {
         const resolved = await this.answerExisting(existing, fingerprint);
-        if (resolved !== undefined) return { lease: resolved, replayed: true };
+        if (resolved !== undefined) return { lease: resolved, replayed: resolved.token !== ownToken };
         continue;
       }
+      await order.preflight?.();
       const payment = (await order.buildPayment?.()) ?? null;
       faults.at("before-reserve");
       const lease: LeaseRecord = {
         nullifierHash,
         state: "reserved",
+        token: randomUUID(),
         fingerprint,
         recipient: order.recipient,
         gross: order.amount,
         fee: feeOf(order.amount, order.feeBps),
         changeCommitment: change.commitment,
         remainingValue: change.value,
-        fundingTxHash: null,
+        fundingTxHash: existing?.fundingTxHash ?? null,
         proofTimeMs: null,
         payment,
         updatedAt: new Date().toISOString(),
       };
-      if (await store.reserveLease(lease)) {
-        return { lease: await this.run(lease, { ...order, changeSecrets }), replayed: false };
-      }
+      if (!(await store.reserveLease(lease))) continue;
+      ownToken = lease.token;
+      const settled = await this.run(lease, { ...order, changeSecrets });
+      if (settled !== undefined) return { lease: settled, replayed: false };
+      // Taken over, or the note was spent meanwhile: the next round answers from the lease as it stands now.
     }
     throw new RelayerError("SETTLEMENT_IN_PROGRESS", "Other requests keep taking this note's lease; retry the same request shortly.", {}, undefined, 1);
   }
@@ -113,47 +148,70 @@ export class LeasedWithdrawals {
     throw new RelayerError("SETTLEMENT_IN_PROGRESS", "A settlement of this note is in progress; it cannot pay anything else.", { state: "in-progress" });
   }
 
-  /** Steps 3 and 4: withdraw under the lease, then finalize it. */
-  private async run(lease: LeaseRecord, order: WithdrawalOrder): Promise<LeaseRecord> {
-    const { store, withdrawer, faults } = this.deps;
-    const { nullifierHash } = lease;
+  /**
+   * Steps 3 and 4: withdraw under the reservation `lease`, then finalize it. Undefined when the reservation was
+   * taken over or the note turned out spent: the caller answers from the lease as it now stands.
+   */
+  private async run(lease: LeaseRecord, order: WithdrawalOrder): Promise<LeaseRecord | undefined> {
+    const { store, withdrawer, faults, logger } = this.deps;
+    const { nullifierHash, token } = lease;
     faults.at("after-reserve");
+    logger?.info("lease taken; proving and relaying the withdrawal");
+    // The holder's heartbeat: a lease kept fresh is never taken for abandoned, however long the proof queues.
+    const heartbeat = setInterval(() => {
+      store.advanceLease(nullifierHash, token, "reserved", "reserved").catch(() => false);
+    }, Math.max(this.timing.staleLeaseMs / 3, MIN_HEARTBEAT_MS)).unref();
+    let signedHash: string | undefined;
+    let outcome: WithdrawalOutcome;
     try {
-      const outcome = await withdrawer.withdraw({
+      outcome = await withdrawer.withdraw({
         ...order,
         hooks: {
-          beforeSend: async () => {
-            // A lease freed as abandoned while this request proved belongs to someone else now: send nothing.
-            if (!(await store.advanceLease(nullifierHash, "reserved", "withdrawing"))) {
-              throw new RelayerError("SETTLEMENT_IN_PROGRESS", "This note's lease was taken over while proving; retry the same request.", {}, undefined, 1);
-            }
-          },
           onSigned: async (txHash) => {
-            await store.advanceLease(nullifierHash, "withdrawing", "withdrawing", { fundingTxHash: txHash });
+            // Recorded before it leaves, in the same step that checks the reservation is still this request's.
+            if (!(await store.advanceLease(nullifierHash, token, "reserved", "withdrawing", { fundingTxHash: txHash }))) {
+              throw new LeaseTakenOver();
+            }
+            signedHash = txHash;
           },
           onSent: async () => faults.at("after-send"),
         },
       });
-      faults.at("after-mined");
-      await store.advanceLease(nullifierHash, "withdrawing", "settled", { proofTimeMs: outcome.proofTimeMs });
-      return { ...lease, state: "settled", fundingTxHash: outcome.txHash, proofTimeMs: outcome.proofTimeMs };
     } catch (error) {
-      await this.releaseAfterFailure(nullifierHash, error);
-      throw error;
+      return this.afterFailure(lease, signedHash, error);
+    } finally {
+      clearInterval(heartbeat);
     }
+    faults.at("after-mined");
+    const settled: LeaseRecord = { ...lease, state: "settled", fundingTxHash: outcome.txHash, proofTimeMs: outcome.proofTimeMs };
+    // A false answer means another request resolved this lease from the chain first, which can only have found
+    // this very transaction, mined and paying the lease: the settlement stands either way.
+    await store
+      .advanceLease(nullifierHash, token, "withdrawing", "settled", { fundingTxHash: outcome.txHash, proofTimeMs: outcome.proofTimeMs })
+      .catch(() => {
+        throw unrecorded(outcome.txHash);
+      });
+    return settled;
   }
 
   /**
-   * Frees the lease of a withdrawal that failed without an uncertain outcome. Before sending nothing can have
-   * moved; after, only a chain that says the nullifier is unspent frees it. Otherwise the lease stays for the
-   * chain to resolve.
+   * After a withdrawal under `lease` failed, what is known decides the answer. Its relay mined and reverted: the
+   * chain says who, if anyone, spent the note. Taken over, or the note found spent before sending: undefined, for
+   * the caller to answer from the lease as it stands. Once signed, the relay may be on chain: SETTLEMENT_UNCERTAIN
+   * with its hash. Before that nothing left: the lease is released and the error stands (503s say nothing was spent).
    */
-  private async releaseAfterFailure(nullifierHash: bigint, error: unknown): Promise<void> {
-    if (error instanceof RelayerError && error.code === "SETTLEMENT_UNCERTAIN") return;
-    const { store, chain } = this.deps;
-    if (await store.advanceLease(nullifierHash, "reserved", "failed")) return;
-    const spent = await chain.isNullifierSpent(nullifierHash).catch(() => undefined);
-    if (spent === false) await store.advanceLease(nullifierHash, "withdrawing", "failed");
+  private async afterFailure(lease: LeaseRecord, signedHash: string | undefined, error: unknown): Promise<LeaseRecord | undefined> {
+    if (error instanceof RelayRevertedError) {
+      return this.awaitResolution({ ...lease, state: "withdrawing", fundingTxHash: error.txHash });
+    }
+    if (error instanceof LeaseTakenOver) return undefined;
+    if (error instanceof RelayerError && error.code === "ALREADY_SPENT") return undefined;
+    if (signedHash !== undefined) {
+      throw error instanceof RelayerError && error.code === "SETTLEMENT_UNCERTAIN" ? error : uncertain(signedHash, error);
+    }
+    // A release the store refuses leaves the lease to go stale; the error of the withdrawal is the answer.
+    await this.deps.store.advanceLease(lease.nullifierHash, lease.token, "reserved", "failed").catch(() => false);
+    throw error;
   }
 
   /** Replays a settled lease of the same request, waits for a live one, or refuses a different request. */
@@ -173,77 +231,111 @@ export class LeasedWithdrawals {
     return this.awaitResolution(lease);
   }
 
-  /** The settled lease, or undefined when it ended failed (the caller may take it); throws when still open. */
+  /**
+   * The settled lease, or undefined when it ended failed (the caller may take it); throws when still open, and
+   * ALREADY_SPENT when another transaction spent the note. A store that stops answering while waiting leaves the
+   * lease as last seen: open, so the answer is the open lease's.
+   */
   private async awaitResolution(initial: LeaseRecord): Promise<LeaseRecord | undefined> {
     const deadline = Date.now() + this.timing.waitForLeaseMs;
     let lease = initial;
-    for (;;) {
-      if (lease.state === "settled") return lease;
-      if (lease.state === "failed") return undefined;
-      const resolved = await this.resolveFromChain(lease);
-      if (resolved !== undefined) {
-        if (resolved.state === "settled") return resolved;
-        return undefined;
+    try {
+      for (;;) {
+        if (lease.state === "settled") return lease;
+        if (lease.state === "failed") return undefined;
+        const resolved = await this.resolveFromChain(lease);
+        if (resolved !== undefined) return resolved.state === "settled" ? resolved : undefined;
+        if (Date.now() >= deadline) throw stillOpen(lease);
+        await sleep(this.timing.pollMs);
+        lease = (await this.deps.store.getLease(lease.nullifierHash)) ?? lease;
       }
-      if (Date.now() >= deadline) throw stillOpen(lease);
-      await sleep(this.timing.pollMs);
-      lease = (await this.deps.store.getLease(lease.nullifierHash)) ?? lease;
+    } catch (error) {
+      if (error instanceof RelayerError && error.code === "STORE_UNAVAILABLE") throw stillOpen(lease);
+      throw error;
     }
   }
 
   /**
-   * What the chain says of an open lease: settled when its relay transaction (or, when the hash was lost, the
-   * transaction that spent the nullifier) paid the lease's recipient; failed when nothing of it was mined and
-   * nothing can be anymore. Undefined while unknown. An RPC that cannot answer leaves it unknown.
+   * Moves an open lease as the chain says: settled by the relay that paid it, failed when nothing of it was spent;
+   * ALREADY_SPENT (after failing it) when another transaction spent the note. Undefined while unknown, or while
+   * the RPC or the indexer cannot answer.
    */
   private async resolveFromChain(lease: LeaseRecord): Promise<LeaseRecord | undefined> {
-    try {
-      const { chain } = this.deps;
-      if (lease.fundingTxHash !== null) {
-        const txHash = lease.fundingTxHash;
-        // Mined: it paid the lease's recipient, or it reverted and nothing of this lease moved. The receipt is
-        // read before asking whether the node knows the transaction: the other way round, a transaction
-        // broadcast and mined between the two reads would pass for a known one without a receipt.
-        if ((await chain.call(() => chain.provider.getTransactionReceipt(txHash))) !== null) {
-          return (await this.paidRecipient(lease, txHash)) ? this.settle(lease, txHash) : this.fail(lease);
-        }
-        // Pending: only time tells.
-        if (await chain.knowsTransaction(txHash)) return undefined;
-      }
-      if (await chain.isNullifierSpent(lease.nullifierHash)) {
-        const spendTx = (await this.deps.indexer.nullifier(lease.nullifierHash)).spend?.txHash;
-        if (spendTx !== undefined && (await this.paidRecipient(lease, spendTx))) return this.settle(lease, spendTx);
-        // Spent by someone else (the note's holder through another route): this lease withdrew nothing.
-        return spendTx === undefined ? undefined : this.fail(lease);
-      }
-      const abandoned = Date.now() - Date.parse(lease.updatedAt) > this.timing.staleLeaseMs;
-      return abandoned ? this.fail(lease) : undefined;
-    } catch {
-      return undefined;
+    const verdict = await this.readChain(lease).catch(() => undefined);
+    switch (verdict?.kind) {
+      case undefined:
+        return undefined;
+      case "paid":
+        await this.moveOpenLease(lease, "settled", { fundingTxHash: verdict.txHash });
+        return { ...lease, state: "settled", fundingTxHash: verdict.txHash };
+      case "nothing-spent":
+        await this.moveOpenLease(lease, "failed");
+        return { ...lease, state: "failed" };
+      case "spent-elsewhere":
+        await this.moveOpenLease(lease, "failed");
+        throw new RelayerError(
+          "ALREADY_SPENT",
+          `The note was spent by transaction ${verdict.txHash}, which is not this request's withdrawal (another request, or the note's holder). Use the nextDeposit of that spend.`,
+        );
     }
   }
 
-  private async paidRecipient(lease: LeaseRecord, txHash: string): Promise<boolean> {
+  /**
+   * A withdrawing lease is judged by its own transaction first: mined and paying it settles it; pending, or just
+   * signed and on its way (younger than the stale time), leaves it open. Then by the nullifier: spent, it is
+   * traced to the transaction that spent it (ours, say a copy of our calldata mined first, or someone else's);
+   * unspent, a withdrawing lease failed (its transaction reverted or was dropped) and a reserved one only once stale.
+   */
+  private async readChain(lease: LeaseRecord): Promise<ChainVerdict | undefined> {
+    const { chain, indexer } = this.deps;
+    const stale = Date.now() - Date.parse(lease.updatedAt) > this.timing.staleLeaseMs;
+    if (lease.state === "withdrawing" && lease.fundingTxHash !== null) {
+      const txHash = lease.fundingTxHash;
+      // The receipt is read before asking whether the node knows the transaction: the other way round, a
+      // transaction broadcast and mined between the two reads would pass for a known one without a receipt.
+      const receipt = await chain.call(() => chain.provider.getTransactionReceipt(txHash));
+      if (receipt === null && (!stale || (await chain.knowsTransaction(txHash)))) return undefined;
+      if (receipt !== null && receipt.status === 1 && (await this.paidLease(lease, txHash))) return { kind: "paid", txHash };
+    }
+    if (await chain.isNullifierSpent(lease.nullifierHash)) {
+      const spendTx = (await indexer.nullifier(lease.nullifierHash)).spend?.txHash;
+      // The indexer has not read the spend yet: unknown until it has.
+      if (spendTx === undefined) return undefined;
+      return (await this.paidLease(lease, spendTx)) ? { kind: "paid", txHash: spendTx } : { kind: "spent-elsewhere", txHash: spendTx };
+    }
+    return lease.state === "withdrawing" || stale ? { kind: "nothing-spent" } : undefined;
+  }
+
+  /** Whether `txHash` is a mined relay that did exactly what `lease` asked, whoever sent it. */
+  private async paidLease(lease: LeaseRecord, txHash: string): Promise<boolean> {
     const paid = await this.deps.chain.relayedWithdrawal(txHash);
-    return paid !== null && paid.recipient.toLowerCase() === lease.recipient.toLowerCase() && paid.withdrawnValue === lease.gross;
+    return (
+      paid !== null &&
+      paid.spentNullifierHash === lease.nullifierHash &&
+      paid.recipient.toLowerCase() === lease.recipient.toLowerCase() &&
+      paid.withdrawnValue === lease.gross &&
+      paid.newCommitment === lease.changeCommitment
+    );
   }
 
-  private async settle(lease: LeaseRecord, txHash: string): Promise<LeaseRecord> {
-    await this.moveOpenLease(lease, "settled", { fundingTxHash: txHash });
-    return { ...lease, state: "settled", fundingTxHash: txHash };
-  }
-
-  private async fail(lease: LeaseRecord): Promise<LeaseRecord> {
-    await this.moveOpenLease(lease, "failed");
-    return { ...lease, state: "failed" };
-  }
-
+  /** Moves `lease`'s reservation from whichever open state it is in; a no-op once it moved on or was taken again. */
   private async moveOpenLease(lease: LeaseRecord, to: LeaseState, fields?: { fundingTxHash?: string }): Promise<void> {
     const { store } = this.deps;
-    if (!(await store.advanceLease(lease.nullifierHash, "withdrawing", to, fields))) {
-      await store.advanceLease(lease.nullifierHash, "reserved", to, fields);
+    if (!(await store.advanceLease(lease.nullifierHash, lease.token, "withdrawing", to, fields))) {
+      await store.advanceLease(lease.nullifierHash, lease.token, "reserved", to, fields);
     }
   }
+}
+
+/** A relay mined and paid whose lease the store could not finalize: spent, so never "nothing was spent". */
+function unrecorded(txHash: string): RelayerError {
+  return new RelayerError(
+    "SETTLEMENT_UNCERTAIN",
+    `The withdrawal ${txHash} was mined, but the relayer could not record it (its database is unavailable). Treat the note as spent and retry the same request: it answers the settlement from the chain.`,
+    { state: "uncertain", fundingTxHash: txHash },
+    undefined,
+    5,
+  );
 }
 
 /** The answer while a lease is open past the wait: uncertain once a transaction may exist, else in progress. */

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { openDatabase, type PostgresOptions } from "../../lib/postgres.js";
+import { openDatabase, type PostgresOptions, type PostgresTimeouts } from "../../lib/postgres.js";
 import type {
   AgentRecord,
   AgentSpend,
@@ -10,6 +10,10 @@ import type {
   SweepRecord,
 } from "./relayer-store.js";
 import { agentValues, reservedLeaseValues, sweepValues, toAgent, toLease, toSweep, type Row } from "./rows.js";
+import { isDroppedPgConnection, isPgUnavailable, storeUnavailable } from "./store-faults.js";
+
+/** The relayer's session limits: no request hangs on a held row lock or a stuck statement (lib/postgres.ts). */
+const RELAYER_TIMEOUTS: PostgresTimeouts = { statementMs: 10_000, lockMs: 5_000, connectMs: 5_000 };
 
 // Amounts and field elements are NUMERIC(78): exact up to 10^78 > 2^256, read back as decimal strings.
 const SCHEMA = `
@@ -24,7 +28,7 @@ CREATE TABLE IF NOT EXISTS agents (
   categories TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS leases (
   nullifier_hash NUMERIC(78) PRIMARY KEY,
-  state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')),
+  state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')), token TEXT NOT NULL,
   fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross NUMERIC(78) NOT NULL, fee NUMERIC(78) NOT NULL,
   change_commitment NUMERIC(78) NOT NULL, remaining_value NUMERIC(78) NOT NULL, funding_tx_hash TEXT,
   proof_time_ms INTEGER, x_payment TEXT, valid_before BIGINT, refund_precommitment NUMERIC(78),
@@ -36,20 +40,25 @@ CREATE TABLE IF NOT EXISTS sweeps (
 CREATE TABLE IF NOT EXISTS agent_spend (
   agent_id TEXT NOT NULL REFERENCES agents (id), day TEXT NOT NULL, amount NUMERIC(78) NOT NULL,
   count INTEGER NOT NULL, PRIMARY KEY (agent_id, day));
+ALTER TABLE leases ADD COLUMN IF NOT EXISTS token TEXT NOT NULL DEFAULT '';
 `;
 
 /**
  * The relayer's state in PostgreSQL (`RELAYER_DATABASE_URL`), shared by several relayer processes. Every write
  * that must not interleave with another process's is one statement that PostgreSQL makes atomic: an
  * `INSERT ... ON CONFLICT DO UPDATE ... WHERE` locks the conflicting row and checks the condition on its latest
- * version, and an `UPDATE ... WHERE state = $from` re-checks the condition after waiting for a concurrent update.
+ * version, and an `UPDATE ... WHERE token = $token AND state = $from` re-checks the condition after waiting for a
+ * concurrent update.
+ *
+ * A database that cannot serve a query now answers STORE_UNAVAILABLE (store-faults.ts); a query that only reads,
+ * or writes what it would write again, is repeated once on a fresh connection when its connection was dropped.
  */
 export class PgRelayerStore implements RelayerStore {
   private constructor(private readonly pool: pg.Pool) {}
 
   /** Connects and creates the tables when missing; safe when several relayers start at once. */
   static async open(options: PostgresOptions): Promise<PgRelayerStore> {
-    return new PgRelayerStore(await openDatabase(options, "x402-relayer-schema", SCHEMA));
+    return new PgRelayerStore(await openDatabase(options, "x402-relayer-schema", SCHEMA, RELAYER_TIMEOUTS));
   }
 
   async recordAuthorization(record: AuthorizationRecord): Promise<boolean> {
@@ -73,23 +82,24 @@ export class PgRelayerStore implements RelayerStore {
   }
 
   async inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint): Promise<void> {
-    await this.pool.query(
+    await this.query(
       `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
        SELECT $1, network, 'inherited', 0, $2 FROM authorizations WHERE nullifier_hash = $3
        ON CONFLICT DO NOTHING`,
       [changeNullifierHash.toString(), new Date().toISOString(), spentNullifierHash.toString()],
+      { idempotent: true },
     );
   }
 
   async reserveLease(lease: LeaseRecord): Promise<boolean> {
     return this.changedOne(
-      `INSERT INTO leases (nullifier_hash, state, fingerprint, recipient, gross, fee, change_commitment,
+      `INSERT INTO leases (nullifier_hash, token, state, fingerprint, recipient, gross, fee, change_commitment,
          remaining_value, funding_tx_hash, proof_time_ms, x_payment, valid_before, refund_precommitment, updated_at)
-       VALUES ($1, 'reserved', $2, $3, $4, $5, $6, $7, NULL, NULL, $8, $9, $10, $11)
-       ON CONFLICT (nullifier_hash) DO UPDATE SET state = 'reserved', fingerprint = excluded.fingerprint,
-         recipient = excluded.recipient, gross = excluded.gross, fee = excluded.fee,
+       VALUES ($1, $2, 'reserved', $3, $4, $5, $6, $7, $8, NULL, NULL, $9, $10, $11, $12)
+       ON CONFLICT (nullifier_hash) DO UPDATE SET state = 'reserved', token = excluded.token,
+         fingerprint = excluded.fingerprint, recipient = excluded.recipient, gross = excluded.gross, fee = excluded.fee,
          change_commitment = excluded.change_commitment, remaining_value = excluded.remaining_value,
-         funding_tx_hash = NULL, proof_time_ms = NULL, x_payment = excluded.x_payment,
+         proof_time_ms = NULL, x_payment = excluded.x_payment,
          valid_before = excluded.valid_before, refund_precommitment = excluded.refund_precommitment,
          updated_at = excluded.updated_at
        WHERE leases.state = 'failed'`,
@@ -104,6 +114,7 @@ export class PgRelayerStore implements RelayerStore {
 
   async advanceLease(
     nullifierHash: bigint,
+    token: string,
     from: LeaseState,
     to: LeaseState,
     fields: { fundingTxHash?: string; proofTimeMs?: number } = {},
@@ -111,13 +122,14 @@ export class PgRelayerStore implements RelayerStore {
     return this.changedOne(
       `UPDATE leases SET state = $1, funding_tx_hash = COALESCE($2, funding_tx_hash),
          proof_time_ms = COALESCE($3, proof_time_ms), updated_at = $4
-       WHERE nullifier_hash = $5 AND state = $6`,
+       WHERE nullifier_hash = $5 AND token = $6 AND state = $7`,
       [
         to,
         fields.fundingTxHash ?? null,
         fields.proofTimeMs ?? null,
         new Date().toISOString(),
         nullifierHash.toString(),
+        token,
         from,
       ],
     );
@@ -135,12 +147,13 @@ export class PgRelayerStore implements RelayerStore {
   }
 
   async recordSweep(record: SweepRecord): Promise<void> {
-    await this.pool.query(
+    await this.query(
       `INSERT INTO sweeps (nullifier_hash, payer, amount, outcome, deposit_tx_hash, swept_at)
        VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (nullifier_hash) DO UPDATE SET amount = excluded.amount, outcome = excluded.outcome,
          deposit_tx_hash = excluded.deposit_tx_hash, swept_at = excluded.swept_at`,
       sweepValues(record),
+      { idempotent: true },
     );
   }
 
@@ -150,10 +163,11 @@ export class PgRelayerStore implements RelayerStore {
   }
 
   async createAgent(agent: AgentRecord): Promise<void> {
-    await this.pool.query(
+    await this.query(
       `INSERT INTO agents (id, name, public_key, owner_wallet, per_transaction_limit, daily_limit,
          provider_whitelist, categories, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
       agentValues(agent),
+      { idempotent: false },
     );
   }
 
@@ -168,7 +182,7 @@ export class PgRelayerStore implements RelayerStore {
   }
 
   async agentSpend(id: string, day: string): Promise<AgentSpend> {
-    const { rows } = await this.pool.query<{ total: string; today: string; count: string }>(
+    const rows = await this.all(
       `SELECT COALESCE(SUM(amount), 0) AS total, COALESCE(SUM(amount) FILTER (WHERE day = $2), 0) AS today,
          COALESCE(SUM(count), 0) AS count
        FROM agent_spend WHERE agent_id = $1`,
@@ -176,16 +190,17 @@ export class PgRelayerStore implements RelayerStore {
     );
     // An aggregate without GROUP BY answers exactly one row, zeros when the agent spent nothing.
     const { total, today, count } = rows[0]!;
-    return { totalSpent: BigInt(total), spentToday: BigInt(today), transactionCount: Number(count) };
+    return { totalSpent: BigInt(String(total)), spentToday: BigInt(String(today)), transactionCount: Number(count) };
   }
 
   async recordAgentSpend(id: string, amount: bigint, day: string): Promise<void> {
     // The sum is taken on the locked row itself, so two relayers recording at once never lose one of the spends.
-    await this.pool.query(
+    await this.query(
       `INSERT INTO agent_spend (agent_id, day, amount, count) VALUES ($1, $2, $3, 1)
        ON CONFLICT (agent_id, day) DO UPDATE SET amount = agent_spend.amount + excluded.amount,
          count = agent_spend.count + 1`,
       [id, day, amount.toString()],
+      { idempotent: false },
     );
   }
 
@@ -193,12 +208,28 @@ export class PgRelayerStore implements RelayerStore {
     await this.pool.end();
   }
 
+  /** Runs one read, repeated once when its connection was dropped. */
   private async all(sql: string, params: unknown[] = []): Promise<Row[]> {
-    return (await this.pool.query<Row>(sql, params)).rows;
+    return (await this.query(sql, params, { idempotent: true })).rows;
   }
 
-  /** Runs one write; true when it inserted or updated exactly one row. */
+  /** Runs one write, never repeated (a repeat could not tell its own effect from another's); true when it changed exactly one row. */
   private async changedOne(sql: string, params: unknown[]): Promise<boolean> {
-    return (await this.pool.query(sql, params)).rowCount === 1;
+    return (await this.query(sql, params, { idempotent: false })).rowCount === 1;
   }
+
+  private async query(sql: string, params: unknown[], { idempotent }: { idempotent: boolean }): Promise<pg.QueryResult<Row>> {
+    try {
+      return await this.pool.query<Row>(sql, params);
+    } catch (error) {
+      if (!idempotent || !isDroppedPgConnection(error)) throw asStoreError(error);
+      return this.pool.query<Row>(sql, params).catch((again: unknown) => {
+        throw asStoreError(again);
+      });
+    }
+  }
+}
+
+function asStoreError(error: unknown): unknown {
+  return isPgUnavailable(error) ? storeUnavailable() : error;
 }

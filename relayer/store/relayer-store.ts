@@ -33,15 +33,21 @@ export interface AgentSpend {
 
 /**
  * Idempotency lease per nullifier hash (spec 3.2, DESIGN.md 7), taken by every route that spends a note:
- * reserved (nothing sent) -> withdrawing (the relay transaction may have been sent) -> settled | failed (the
- * chain proved nothing was spent). A retry of the same request replays a settled lease; a different request for
- * the same note is refused. Holds no note secret.
+ * reserved (nothing sent) -> withdrawing (the relay transaction is signed and its hash recorded; it may be mined)
+ * -> settled | failed (the chain proved nothing of this lease was spent). A retry of the same request replays a
+ * settled lease; a different request for the same note is refused. Holds no note secret. docs/relayer.md draws
+ * the state machine and who may take each transition.
  */
 export type LeaseState = "reserved" | "withdrawing" | "settled" | "failed";
 
 export interface LeaseRecord {
   nullifierHash: bigint;
   state: LeaseState;
+  /**
+   * Unique to one reservation: every transition names it, so a request acting on an older reservation's snapshot
+   * (one freed as abandoned and taken again) can never move the newer one.
+   */
+  token: string;
   /** Digest of the request's terms (route, recipient, amounts, change commitment); a retry must present the same. */
   fingerprint: string;
   /** Whom the withdrawal pays: the invoice's payTo, a withdraw's recipient, or settle-x402's single-use payer. */
@@ -51,7 +57,10 @@ export interface LeaseRecord {
   fee: bigint;
   changeCommitment: bigint;
   remainingValue: bigint;
-  /** The relay transaction, known from the moment it is sent. */
+  /**
+   * The relay transaction, recorded the moment it is signed, before it leaves. Kept when a failed lease is
+   * reserved again (until the new reservation signs its own), so no hash the relayer ever signed is lost.
+   */
   fundingTxHash: string | null;
   proofTimeMs: number | null;
   /** settle-x402 only: the payer's signed x402 payment, built before anything was withdrawn. */
@@ -94,14 +103,20 @@ export interface SweepRecord {
 
 export interface RelayerStore {
   /**
-   * Takes the lease for `lease.nullifierHash` in state `reserved`. Returns true when taken: no lease existed, or
-   * only a `failed` one (the chain proved nothing was spent). Atomic: of concurrent callers exactly one wins.
+   * Takes the lease for `lease.nullifierHash` in state `reserved` under `lease.token`. Returns true when taken: no
+   * lease existed, or only a `failed` one (the chain proved nothing of it was spent), whose transaction hash is
+   * kept. Atomic: of concurrent callers exactly one wins.
    */
   reserveLease(lease: LeaseRecord): Promise<boolean>;
   getLease(nullifierHash: bigint): Promise<LeaseRecord | undefined>;
-  /** Moves a lease to its next state; `from` guards against a concurrent move. False when the lease was not in `from`. */
+  /**
+   * Moves the reservation `token` of a lease from `from` to `to` (`from` = `to` refreshes `updatedAt`: the
+   * holder's heartbeat). A compare-and-set on both: false when the lease is in another state or was reserved
+   * again since. Fields not given are kept.
+   */
   advanceLease(
     nullifierHash: bigint,
+    token: string,
     from: LeaseState,
     to: LeaseState,
     fields?: { fundingTxHash?: string; proofTimeMs?: number },

@@ -22,6 +22,7 @@ export const toAgent = (row: Row): AgentRecord => ({
 export const toLease = (row: Row): LeaseRecord => ({
   nullifierHash: BigInt(String(row.nullifier_hash)),
   state: String(row.state) as LeaseState,
+  token: String(row.token),
   fingerprint: String(row.fingerprint),
   recipient: String(row.recipient),
   gross: BigInt(String(row.gross)),
@@ -67,6 +68,7 @@ export const agentValues = (agent: AgentRecord) => [
 /** A lease's values, less the state and the transaction fields a reservation always starts without. */
 export const reservedLeaseValues = (lease: LeaseRecord) => [
   lease.nullifierHash.toString(),
+  lease.token,
   lease.fingerprint,
   lease.recipient,
   lease.gross.toString(),

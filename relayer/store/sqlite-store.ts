@@ -1,7 +1,8 @@
-import type { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import { openSqlite } from "../../lib/sqlite.js";
 import type { AgentRecord, AgentSpend, AuthorizationRecord, LeaseRecord, LeaseState, RelayerStore, SweepRecord } from "./relayer-store.js";
 import { agentValues, reservedLeaseValues, sweepValues, toAgent, toLease, toSweep } from "./rows.js";
+import { isSqliteBusy, storeUnavailable } from "./store-faults.js";
 
 // Amounts and field elements are canonical decimal TEXT: SQLite integers stop at 2^63.
 const SCHEMA = `
@@ -16,7 +17,7 @@ CREATE TABLE IF NOT EXISTS agents (
   categories TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS leases (
   nullifier_hash TEXT PRIMARY KEY, state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')),
-  fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross TEXT NOT NULL, fee TEXT NOT NULL,
+  token TEXT NOT NULL, fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross TEXT NOT NULL, fee TEXT NOT NULL,
   change_commitment TEXT NOT NULL, remaining_value TEXT NOT NULL, funding_tx_hash TEXT, proof_time_ms INTEGER,
   x_payment TEXT, valid_before INTEGER, refund_precommitment TEXT, updated_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sweeps (
@@ -27,17 +28,23 @@ CREATE TABLE IF NOT EXISTS agent_spend (
   PRIMARY KEY (agent_id, day));
 `;
 
-/** The embedded store: one SQLite file (":memory:" for tests). */
+/**
+ * The embedded store: one SQLite file (":memory:" for tests). A write waits for another writer of the file up to
+ * lib/sqlite.ts's busy timeout, then answers STORE_UNAVAILABLE.
+ */
 export class SqliteRelayerStore implements RelayerStore {
   private readonly db: DatabaseSync;
 
   constructor(file: string) {
     this.db = openSqlite(file, `PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;\n${SCHEMA}`);
+    // Files made before leases carried a reservation token.
+    if (!this.db.prepare("SELECT 1 FROM pragma_table_info('leases') WHERE name = 'token'").get()) {
+      this.db.exec("ALTER TABLE leases ADD COLUMN token TEXT NOT NULL DEFAULT ''");
+    }
   }
 
   async recordAuthorization(record: AuthorizationRecord): Promise<boolean> {
-    const result = this.db
-      .prepare(
+    const result = this.statement(
         `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
          VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       )
@@ -46,12 +53,11 @@ export class SqliteRelayerStore implements RelayerStore {
   }
 
   async isAuthorized(nullifierHash: bigint): Promise<boolean> {
-    return this.db.prepare("SELECT 1 FROM authorizations WHERE nullifier_hash = ?").get(nullifierHash.toString()) !== undefined;
+    return this.statement("SELECT 1 FROM authorizations WHERE nullifier_hash = ?").get(nullifierHash.toString()) !== undefined;
   }
 
   async inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint): Promise<void> {
-    this.db
-      .prepare(
+    this.statement(
         `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
          SELECT ?, network, 'inherited', '0', ? FROM authorizations WHERE nullifier_hash = ?
          ON CONFLICT DO NOTHING`,
@@ -61,15 +67,14 @@ export class SqliteRelayerStore implements RelayerStore {
 
   async reserveLease(lease: LeaseRecord): Promise<boolean> {
     // Single statement: SQLite serialises writers, so of concurrent reservations exactly one changes a row.
-    const result = this.db
-      .prepare(
-        `INSERT INTO leases (nullifier_hash, state, fingerprint, recipient, gross, fee, change_commitment,
+    const result = this.statement(
+        `INSERT INTO leases (nullifier_hash, token, state, fingerprint, recipient, gross, fee, change_commitment,
            remaining_value, funding_tx_hash, proof_time_ms, x_payment, valid_before, refund_precommitment, updated_at)
-         VALUES (?, 'reserved', ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)
-         ON CONFLICT (nullifier_hash) DO UPDATE SET state = 'reserved', fingerprint = excluded.fingerprint,
-           recipient = excluded.recipient, gross = excluded.gross, fee = excluded.fee,
+         VALUES (?, ?, 'reserved', ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)
+         ON CONFLICT (nullifier_hash) DO UPDATE SET state = 'reserved', token = excluded.token,
+           fingerprint = excluded.fingerprint, recipient = excluded.recipient, gross = excluded.gross, fee = excluded.fee,
            change_commitment = excluded.change_commitment, remaining_value = excluded.remaining_value,
-           funding_tx_hash = NULL, proof_time_ms = NULL, x_payment = excluded.x_payment,
+           proof_time_ms = NULL, x_payment = excluded.x_payment,
            valid_before = excluded.valid_before, refund_precommitment = excluded.refund_precommitment,
            updated_at = excluded.updated_at
          WHERE leases.state = 'failed'`,
@@ -79,29 +84,28 @@ export class SqliteRelayerStore implements RelayerStore {
   }
 
   async getLease(nullifierHash: bigint): Promise<LeaseRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM leases WHERE nullifier_hash = ?").get(nullifierHash.toString());
+    const row = this.statement("SELECT * FROM leases WHERE nullifier_hash = ?").get(nullifierHash.toString());
     return row === undefined ? undefined : toLease(row);
   }
 
   async advanceLease(
     nullifierHash: bigint,
+    token: string,
     from: LeaseState,
     to: LeaseState,
     fields: { fundingTxHash?: string; proofTimeMs?: number } = {},
   ): Promise<boolean> {
-    const result = this.db
-      .prepare(
+    const result = this.statement(
         `UPDATE leases SET state = ?, funding_tx_hash = COALESCE(?, funding_tx_hash),
            proof_time_ms = COALESCE(?, proof_time_ms), updated_at = ?
-         WHERE nullifier_hash = ? AND state = ?`,
+         WHERE nullifier_hash = ? AND token = ? AND state = ?`,
       )
-      .run(to, fields.fundingTxHash ?? null, fields.proofTimeMs ?? null, new Date().toISOString(), nullifierHash.toString(), from);
+      .run(to, fields.fundingTxHash ?? null, fields.proofTimeMs ?? null, new Date().toISOString(), nullifierHash.toString(), token, from);
     return result.changes === 1;
   }
 
   async expiredUnsweptLeases(nowSeconds: number): Promise<LeaseRecord[]> {
-    return this.db
-      .prepare(
+    return this.statement(
         `SELECT leases.* FROM leases LEFT JOIN sweeps USING (nullifier_hash)
          WHERE leases.state = 'settled' AND leases.x_payment IS NOT NULL AND leases.valid_before <= ?
            AND sweeps.nullifier_hash IS NULL
@@ -112,8 +116,7 @@ export class SqliteRelayerStore implements RelayerStore {
   }
 
   async recordSweep(record: SweepRecord): Promise<void> {
-    this.db
-      .prepare(
+    this.statement(
         `INSERT INTO sweeps (nullifier_hash, payer, amount, outcome, deposit_tx_hash, swept_at) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (nullifier_hash) DO UPDATE SET amount = excluded.amount, outcome = excluded.outcome,
            deposit_tx_hash = excluded.deposit_tx_hash, swept_at = excluded.swept_at`,
@@ -122,13 +125,12 @@ export class SqliteRelayerStore implements RelayerStore {
   }
 
   async getSweep(nullifierHash: bigint): Promise<SweepRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM sweeps WHERE nullifier_hash = ?").get(nullifierHash.toString());
+    const row = this.statement("SELECT * FROM sweeps WHERE nullifier_hash = ?").get(nullifierHash.toString());
     return row === undefined ? undefined : toSweep(row);
   }
 
   async createAgent(agent: AgentRecord): Promise<void> {
-    this.db
-      .prepare(
+    this.statement(
         `INSERT INTO agents (id, name, public_key, owner_wallet, per_transaction_limit, daily_limit,
            provider_whitelist, categories, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
@@ -136,16 +138,16 @@ export class SqliteRelayerStore implements RelayerStore {
   }
 
   async getAgent(id: string): Promise<AgentRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM agents WHERE id = ?").get(id);
+    const row = this.statement("SELECT * FROM agents WHERE id = ?").get(id);
     return row === undefined ? undefined : toAgent(row);
   }
 
   async listAgents(): Promise<AgentRecord[]> {
-    return this.db.prepare("SELECT * FROM agents ORDER BY created_at, id").all().map(toAgent);
+    return this.statement("SELECT * FROM agents ORDER BY created_at, id").all().map(toAgent);
   }
 
   async agentSpend(id: string, day: string): Promise<AgentSpend> {
-    const rows = this.db.prepare("SELECT day, amount, count FROM agent_spend WHERE agent_id = ?").all(id);
+    const rows = this.statement("SELECT day, amount, count FROM agent_spend WHERE agent_id = ?").all(id);
     let totalSpent = 0n;
     let spentToday = 0n;
     let transactionCount = 0;
@@ -159,13 +161,12 @@ export class SqliteRelayerStore implements RelayerStore {
 
   async recordAgentSpend(id: string, amount: bigint, day: string): Promise<void> {
     // Amounts are TEXT, so the sum is computed here inside one transaction rather than in SQL.
-    this.db.exec("BEGIN IMMEDIATE");
+    guarded(() => this.db.exec("BEGIN IMMEDIATE"));
     try {
-      const row = this.db.prepare("SELECT amount, count FROM agent_spend WHERE agent_id = ? AND day = ?").get(id, day);
+      const row = this.statement("SELECT amount, count FROM agent_spend WHERE agent_id = ? AND day = ?").get(id, day);
       const amountSoFar = row === undefined ? 0n : BigInt(String(row.amount));
       const countSoFar = row === undefined ? 0 : Number(row.count);
-      this.db
-        .prepare(
+      this.statement(
           `INSERT INTO agent_spend (agent_id, day, amount, count) VALUES (?, ?, ?, ?)
            ON CONFLICT (agent_id, day) DO UPDATE SET amount = excluded.amount, count = excluded.count`,
         )
@@ -179,5 +180,23 @@ export class SqliteRelayerStore implements RelayerStore {
 
   async close(): Promise<void> {
     this.db.close();
+  }
+
+  private statement(sql: string) {
+    const prepared = guarded(() => this.db.prepare(sql));
+    return {
+      run: (...params: SQLInputValue[]) => guarded(() => prepared.run(...params)),
+      get: (...params: SQLInputValue[]) => guarded(() => prepared.get(...params)),
+      all: (...params: SQLInputValue[]) => guarded(() => prepared.all(...params)),
+    };
+  }
+}
+
+/** Runs one SQLite call; a file another writer held past the busy timeout answers STORE_UNAVAILABLE. */
+function guarded<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    throw isSqliteBusy(error) ? storeUnavailable() : error;
   }
 }

@@ -11,3 +11,22 @@ export function payerWallet(payerKeySecret: string, nullifierHash: bigint): Wall
   const key = keccak256(AbiCoder.defaultAbiCoder().encode(["string", "bytes32", "uint256"], [DERIVATION_TAG, payerKeySecret, nullifierHash]));
   return new Wallet(key);
 }
+
+/** How to make a secret that passes (the config error shows it). */
+export const SECRET_RECIPE = `generate one with \`node -e "console.log('0x' + require('node:crypto').randomBytes(32).toString('hex'))"\` or \`echo 0x$(openssl rand -hex 32)\``;
+
+/** At least this many distinct byte values: 32 random bytes hold about 30, fewer than 16 is a pattern. */
+const MIN_DISTINCT_BYTES = 16;
+
+/**
+ * Why a 32-byte payer key secret is too weak to derive keys from, or undefined when it is not. Anyone who guesses
+ * it holds every payer key, since the other input (the nullifier hash) is public: all zeros, a repeated byte or
+ * a short repeated pattern, or a counting sequence (0x000102...) is refused.
+ */
+export function payerKeySecretWeakness(secret: string): string | undefined {
+  const bytes = Buffer.from(secret.slice(2), "hex");
+  if (new Set(bytes).size < MIN_DISTINCT_BYTES) return `repeats too few byte values (fewer than ${MIN_DISTINCT_BYTES} distinct)`;
+  const step = (bytes[1]! - bytes[0]! + 256) % 256;
+  if (bytes.every((byte, i) => i === 0 || (byte - bytes[i - 1]! + 256) % 256 === step)) return "is a counting sequence";
+  return undefined;
+}

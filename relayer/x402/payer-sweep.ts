@@ -1,8 +1,9 @@
-import { parseUnits, type Wallet } from "ethers";
-import { Entrypoint__factory, PrivacyPool__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
+import { hexlify, randomBytes, type Wallet } from "ethers";
+import { PrivacyPool__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import type { LeaseRecord, RelayerStore, SweepRecord } from "../store/relayer-store.js";
 import { payerWallet } from "./payer-keys.js";
+import { TokenDomainReader } from "./token-domain.js";
 
 export interface PayerSweepDeps {
   store: RelayerStore;
@@ -11,17 +12,30 @@ export interface PayerSweepDeps {
   log?: (line: string) => void;
 }
 
-/** Gas of one approve plus one deposit into a large tree (bench/gas measures ~460k at 100k leaves), with margin. */
-const REFUND_GAS = 700_000n;
+/** How long the payer's refund authorization stays usable: long enough for one transaction to be mined. */
+const REFUND_AUTHORIZATION_SECONDS = 3_600;
+
+const RECEIVE_WITH_AUTHORIZATION_TYPES = {
+  ReceiveWithAuthorization: [
+    { name: "from", type: "address" },
+    { name: "to", type: "address" },
+    { name: "value", type: "uint256" },
+    { name: "validAfter", type: "uint256" },
+    { name: "validBefore", type: "uint256" },
+    { name: "nonce", type: "bytes32" },
+  ],
+};
 
 /**
- * Returns what settle-x402 payers still hold once their authorization expired unused into the pool, as the
- * agent's refund note (sdk deriveRefundSecrets: the agent finds and spends it with the secrets it has).
+ * Returns what settle-x402 payers still hold once their authorization expired unused (the seller never settled
+ * it, or its facilitator refused after funding) into the pool, whatever the amount, as the agent's refund note
+ * (sdk deriveRefundSecrets: the agent finds and spends it with the secrets it has).
  *
- * The payer deposits its own balance under the lease's refund precommitment, its gas sent by the relaying party:
- * the refund's depositor is the single-use payer, never the agent, and a crash between steps loses nothing (a
- * rerun finds the refund deposit or the balance still at the payer). A balance below the pool's minimum deposit
- * cannot become a note: it is recorded `held` and stays at the payer, whose key the operator derives at will.
+ * The relaying party (REFUNDER_ROLE) calls Entrypoint.depositRefund with the payer's signed EIP-3009
+ * ReceiveWithAuthorization of its whole balance: exempt from the minimum deposit, marked as a refund of the lease's
+ * nullifier hash so that the ASP curator approves it at once and never counts it as a depositor. The payer needs
+ * no gas and stays the refund's depositor, never the agent. A crash between steps loses nothing: a rerun finds the
+ * refund deposit or the balance still at the payer.
  */
 export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRecord[]> {
   const { store, chain } = deps;
@@ -29,10 +43,10 @@ export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRec
   if (latest === null) throw new Error("the chain has no latest block");
   // The chain's clock decides whether a seller can still use an authorization: block.timestamp < validBefore.
   const leases = await store.expiredUnsweptLeases(latest.timestamp);
-  const minimumDeposit = leases.length === 0 ? 0n : await chain.minimumDeposit();
+  if (leases.length > 0) await assertRefunder(chain);
   const records: SweepRecord[] = [];
   for (const lease of leases) {
-    const record = await sweepPayer(deps, lease, minimumDeposit);
+    const record = await sweepPayer(deps, lease, latest.timestamp);
     await store.recordSweep(record);
     deps.log?.(`${record.payer}: ${record.outcome} ${record.amount}${record.depositTxHash === null ? "" : ` in ${record.depositTxHash}`}`);
     records.push(record);
@@ -40,9 +54,9 @@ export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRec
   return records;
 }
 
-async function sweepPayer(deps: PayerSweepDeps, lease: LeaseRecord, minimumDeposit: bigint): Promise<SweepRecord> {
+async function sweepPayer(deps: PayerSweepDeps, lease: LeaseRecord, now: number): Promise<SweepRecord> {
   const { chain } = deps;
-  const payer = payerWallet(deps.payerKeySecret, lease.nullifierHash).connect(chain.provider);
+  const payer = payerWallet(deps.payerKeySecret, lease.nullifierHash);
   if (payer.address !== lease.recipient || lease.payment === null) {
     throw new Error(`lease ${lease.nullifierHash} is not a settle-x402 lease of this operator's payer keys`);
   }
@@ -58,17 +72,47 @@ async function sweepPayer(deps: PayerSweepDeps, lease: LeaseRecord, minimumDepos
 
   const earlier = await refundDepositOf(chain, payer.address, refundPrecommitment);
   if (earlier !== undefined) return record("deposited", earlier.value, earlier.txHash);
-  const usdc = TestUSDC__factory.connect(chain.deployment.usdc, payer);
+  const usdc = TestUSDC__factory.connect(chain.deployment.usdc, chain.provider);
   const balance = await chain.call(() => usdc.balanceOf(payer.address));
   if (balance === 0n) return record("empty", 0n);
-  if (balance < minimumDeposit) return record("held", balance);
 
-  await fundGas(chain, payer);
-  const entrypoint = Entrypoint__factory.connect(chain.deployment.entrypoint, payer);
-  const approval = await chain.call(async () => usdc.approve(chain.deployment.entrypoint, balance));
-  await chain.call(() => approval.wait());
-  const receipt = await chain.call(async () => (await entrypoint.deposit(chain.deployment.usdc, balance, refundPrecommitment)).wait());
-  return record("deposited", balance, receipt!.hash);
+  const authorization = await refundAuthorization(chain, payer, balance, now);
+  const data = chain.entrypoint.interface.encodeFunctionData("depositRefund", [
+    chain.deployment.usdc,
+    balance,
+    refundPrecommitment,
+    lease.nullifierHash,
+    authorization,
+  ]);
+  const sent = await chain.sendFromRelayer({ to: chain.deployment.entrypoint, data });
+  const receipt = await chain.call(() => sent.wait());
+  if (receipt === null || receipt.status !== 1) throw new Error(`refund transaction ${sent.hash} of payer ${payer.address} reverted`);
+  return record("deposited", balance, receipt.hash);
+}
+
+async function assertRefunder(chain: PoolChain): Promise<void> {
+  const { entrypoint, relayer } = chain;
+  const role = await chain.call(() => entrypoint.REFUNDER_ROLE());
+  if (!(await chain.call(() => entrypoint.hasRole(role, relayer.address)))) {
+    throw new Error(`the relaying key ${relayer.address} lacks REFUNDER_ROLE on the entrypoint; the admin grants it with Entrypoint.grantRole`);
+  }
+}
+
+/** The payer's ReceiveWithAuthorization of `value` to the entrypoint, under the token's EIP-712 domain. */
+async function refundAuthorization(chain: PoolChain, payer: Wallet, value: bigint, now: number) {
+  const { name, version } = await new TokenDomainReader(chain).read();
+  const domain = { name, version, chainId: chain.deployment.chainId, verifyingContract: chain.deployment.usdc };
+  const authorization = {
+    from: payer.address,
+    to: chain.deployment.entrypoint,
+    value,
+    validAfter: 0n,
+    validBefore: BigInt(now + REFUND_AUTHORIZATION_SECONDS),
+    nonce: hexlify(randomBytes(32)),
+  };
+  const signature = await payer.signTypedData(domain, RECEIVE_WITH_AUTHORIZATION_TYPES, authorization);
+  const { from, validAfter, validBefore, nonce } = authorization;
+  return { from, validAfter, validBefore, nonce, signature };
 }
 
 /** The payer's earlier refund deposit, when a previous sweep got that far. */
@@ -77,14 +121,4 @@ async function refundDepositOf(chain: PoolChain, payer: string, precommitment: b
   const events = await chain.call(() => pool.queryFilter(pool.filters.Deposited(payer)));
   const refund = events.find((event) => event.args.precommitment === precommitment);
   return refund === undefined ? undefined : { value: refund.args.value, txHash: refund.transactionHash };
-}
-
-/** Sends the payer the ETH its two refund transactions cost, from the relaying party. */
-async function fundGas(chain: PoolChain, payer: Wallet): Promise<void> {
-  const fees = await chain.call(() => chain.provider.getFeeData());
-  const budget = REFUND_GAS * (fees.maxFeePerGas ?? fees.gasPrice ?? parseUnits("1", "gwei"));
-  const held = await chain.call(() => chain.provider.getBalance(payer.address));
-  if (held >= budget) return;
-  const funding = await chain.sendFromRelayer({ to: payer.address, value: budget - held });
-  await chain.call(() => funding.wait());
 }

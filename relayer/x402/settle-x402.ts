@@ -1,12 +1,11 @@
 import { nullifierHashOf, precommitmentOf, deriveRefundSecrets, type Note, type NoteSecrets } from "../../sdk/index.js";
 import {
   amountOf,
+  authorizationSignerUnder,
   buildPaymentPayload,
-  chainIdOfNetwork,
   encodeXPayment,
   validityWindow,
   x402VersionOf,
-  type ExactRequirement,
   type ResourceInfo,
 } from "../../x402/index.js";
 import type { AccessFeeGate } from "../access-fee.js";
@@ -18,9 +17,8 @@ import { grossForNet } from "../pricing.js";
 import { isPrivate, privacyBlock } from "../privacy.js";
 import type { SellerEntry } from "../schemas/settle-x402.js";
 import { payerWallet } from "./payer-keys.js";
-
-/** The authorization window when the seller's entry names none (the reference sellers' default). */
-const DEFAULT_MAX_TIMEOUT_SECONDS = 60;
+import { SellerTermsCheck, type PaymentWindow } from "./seller-terms.js";
+import { TokenDomainReader } from "./token-domain.js";
 
 export interface X402SettleRequest {
   /** The seller's `exact` entry, as its 402 gave it (v1 or v2 shape). */
@@ -51,24 +49,33 @@ export interface X402SettlerDeps {
   accessFee: AccessFeeGate;
   agents: AgentRegistry;
   payerKeySecret: string;
+  /** The range of the seller's maxTimeoutSeconds this relayer pays (seller-terms.ts). */
+  window: PaymentWindow;
   clock?: () => number;
 }
 
 /**
- * settle-x402 (spec 3.2 and 4.4, DESIGN.md 5-7): pays an x402 seller through a fresh single-use payer. Under
- * the note's lease: build and sign the payer's EIP-3009 payment for the seller, reserve, withdraw the gross
- * amount to the payer by proof (the payer then holds exactly the seller's amount; the take goes to the
- * treasury), finalize. A retry replays the stored payment and withdraws nothing.
+ * settle-x402 (spec 3.2 and 4.4, DESIGN.md 5-7): pays an x402 seller through a fresh single-use payer. First the
+ * pre-flight (seller-terms.ts): every term the seller's facilitator checks after funding is checked here. Then,
+ * under the note's lease: build and sign the payer's EIP-3009 payment for the seller and recover its signer
+ * against the token's domain separator, reserve, withdraw the gross amount to the payer by proof (the payer then
+ * holds exactly the seller's amount; the take goes to the treasury), finalize. A retry replays the stored payment
+ * and withdraws nothing.
  */
 export class X402Settler {
-  constructor(private readonly deps: X402SettlerDeps) {}
+  private readonly token: TokenDomainReader;
+  private readonly sellerTerms: SellerTermsCheck;
+
+  constructor(private readonly deps: X402SettlerDeps) {
+    this.token = new TokenDomainReader(deps.chain);
+    this.sellerTerms = new SellerTermsCheck({ chain: deps.chain, token: this.token, window: deps.window });
+  }
 
   async settle(request: X402SettleRequest): Promise<X402Settlement> {
     const { facilitator } = this.deps;
     const { note } = request;
-    const accepted = await this.completeEntry(request.accepted);
+    const accepted = await this.sellerTerms.check(request.accepted);
     const sellerAmount = BigInt(amountOf(accepted));
-    this.checkSellerTerms(accepted);
     facilitator.checkInvoice({ note, payTo: accepted.payTo, amount: sellerAmount });
     const gross = grossForNet(sellerAmount, facilitator.takeBps);
     if (gross > note.value) {
@@ -96,6 +103,10 @@ export class X402Settler {
         const payload = await buildPaymentPayload({ accepted, resource: request.resource, payer, window }).catch((error: unknown) => {
           throw new RelayerError("INVALID_REQUEST", `Could not build the x402 payment for the seller's entry (${(error as Error).message}). Nothing was spent.`);
         });
+        const { separator } = await this.token.read();
+        if (authorizationSignerUnder(separator, payload.payload) !== payer.address) {
+          throw new RelayerError("INTERNAL", "The payer's authorization does not recover to the payer under the token's domain separator. Nothing was spent.");
+        }
         return {
           xPayment: encodeXPayment(payload),
           validBefore: Number(window.validBefore),
@@ -113,26 +124,6 @@ export class X402Settler {
       payer: payer.address,
       sellerAmount,
     };
-  }
-
-  /** The entry with the fields a payment needs: a missing window is 60 s, a missing domain the token's own. */
-  private async completeEntry(entry: SellerEntry): Promise<ExactRequirement> {
-    return {
-      ...entry,
-      maxTimeoutSeconds: entry.maxTimeoutSeconds ?? DEFAULT_MAX_TIMEOUT_SECONDS,
-      extra: entry.extra ?? (await this.deps.chain.tokenDomain()),
-    } as ExactRequirement;
-  }
-
-  /** The seller must be paid in this pool's USDC on this chain. */
-  private checkSellerTerms(accepted: ExactRequirement): void {
-    const { chain } = this.deps;
-    if (chainIdOfNetwork(accepted.network) !== chain.deployment.chainId) {
-      throw new RelayerError("INVALID_REQUEST", `This facilitator pays on ${chain.network}; the seller's entry is for ${accepted.network}.`);
-    }
-    if (accepted.asset.toLowerCase() !== chain.deployment.usdc.toLowerCase()) {
-      throw new RelayerError("INVALID_REQUEST", `This facilitator pays in USDC ${chain.deployment.usdc}; the seller asks for ${accepted.asset}.`);
-    }
   }
 
   /** Below the privacy minimum the caller must say it accepts a payment that is not private (spec 4.4). */

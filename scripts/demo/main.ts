@@ -106,6 +106,9 @@ async function main(): Promise<void> {
       TREASURY_ADDRESS: keys.treasury,
       PAYER_KEY_SECRET: `0x${randomBytes(32).toString("hex")}`,
       PRICING_MODE: "paid",
+      // The fee floor converts a relay's gas at this node's ~1 gwei, hundreds of times Base's: a 2 USDC/ETH price
+      // keeps the floor (~1.4k atomic) under the demo's 5% take of its 0.05 USDC price.
+      RELAYER_USDC_PER_ETH: "2",
     });
     await waitFor("the relayer", answers(`${relayerUrl}/api/facilitator/supported`));
     say("relayer", `${relayerUrl}: facilitator API (5% take to the treasury ${keys.treasury})`);

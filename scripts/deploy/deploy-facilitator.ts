@@ -8,6 +8,10 @@ import { findCircleUsdc } from "./usdc.js";
 export interface DeployFacilitatorOptions {
   /** Receives POSTMAN_ROLE (publishes ASP roots); default: the deployer. */
   postman?: string;
+  /** Receives Entrypoint.payAccessFee payments (the relayer's TREASURY_ADDRESS); default: the deployer. */
+  accessFeeTreasury?: string;
+  /** Receives REFUNDER_ROLE (the relaying key that sweeps payers); default: the deployer. */
+  refunder?: string;
   /** Default: 1 USDC. */
   minimumDepositAmount?: bigint;
   /** Default: 500 bps. */
@@ -65,6 +69,8 @@ export async function deployFacilitator(
         postman,
         ...(options.minimumDepositAmount !== undefined && { minimumDepositAmount: options.minimumDepositAmount }),
         ...(options.maxRelayFeeBPS !== undefined && { maxRelayFeeBPS: options.maxRelayFeeBPS }),
+        ...(options.accessFeeTreasury !== undefined && { accessFeeTreasury: options.accessFeeTreasury }),
+        ...(options.refunder !== undefined && { refunder: options.refunder }),
       },
     },
   });

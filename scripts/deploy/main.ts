@@ -5,7 +5,9 @@
 //   Base Sepolia:           npm run deploy:base-sepolia
 //                           (BASE_SEPOLIA_RPC_URL and DEPLOYER_PRIVATE_KEY from env or `hardhat keystore set`)
 //
-// Env: POSTMAN_ADDRESS, the account that publishes ASP roots (default: the deployer).
+// Env (each defaults to the deployer): POSTMAN_ADDRESS, the account that publishes ASP roots; ACCESS_FEE_TREASURY,
+// where Entrypoint.payAccessFee sends access fees (the relayer's TREASURY_ADDRESS); REFUNDER_ADDRESS, the relaying
+// key that deposits the payer sweep's refunds.
 import path from "node:path";
 import hre from "hardhat";
 import { AddressSchema } from "../../sdk/schema/primitives.js";
@@ -15,7 +17,10 @@ import { discardStaleJournal } from "./stale-journal.js";
 
 const log = (line: string) => console.log(`[deploy] ${line}`);
 
-const postman = AddressSchema.optional().parse(process.env.POSTMAN_ADDRESS || undefined);
+const optionalAddress = (variable: string) => AddressSchema.optional().parse(process.env[variable] || undefined);
+const postman = optionalAddress("POSTMAN_ADDRESS");
+const accessFeeTreasury = optionalAddress("ACCESS_FEE_TREASURY");
+const refunder = optionalAddress("REFUNDER_ADDRESS");
 const connection = await hre.network.create();
 const { provider } = connection.ethers;
 const chainId = Number((await provider.getNetwork()).chainId);
@@ -24,7 +29,7 @@ log(`network ${connection.networkName}, chain ${chainId}`);
 if (await discardStaleJournal(hre.config.paths.ignition, provider, chainId)) {
   log("discarded the Ignition journal of an earlier run of this local chain");
 }
-const { addressBook } = await deployFacilitator(connection, { postman, displayUi: true, log });
+const { addressBook } = await deployFacilitator(connection, { postman, accessFeeTreasury, refunder, displayUi: true, log });
 
 // A rerun that found everything deployed must not move the start past the original deployment.
 const previous = await readAddressBook(chainId);

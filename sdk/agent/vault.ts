@@ -32,6 +32,8 @@ export interface VaultEntry {
 const NEW_VAULT_KDF = { name: "scrypt", N: 1 << 15, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
 const IV_LENGTH = 12;
+/** GCM's full tag. Node accepts a tag as short as 4 bytes unless told its length, and a short tag is forgeable. */
+const TAG_LENGTH = 16;
 
 const VaultFileSchema = z
   .object({
@@ -48,7 +50,7 @@ const VaultFileSchema = z
       .strict(),
     cipher: z.literal("aes-256-gcm"),
     iv: HexSchema,
-    tag: HexSchema,
+    tag: HexSchema.refine((tag) => tag.length === 2 + 2 * TAG_LENGTH, `must be a ${TAG_LENGTH}-byte tag`),
     ciphertext: HexSchema,
   })
   .strict();
@@ -168,7 +170,7 @@ function encrypt(entries: VaultEntry[], kdf: VaultFile["kdf"], key: Buffer): Vau
     spent,
   }));
   const iv = randomBytes(IV_LENGTH);
-  const cipher = createCipheriv("aes-256-gcm", key, iv);
+  const cipher = createCipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_LENGTH });
   const ciphertext = Buffer.concat([cipher.update(JSON.stringify({ notes }), "utf8"), cipher.final()]);
   const tag = cipher.getAuthTag();
   return { version: 1, kdf, cipher: "aes-256-gcm", iv: hex(iv), tag: hex(tag), ciphertext: hex(ciphertext) };
@@ -177,7 +179,7 @@ function encrypt(entries: VaultEntry[], kdf: VaultFile["kdf"], key: Buffer): Vau
 function decrypt(file: VaultFile, key: Buffer): VaultEntry[] {
   let plaintext: string;
   try {
-    const decipher = createDecipheriv("aes-256-gcm", key, fromHex(file.iv));
+    const decipher = createDecipheriv("aes-256-gcm", key, fromHex(file.iv), { authTagLength: TAG_LENGTH });
     decipher.setAuthTag(fromHex(file.tag));
     plaintext = Buffer.concat([decipher.update(fromHex(file.ciphertext)), decipher.final()]).toString("utf8");
   } catch {

@@ -1,14 +1,26 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { FacilitatorError, noteFromWire, noteToWire, type FacilitatorClient, type SettleAnswer, type SettleX402Answer } from "../client/facilitator-client.js";
+import {
+  FacilitatorError,
+  noteFromWire,
+  noteToWire,
+  type FacilitatorClient,
+  type SettleAnswer,
+  type SettleX402Answer,
+} from "../client/facilitator-client.js";
+import { grossForNet } from "../fees/relay-fee.js";
 import { deriveChangeSecrets, type Note } from "../note/note.js";
 import {
   amountOf,
   buildProbePayment,
   classifyProbeResponse,
   encodeXPayment,
+  parsePaymentRequired,
   paymentHeaders,
+  paymentResponseHeaderOf,
   readPaymentRequired,
   selectExactRequirement,
+  settlementErrorOf,
+  whyNoExactRequirement,
   type ExactRequirement,
   type ProbeVerdict,
   type ResourceInfo,
@@ -29,10 +41,16 @@ export type X402AgentErrorCode =
   | "NO_USABLE_ENTRY"
   /** The free probe found the seller would not read an x402 payment: no note was touched. */
   | "SELLER_INCOMPATIBLE"
-  /** No unspent note holds the seller's amount. */
+  /** The seller's price is above maxPaymentAtomic: nothing was paid. */
+  | "PRICE_ABOVE_MAXIMUM"
+  /** The payment would take the agent past budgetAtomic: nothing was paid. */
+  | "BUDGET_EXHAUSTED"
+  /** No unspent note holds the seller's amount plus the take. */
   | "NO_NOTE"
   /** The settlement's outcome is still unknown after the retries: retry later, the note may be spent. */
-  | "SETTLEMENT_UNCERTAIN";
+  | "SETTLEMENT_UNCERTAIN"
+  /** The payer was funded but the seller did not answer the paid request with 2xx (PaymentNotAcceptedError). */
+  | "PAYMENT_NOT_ACCEPTED";
 
 export class X402AgentError extends Error {
   constructor(
@@ -41,6 +59,51 @@ export class X402AgentError extends Error {
   ) {
     super(message);
     this.name = "X402AgentError";
+  }
+}
+
+/** What the agent knows of a funded payment the seller did not accept. */
+export interface UnacceptedPayment {
+  url: string;
+  /** The seller's answer to the paid request. */
+  seller: {
+    status: number;
+    body: string;
+    /**
+     * Why, in x402's words: the payment response's errorReason when the seller's facilitator failed to settle (e.g.
+     * "invalid_exact_evm_transaction_failed"), else the error its 402 gave (e.g. "invalid_exact_evm_signature").
+     */
+    reason?: string;
+    /** Its PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE (v1) header, when it sent one. */
+    paymentResponse?: string;
+  };
+  /** The single-use payer the pool funded; it holds `amount` until the seller's facilitator moves it. */
+  payer: string;
+  /** The seller's price, which the payer holds. */
+  amount: string;
+  /** What left the note: amount plus the take. */
+  gross: string;
+  fundingTxHash: string;
+  /** The authorization's validBefore (unix seconds): the seller cannot use it from then on. */
+  validBefore: number;
+  /** When and how the payer's balance comes back. */
+  refund: string;
+}
+
+/**
+ * The pool funded the payer but the seller did not answer the paid request with 2xx. The change note is saved; the
+ * seller's price sits at the single-use payer. After the authorization's validBefore the operator's payer sweep
+ * deposits whatever the payer still holds back into the pool as a refund note under the spent note's refund
+ * secrets, which recoverNotes finds from the seed alone (docs/sdk.md, "When a seller refuses").
+ */
+export class PaymentNotAcceptedError extends X402AgentError {
+  constructor(readonly payment: UnacceptedPayment) {
+    super(
+      "PAYMENT_NOT_ACCEPTED",
+      `${payment.url} answered the paid request with ${payment.seller.status}${payment.seller.reason === undefined ? "" : ` (${payment.seller.reason})`}. ` +
+        `The pool had funded the payer ${payment.payer} with ${payment.amount} atomic USDC (${payment.gross} left the note). ${payment.refund}`,
+    );
+    this.name = "PaymentNotAcceptedError";
   }
 }
 
@@ -63,55 +126,151 @@ export interface X402AgentOptions {
   probe?: boolean;
   /** Retries of one settlement whose answer was lost or is not final yet. Default 4. */
   settleRetries?: number;
+  /** The most a seller may ask for one request, atomic USDC (the take comes on top). Default 100000 (0.1 USDC). */
+  maxPaymentAtomic?: bigint;
+  /** The most that may leave the agent's notes over this agent's life, take included; unlimited when absent. */
+  budgetAtomic?: bigint;
+  /** The agent's id in the facilitator's registry, sent with every settlement so its limits apply. */
+  agentId?: string;
   onEvent?: (event: AgentEvent) => void;
 }
 
 /** Seconds to wait before retrying a settlement whose answer was lost (no Retry-After to go by). */
 const LOST_ANSWER_RETRY_SECONDS = 2;
 
+/** The reference @x402/fetch wrapper's default cap on one payment: 0.1 USDC. */
+export const DEFAULT_MAX_PAYMENT_ATOMIC = 100_000n;
+
 /**
  * An x402 buyer that pays out of the privacy pool: `fetch` a paid URL, and on a 402 it settles through the
  * pinned facilitator and retries the seller with the payment (spec 1, "Flow for an x402 payment").
  */
 export class X402Agent {
+  /** What left or may be leaving the notes: settled payments and those in flight (budgetAtomic). */
+  private committed = 0n;
+  private takeBps?: Promise<bigint>;
+
   constructor(private readonly options: X402AgentOptions) {}
 
-  /** Fetches `url`; a 402 from an x402 seller is paid privately and the request repeated with the payment. */
+  /**
+   * Fetches `url`; a 402 from an x402 seller is paid privately and the request repeated with the payment. Throws
+   * PaymentNotAcceptedError when the seller does not answer the paid request with 2xx.
+   */
   async fetch(url: string, init: RequestInit = {}): Promise<Response> {
     const first = await fetch(url, init);
     if (first.status !== 402) return first;
     const { accepted, resource } = await this.requirementOf(first, url);
+    const price = BigInt(amountOf(accepted));
+    this.checkPrice(url, price);
     if (this.options.probe ?? true) await this.probe(url, init, accepted, resource);
 
-    const note = await this.noteFor(BigInt(amountOf(accepted)));
-    const change = deriveChangeSecrets(note);
-    const answer = await this.untilSettled(() =>
-      this.options.facilitator.settleX402({
+    const gross = grossForNet(price, await this.settleX402Take());
+    const answer = await this.payFromNotes(gross, (note) => {
+      const change = deriveChangeSecrets(note);
+      return this.options.facilitator.settleX402({
         accepts: accepted,
         ...(resource !== undefined && { resource }),
         serviceDeposit: noteToWire(note),
         nextNullifier: change.nullifier.toString(),
         nextSecret: change.secret.toString(),
         acceptNotPrivate: this.options.acceptNotPrivate ?? false,
-      }),
-    );
-    await this.replaceNote(note, answer.nextDeposit === undefined ? undefined : noteFromWire(answer.nextDeposit));
-    this.emit({ step: "settled", answer });
-    return this.retryPaid(url, init, paymentHeaders(answer.xPayment));
+        ...this.agentFields(),
+      });
+    }, (settled) => BigInt(settled.gross));
+    const response = await this.retryPaid(url, init, paymentHeaders(answer.xPayment));
+    if (!response.ok) throw await unaccepted(url, response, answer);
+    return response;
   }
 
   /**
    * The generic path (spec 4.3): settles `maxAmountRequired` to `payTo` through the facilitator, then repeats the
-   * request with `X-Service-Settlement: <txHash>` for a seller that checks the settlement on chain.
+   * request with `X-Service-Settlement: <txHash>` for a seller that checks the settlement on chain. The take is
+   * inside the amount here: the seller receives it less the take.
    */
   async fetchWithSettlement(url: string, init: RequestInit, invoice: { payTo: string; maxAmountRequired: string }): Promise<Response> {
-    const note = await this.noteFor(BigInt(invoice.maxAmountRequired));
-    const answer = await this.untilSettled(() =>
-      this.options.facilitator.settle({ paymentDetails: invoice, serviceDeposit: noteToWire(note) }),
+    const amount = BigInt(invoice.maxAmountRequired);
+    this.checkPrice(url, amount);
+    const answer = await this.payFromNotes(
+      amount,
+      (note) => this.options.facilitator.settle({ paymentDetails: invoice, serviceDeposit: noteToWire(note), ...this.agentFields() }),
+      (settled) => BigInt(settled.amount),
     );
-    await this.replaceNote(note, answer.nextDeposit === undefined ? undefined : noteFromWire(answer.nextDeposit));
-    this.emit({ step: "settled", answer });
     return this.retryPaid(url, init, { "X-Service-Settlement": answer.txHash });
+  }
+
+  private checkPrice(url: string, price: bigint): void {
+    const maximum = this.options.maxPaymentAtomic ?? DEFAULT_MAX_PAYMENT_ATOMIC;
+    if (price > maximum) {
+      throw new X402AgentError(
+        "PRICE_ABOVE_MAXIMUM",
+        `${url} asks ${price} atomic USDC, above this agent's maxPaymentAtomic of ${maximum}; nothing was paid. Raise maxPaymentAtomic to pay it.`,
+      );
+    }
+  }
+
+  /** The take settle-x402 adds to a price, from the facilitator's `supported` (read once). */
+  private settleX402Take(): Promise<bigint> {
+    this.takeBps ??= this.options.facilitator.supported().then(
+      (supported) => BigInt((supported.settleX402 as { takeBps?: number } | undefined)?.takeBps ?? 0),
+      (error: unknown) => {
+        this.takeBps = undefined;
+        throw error;
+      },
+    );
+    return this.takeBps;
+  }
+
+  private agentFields(): { agentId?: string } {
+    return this.options.agentId === undefined ? {} : { agentId: this.options.agentId };
+  }
+
+  /**
+   * Pays `gross` out of the smallest unspent note that holds it, within the budget. A note the facilitator finds
+   * too small (INVALID_PAYMENT_AMOUNT: its take or fee floor is more than `supported` said) is left unspent, and
+   * the next larger one tried. Saves the change note before marking the spent one.
+   */
+  private async payFromNotes<T extends SettleX402Answer | SettleAnswer>(
+    gross: bigint,
+    settle: (note: Note) => Promise<T>,
+    spentBy: (answer: T) => bigint,
+  ): Promise<T> {
+    const release = this.reserve(gross);
+    const candidates = await this.notesHolding(gross);
+    for (const [index, note] of candidates.entries()) {
+      let answer: T;
+      try {
+        answer = await this.untilSettled(() => settle(note));
+      } catch (error) {
+        // A refusal spent nothing; SETTLEMENT_UNCERTAIN may have, and stays counted.
+        const refused = error instanceof FacilitatorError && !error.retryable;
+        if (refused && error.code === "INVALID_PAYMENT_AMOUNT" && index < candidates.length - 1) continue;
+        if (refused) release();
+        throw error;
+      }
+      this.committed += spentBy(answer) - gross;
+      await this.replaceNote(note, answer.nextDeposit === undefined ? undefined : noteFromWire(answer.nextDeposit));
+      this.emit({ step: "settled", answer });
+      return answer;
+    }
+    release();
+    throw new X402AgentError("NO_NOTE", `No unspent note holds ${gross} atomic USDC, what this payment takes out of a note; deposit first.`);
+  }
+
+  /** Counts `gross` against budgetAtomic until released; refuses when it does not fit. */
+  private reserve(gross: bigint): () => void {
+    const budget = this.options.budgetAtomic;
+    if (budget !== undefined && this.committed + gross > budget) {
+      throw new X402AgentError(
+        "BUDGET_EXHAUSTED",
+        `This payment takes ${gross} atomic USDC; ${this.committed} of the agent's budget of ${budget} is used. Nothing was paid.`,
+      );
+    }
+    this.committed += gross;
+    let released = false;
+    return () => {
+      if (!released) this.committed -= gross;
+      released = true;
+    };
   }
 
   /** The seller's exact USDC entry on the facilitator's chain, from its 402 (v2 header or v1 body). */
@@ -120,10 +279,7 @@ export class X402Agent {
     if (required === undefined) throw new X402AgentError("NOT_X402", `${url} answered 402 without x402 payment details; nothing was paid.`);
     const accepted = selectExactRequirement(required, this.options.network);
     if (accepted === undefined) {
-      throw new X402AgentError(
-        "NO_USABLE_ENTRY",
-        `${url} offers no exact payment in USDC ${this.options.network.asset} on chain ${this.options.network.chainId}; nothing was paid.`,
-      );
+      throw new X402AgentError("NO_USABLE_ENTRY", `${url}: ${whyNoExactRequirement(required, this.options.network)} Nothing was paid.`);
     }
     this.emit({
       step: "payment-required",
@@ -146,14 +302,12 @@ export class X402Agent {
     }
   }
 
-  /** The smallest unspent note that holds `amount` (the facilitator refuses it if the take does not fit too). */
-  private async noteFor(amount: bigint): Promise<Note> {
-    const candidates = (await this.options.notes.list())
-      .filter((entry) => !entry.spent && entry.note.value >= amount)
-      .sort((a, b) => (a.note.value < b.note.value ? -1 : a.note.value > b.note.value ? 1 : 0));
-    const note = candidates[0]?.note;
-    if (note === undefined) throw new X402AgentError("NO_NOTE", `No unspent note holds ${amount} atomic USDC; deposit first.`);
-    return note;
+  /** The unspent notes that hold `gross`, smallest first. */
+  private async notesHolding(gross: bigint): Promise<Note[]> {
+    return (await this.options.notes.list())
+      .filter((entry) => !entry.spent && entry.note.value >= gross)
+      .map((entry) => entry.note)
+      .sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
   }
 
   /**
@@ -195,6 +349,26 @@ export class X402Agent {
   private emit(event: AgentEvent): void {
     this.options.onEvent?.(event);
   }
+}
+
+/** The PaymentNotAcceptedError of a paid request the seller answered with `response` (consumes its body). */
+async function unaccepted(url: string, response: Response, answer: SettleX402Answer): Promise<PaymentNotAcceptedError> {
+  const body = await response.text();
+  const reason = settlementErrorOf(response.headers) ?? parsePaymentRequired(response.headers, body)?.error;
+  const paymentResponse = paymentResponseHeaderOf(response.headers);
+  const expiry = new Date(answer.validBefore * 1000).toISOString();
+  return new PaymentNotAcceptedError({
+    url,
+    seller: { status: response.status, body, ...(reason !== undefined && { reason }), ...(paymentResponse !== undefined && { paymentResponse }) },
+    payer: answer.payer,
+    amount: answer.amount,
+    gross: answer.gross,
+    fundingTxHash: answer.fundingTxHash,
+    validBefore: answer.validBefore,
+    refund:
+      `The seller can use the authorization until ${expiry} (validBefore ${answer.validBefore}). After that the operator's payer sweep ` +
+      "deposits what the payer still holds back into the pool as a refund note under this note's refund secrets; recoverNotes finds it from the seed.",
+  });
 }
 
 function withHeaders(init: RequestInit, headers: Record<string, string>): RequestInit {

@@ -88,9 +88,16 @@ export interface SupportedAnswer {
   [field: string]: unknown;
 }
 
+/** Hosts a plain-http facilitator may have: the loopback interface never leaves the machine. */
+function isLoopback(url: URL): boolean {
+  const host = url.hostname;
+  return host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 /**
  * The agent's client of one facilitator. Its base URL is pinned at construction: note secrets go to this
- * facilitator and nowhere else (spec 5.2).
+ * facilitator and nowhere else (spec 5.2). So it must be https (plain http only on loopback), and a redirect
+ * is an error, never followed: a 307 would re-send a settle body, secrets included, to wherever it points.
  */
 export class FacilitatorClient {
   private readonly baseUrl: URL;
@@ -98,8 +105,13 @@ export class FacilitatorClient {
   constructor(
     baseUrl: string,
     private readonly timeoutMs = 120_000,
+    /** The agent key its registration returned: sent as X-Agent-Key, which a settle naming the agentId needs. */
+    private readonly agentKey?: string,
   ) {
     this.baseUrl = new URL(baseUrl);
+    if (this.baseUrl.protocol !== "https:" && !(this.baseUrl.protocol === "http:" && isLoopback(this.baseUrl))) {
+      throw new Error(`The facilitator URL must be https (plain http only on loopback), not ${this.baseUrl.origin}: note secrets travel to it.`);
+    }
   }
 
   get url(): string {
@@ -123,10 +135,22 @@ export class FacilitatorClient {
     if (url.origin !== this.baseUrl.origin) throw new Error("refusing to send a request outside the pinned facilitator");
     const response = await fetch(url, {
       method,
-      headers: body === undefined ? {} : { "content-type": "application/json" },
+      redirect: "manual",
+      headers: {
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...(this.agentKey === undefined ? {} : { "x-agent-key": this.agentKey }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(this.timeoutMs),
     });
+    if (response.status >= 300 && response.status < 400) {
+      throw new FacilitatorError(
+        response.status,
+        "REDIRECT_REFUSED",
+        `The facilitator answered ${response.status} with a redirect to ${response.headers.get("location") ?? "nowhere"}; it is not followed, so nothing was sent there. Check the facilitator URL.`,
+        {},
+      );
+    }
     const answer = (await response.json()) as Record<string, unknown>;
     // An uncertain settlement is answered 202 with settled:false: not a success, whatever the status class.
     if (!response.ok || answer.settled === false) {

@@ -37,6 +37,13 @@ describe("deployment", function () {
     expect(await readAddressBook(1, dir)).to.equal(undefined);
   });
 
+  it("makes the deployer the access-fee treasury and a refunder unless told otherwise", async function () {
+    const { entrypoint, accounts } = await networkHelpers.loadFixture(deployedFacilitator);
+    expect(await entrypoint.accessFeeTreasury()).to.equal(accounts.admin.address);
+    expect(await entrypoint.hasRole(await entrypoint.REFUNDER_ROLE(), accounts.admin)).to.equal(true);
+    expect(await entrypoint.hasRole(await entrypoint.REFUNDER_ROLE(), accounts.stranger)).to.equal(false);
+  });
+
   it("deploys TestUSDC, minted by the deployer, on a chain without Circle's USDC", async function () {
     const { usdc, accounts } = await networkHelpers.loadFixture(deployedFacilitator);
     expect(await usdc.owner()).to.equal(accounts.admin.address);
@@ -61,5 +68,16 @@ describe("deployment", function () {
 
     expect(addressBook.postman).to.equal(postman!.address);
     expect(await entrypoint.hasRole(await entrypoint.POSTMAN_ROLE(), postman!)).to.equal(true);
+  });
+
+  it("sets the access-fee treasury and the refunder it is told", async function () {
+    const chain = await network.create();
+    const [deployer, treasury, refunder] = await chain.ethers.getSigners();
+    const { entrypoint } = await deployFacilitator(chain, { accessFeeTreasury: treasury!.address, refunder: refunder!.address });
+
+    expect(await entrypoint.accessFeeTreasury()).to.equal(treasury!.address);
+    const role = await entrypoint.REFUNDER_ROLE();
+    expect(await entrypoint.hasRole(role, refunder!)).to.equal(true);
+    expect(await entrypoint.hasRole(role, deployer!)).to.equal(false);
   });
 });

@@ -143,17 +143,18 @@ describe("entrypoint", function () {
       const { entrypoint, accounts } = await loadFixture(deployedFacilitator);
       expect(await entrypoint.latestRoot()).to.equal(0n);
 
-      const update = entrypoint.connect(accounts.postman).updateRoot(777n, "bafy-root-777");
+      const update = entrypoint.connect(accounts.postman).updateRoot(777n, 5n, "bafy-root-777");
       await expect(update)
         .to.emit(entrypoint, "RootUpdated")
-        .withArgs(777n, "bafy-root-777", (await networkHelpers.time.latest()) + 1);
+        .withArgs(777n, 5n, "bafy-root-777", (await networkHelpers.time.latest()) + 1, false);
       expect(await entrypoint.latestRoot()).to.equal(777n);
       expect(await entrypoint.isKnownAspRoot(777n)).to.equal(true);
+      expect(await entrypoint.aspTreeDepthAt(777n)).to.equal(5n);
     });
 
     it("lets only the postman publish a root", async function () {
       const { entrypoint, accounts } = await loadFixture(deployedFacilitator);
-      await expect(entrypoint.connect(accounts.stranger).updateRoot(777n, "bafy-root-777"))
+      await expect(entrypoint.connect(accounts.stranger).updateRoot(777n, 0n, "bafy-root-777"))
         .to.be.revertedWithCustomError(entrypoint, "AccessControlUnauthorizedAccount")
         .withArgs(accounts.stranger.address, await entrypoint.POSTMAN_ROLE());
     });
@@ -162,7 +163,7 @@ describe("entrypoint", function () {
       const { entrypoint, accounts } = await loadFixture(deployedFacilitator);
       await entrypoint.grantRole(await entrypoint.POSTMAN_ROLE(), accounts.stranger);
 
-      await expect(entrypoint.connect(accounts.stranger).updateRoot(777n, "bafy-root-777")).to.emit(
+      await expect(entrypoint.connect(accounts.stranger).updateRoot(777n, 0n, "bafy-root-777")).to.emit(
         entrypoint,
         "RootUpdated",
       );
@@ -170,13 +171,28 @@ describe("entrypoint", function () {
 
     it("rejects a zero root, which would read as an empty slot of the history", async function () {
       const { entrypoint } = await loadFixture(deployedFacilitator);
-      await expect(entrypoint.updateRoot(0n, "bafy-empty")).to.be.revertedWithCustomError(entrypoint, "ZeroAspRoot");
+      await expect(entrypoint.updateRoot(0n, 0n, "bafy-empty")).to.be.revertedWithCustomError(entrypoint, "ZeroAspRoot");
     });
 
-    it("keeps the last ROOT_HISTORY_SIZE roots known and forgets older ones", async function () {
+    it("rejects a depth above the circuit's maximum", async function () {
+      const { entrypoint } = await loadFixture(deployedFacilitator);
+      const tooDeep = (await entrypoint.MAX_TREE_DEPTH()) + 1n;
+      await expect(entrypoint.updateRoot(777n, tooDeep, "bafy-deep")).to.be.revertedWithCustomError(
+        entrypoint,
+        "AspTreeDepthAboveMaximum",
+      );
+      await expect(entrypoint.revokeAndUpdateRoot(777n, tooDeep, "bafy-deep", [])).to.be.revertedWithCustomError(
+        entrypoint,
+        "AspTreeDepthAboveMaximum",
+      );
+    });
+
+    it("keeps the last ROOT_HISTORY_SIZE roots known, and older ones once ROOT_MIN_LIFETIME_BLOCKS have passed", async function () {
       const { entrypoint } = await loadFixture(deployedFacilitator);
       const window = await entrypoint.ROOT_HISTORY_SIZE();
-      for (let root = 1n; root <= window + 1n; root++) await entrypoint.updateRoot(root, `bafy-${root}`);
+      for (let root = 1n; root <= window + 1n; root++) await entrypoint.updateRoot(root, 0n, `bafy-${root}`);
+      expect(await entrypoint.isKnownAspRoot(1n), "younger than the minimum lifetime").to.equal(true);
+      await networkHelpers.mine(await entrypoint.ROOT_MIN_LIFETIME_BLOCKS());
 
       expect(await entrypoint.isKnownAspRoot(1n)).to.equal(false);
       expect(await entrypoint.isKnownAspRoot(2n)).to.equal(true);

@@ -15,7 +15,8 @@ async function excludedDeposit() {
   const { depositor, otherDepositor } = facilitator.accounts;
   const excluded = await depositNote(facilitator, depositor, EXCLUDED_VALUE, secretsFor(1n));
   const approved = await depositNote(facilitator, otherDepositor, 1_000_000n, secretsFor(2n));
-  await facilitator.entrypoint.updateRoot(createLeanIMT([approved.label]).root, "bafy-asp-excluding-depositor");
+  const aspTree = createLeanIMT([approved.label]);
+  await facilitator.entrypoint.updateRoot(aspTree.root, aspTree.depth, "bafy-asp-excluding-depositor");
   return { ...facilitator, excluded };
 }
 

@@ -38,7 +38,8 @@ async function depositedNotes() {
 /** depositedNotes with the ASP root of its labels published by the postman. */
 async function aspRootPublished() {
   const facilitator = await loadFixture(depositedNotes);
-  await facilitator.entrypoint.updateRoot(createLeanIMT(facilitator.aspLabels).root, ASP_CID);
+  const aspTree = createLeanIMT(facilitator.aspLabels);
+  await facilitator.entrypoint.updateRoot(aspTree.root, aspTree.depth, ASP_CID);
   return facilitator;
 }
 
@@ -148,7 +149,8 @@ describe("relayed withdrawals", function () {
     it("accepts a proof against an older ASP root still inside the window", async function () {
       const { entrypoint, privacyPool, scope } = await loadFixture(aspRootPublished);
       const window = await entrypoint.ROOT_HISTORY_SIZE();
-      for (let i = 1n; i < window; i++) await entrypoint.updateRoot(i, `bafy-later-${i}`);
+      for (let i = 1n; i < window; i++) await entrypoint.updateRoot(i, 0n, `bafy-later-${i}`);
+      await networkHelpers.mine(await entrypoint.ROOT_MIN_LIFETIME_BLOCKS());
 
       await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.emit(privacyPool, "Withdrawn");
     });
@@ -161,6 +163,7 @@ describe("relayed withdrawals", function () {
       for (let i = 0n; i < laterDeposits; i++) {
         await entrypoint.connect(accounts.otherDepositor).deposit(usdc, 1_000_000n, 100n + i);
       }
+      await networkHelpers.mine(await privacyPool.ROOT_MIN_LIFETIME_BLOCKS());
 
       await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.emit(privacyPool, "Withdrawn");
     });
@@ -185,7 +188,7 @@ describe("relayed withdrawals", function () {
       );
     });
 
-    it("rejects a proof against a state root that has left the root history", async function () {
+    it("rejects a proof against a state root older than the root history and the minimum lifetime", async function () {
       const facilitator = await loadFixture(aspRootPublished);
       const { entrypoint, privacyPool, usdc, scope, accounts } = facilitator;
       const laterDeposits = await privacyPool.ROOT_HISTORY_SIZE();
@@ -193,6 +196,7 @@ describe("relayed withdrawals", function () {
       for (let i = 0n; i < laterDeposits; i++) {
         await entrypoint.connect(accounts.otherDepositor).deposit(usdc, 1_000_000n, 100n + i);
       }
+      await networkHelpers.mine(await privacyPool.ROOT_MIN_LIFETIME_BLOCKS());
 
       await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
         privacyPool,
@@ -217,10 +221,11 @@ describe("relayed withdrawals", function () {
       );
     });
 
-    it("rejects a proof against an ASP root that has left the window", async function () {
+    it("rejects a proof against an ASP root older than the window and the minimum lifetime", async function () {
       const { entrypoint, scope } = await loadFixture(aspRootPublished);
       const window = await entrypoint.ROOT_HISTORY_SIZE();
-      for (let i = 1n; i <= window; i++) await entrypoint.updateRoot(i, `bafy-later-${i}`);
+      for (let i = 1n; i <= window; i++) await entrypoint.updateRoot(i, 0n, `bafy-later-${i}`);
+      await networkHelpers.mine(await entrypoint.ROOT_MIN_LIFETIME_BLOCKS());
 
       await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
         entrypoint,
@@ -273,17 +278,25 @@ describe("relayed withdrawals", function () {
       );
     });
 
-    for (const signal of ["stateTreeDepth", "aspTreeDepth"] as const) {
-      it(`rejects a proof whose ${signal} is above the maximum tree depth`, async function () {
-        const { entrypoint, privacyPool, scope } = await loadFixture(aspRootPublished);
-        const proof = withSignal(partial.proof, signal, (await privacyPool.MAX_TREE_DEPTH()) + 1n);
+    it("rejects a proof whose stateTreeDepth is not the depth recorded with its state root", async function () {
+      const { entrypoint, privacyPool, scope } = await loadFixture(aspRootPublished);
+      const proof = withSignal(partial.proof, "stateTreeDepth", 33n);
 
-        await expect(entrypoint.relay(partial.withdrawal, proof, scope)).to.be.revertedWithCustomError(
-          privacyPool,
-          "TreeDepthAboveMaximum",
-        );
-      });
-    }
+      await expect(entrypoint.relay(partial.withdrawal, proof, scope)).to.be.revertedWithCustomError(
+        privacyPool,
+        "StateTreeDepthMismatch",
+      );
+    });
+
+    it("rejects a proof whose aspTreeDepth is not the depth published with its ASP root", async function () {
+      const { entrypoint, scope } = await loadFixture(aspRootPublished);
+      const proof = withSignal(partial.proof, "aspTreeDepth", 33n);
+
+      await expect(entrypoint.relay(partial.withdrawal, proof, scope)).to.be.revertedWithCustomError(
+        entrypoint,
+        "AspTreeDepthMismatch",
+      );
+    });
 
     it("rejects a proof whose withdrawn value was raised after proving", async function () {
       const { entrypoint, privacyPool, scope } = await loadFixture(aspRootPublished);

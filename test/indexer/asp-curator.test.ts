@@ -1,5 +1,8 @@
 import { expect } from "chai";
-import { createLeanIMT, nullifierHashOf, rootOfWitness } from "../../sdk/index.js";
+import { hexlify, randomBytes, Wallet } from "ethers";
+import { createLeanIMT, nullifierHashOf, precommitmentOf, rootOfWitness, type Note } from "../../sdk/index.js";
+import { buildAuthorization, signAuthorization } from "../contracts/helpers/authorizations.js";
+import { secretsFor } from "../contracts/helpers/notes.js";
 import type { IndexerConfigInput } from "../../indexer/config.js";
 import { expectApiError } from "./helpers/api-errors.js";
 import {
@@ -10,10 +13,28 @@ import {
   type RunningIndexer,
 } from "./helpers/indexer-harness.js";
 import { startLocalChain } from "./helpers/local-chain.js";
-import { deposit, ragequit } from "./helpers/pool-actions.js";
+import { deposit, ragequit, relayWithdrawal } from "./helpers/pool-actions.js";
 
 const chain = await startLocalChain();
-const { entrypoint } = chain.facilitator;
+const { entrypoint, usdc } = chain.facilitator;
+
+/** The relaying party (the deployer holds REFUNDER_ROLE) deposits a fresh payer's `value` as a refund of `origin`. */
+async function depositRefund(origin: Note, value: bigint): Promise<bigint> {
+  const payer = Wallet.createRandom(chain.connection.ethers.provider);
+  await (await usdc.mint(payer, value)).wait();
+  const now = await chain.connection.networkHelpers.time.latest();
+  const authorization = buildAuthorization(now, {
+    from: payer.address,
+    to: await entrypoint.getAddress(),
+    value,
+    nonce: hexlify(randomBytes(32)),
+  });
+  const signature = await signAuthorization(payer, usdc, "ReceiveWithAuthorization", authorization);
+  const precommitment = precommitmentOf(secretsFor(900n + origin.label % 1000n));
+  const receipt = await (await entrypoint.depositRefund(usdc, value, precommitment, nullifierHashOf(origin.nullifier), { ...authorization, signature })).wait();
+  const refund = receipt!.logs.map((log) => chain.facilitator.privacyPool.interface.parseLog(log)).find((event) => event?.name === "Deposited");
+  return refund!.args.label as bigint;
+}
 const { alice, bob, carol, dave, erin } = chain.depositors;
 
 describe("ASP curator on a local chain", function () {
@@ -83,6 +104,98 @@ describe("ASP curator on a local chain", function () {
     expect(trail[1]?.listsDigest).to.not.equal(trail[0]?.listsDigest);
   });
 
+  it("publishes a revoking root when a label leaves the set, keeping the roots from before it was approved", async function () {
+    const lists = writeScreeningLists();
+    const { indexer } = await start(lists);
+    const published: bigint[] = [];
+    for (const [depositor, tag] of [[alice, 1], [bob, 2], [carol, 3]] as const) {
+      await deposit(chain, depositor, tag);
+      await indexer.sync.catchUp();
+      await indexer.curator.publish();
+      published.push(await entrypoint.latestRoot());
+    }
+    const [beforeBob, withBob, all] = published as [bigint, bigint, bigint];
+
+    rewriteScreeningList(lists.overlayList, [bob.address], "bridge exploit, 2025");
+    await indexer.curator.reloadLists();
+    await indexer.curator.publish();
+
+    const [revoking] = (await entrypoint.queryFilter(entrypoint.filters.RootUpdated())).slice(-1);
+    expect(revoking?.args.revoking).to.equal(true);
+    const [kept] = (await entrypoint.queryFilter(entrypoint.filters.AspRootsRevoked())).slice(-1);
+    expect(kept?.args.keptRoots).to.deep.equal([beforeBob]);
+    for (const root of [withBob, all]) expect(await entrypoint.isRevokedAspRoot(root)).to.equal(true);
+    expect(await entrypoint.isKnownAspRoot(beforeBob)).to.equal(true);
+
+    // A later approval only adds a label: its root revokes nothing.
+    const afterExclusion = await entrypoint.latestRoot();
+    await deposit(chain, dave, 4);
+    await indexer.sync.catchUp();
+    await indexer.curator.publish();
+    const [added] = (await entrypoint.queryFilter(entrypoint.filters.RootUpdated())).slice(-1);
+    expect(added?.args.revoking).to.equal(false);
+    expect(await entrypoint.isKnownAspRoot(afterExclusion)).to.equal(true);
+  });
+
+  it("revokes from a fresh start only when the chain's latest root holds a label the curator does not approve", async function () {
+    const lastUpdate = async () => (await entrypoint.queryFilter(entrypoint.filters.RootUpdated())).at(-1)!.args;
+    const syncAndPublish = async (lists = writeScreeningLists()) => {
+      const { indexer } = await start(lists);
+      await indexer.sync.catchUp();
+      await indexer.curator.publish();
+      await running!.stop();
+      running = undefined;
+    };
+    await deposit(chain, alice, 1);
+    await syncAndPublish();
+    await deposit(chain, bob, 2);
+    await syncAndPublish();
+    const withBob = await entrypoint.latestRoot();
+    expect((await lastUpdate()).revoking, "the tree only grew").to.equal(false);
+
+    await deposit(chain, carol, 3);
+    await syncAndPublish(writeScreeningLists({ sanctions: [bob.address] }));
+    expect((await lastUpdate()).revoking).to.equal(true);
+    expect(await entrypoint.isRevokedAspRoot(withBob)).to.equal(true);
+  });
+
+  it("approves a refund of a withdrawn note at once, up to what it withdrew, and never counts it in the anonymity set", async function () {
+    const origin = await deposit(chain, alice, 1, 3_000_000n);
+    const { indexer, client } = await start();
+    await indexer.sync.catchUp();
+    await indexer.curator.publish();
+    await indexer.sync.catchUp();
+    const change = await relayWithdrawal(chain, client, origin, 1_500_000n);
+    await indexer.sync.catchUp();
+    await relayWithdrawal(chain, client, change, 500_000n);
+    const ragequitted = await deposit(chain, bob, 2);
+    await ragequit(chain, bob, ragequitted);
+    await indexer.sync.catchUp();
+    const anonymityBefore = (await client.status()).anonymitySet;
+
+    const refund = await depositRefund(origin, 1_200_000n);
+    const ofRagequit = await depositRefund(ragequitted, 1_200_000n);
+    const aboveWithdrawn = await depositRefund(change, 1_200_000n);
+    await indexer.sync.catchUp();
+
+    const view = await client.deposit(refund);
+    expect(view.refundOf).to.equal(nullifierHashOf(origin.nullifier));
+    expect(view.aspDecisions.map(({ approved }) => approved)).to.deep.equal([true]);
+    for (const [label, why] of [[ofRagequit, "not spent by a withdrawal"], [aboveWithdrawn, "withdrew 500000, less than the refunded 1200000"]] as const) {
+      const [excluded] = (await client.deposit(label)).aspDecisions;
+      expect(excluded).to.deep.include({ approved: false, list: null });
+      expect(excluded?.reason).to.contain(why);
+    }
+    expect((await client.status()).anonymitySet, "refunds are not depositors").to.equal(anonymityBefore);
+    await indexer.curator.publish();
+    expect(rootOfWitness(refund, (await client.aspProof(refund)).witness)).to.equal(await entrypoint.latestRoot());
+
+    // The same amount from a new depositor does count.
+    await deposit(chain, carol, 3, 1_200_000n);
+    await indexer.sync.catchUp();
+    expect((await client.status()).anonymitySet).to.equal(anonymityBefore + 1);
+  });
+
   it("counts distinct approved depositors, not deposits, in the anonymity set", async function () {
     const { indexer, client } = await start({
       ...writeScreeningLists({ sanctions: [erin.address] }),
@@ -107,7 +220,7 @@ describe("ASP curator on a local chain", function () {
     await expectApiError(client.aspProof(note.label), 503, "ASP_ROOT_NOT_PUBLISHED");
     expect((await client.status()).aspRootMatches).to.equal(false);
 
-    await (await entrypoint.updateRoot(createLeanIMT([note.label]).root, "published-elsewhere")).wait();
+    await (await entrypoint.updateRoot(createLeanIMT([note.label]).root, 0n, "published-elsewhere")).wait();
     await indexer.sync.catchUp();
     expect((await client.aspProof(note.label)).witness.root).to.equal(await entrypoint.latestRoot());
     expect((await client.status()).aspRootMatches).to.equal(true);

@@ -8,7 +8,7 @@ const VALID = {
   INDEXER_URL: "http://127.0.0.1:8788",
   INDEXER_TOKEN: "a-long-enough-indexer-token",
   TREASURY_ADDRESS: "0x000000000000000000000000000000000000bEEF",
-  PAYER_KEY_SECRET: `0x${"22".repeat(32)}`,
+  PAYER_KEY_SECRET: "0x9c4e1b7a2f6d83c05e19a4b7d2c6f8e31a5b9d0c7e4f2a6b8d1c3e5f7a9b0c2d",
 };
 
 describe("relayer config", function () {
@@ -63,5 +63,42 @@ describe("relayer config", function () {
     expect(set).to.deep.include({ rateLimitGlobalPerSecond: 5, rateLimitPerNotePerMinute: 7, rpcTimeoutMs: 2500, shutdownGraceMs: 1000 });
     expect(() => loadRelayerConfig({ ...VALID, RELAYER_RPC_TIMEOUT_MS: "0" })).to.throw(ConfigError, /RELAYER_RPC_TIMEOUT_MS must be a positive integer/);
     expect(() => loadRelayerConfig({ ...VALID, RELAYER_SHUTDOWN_GRACE_MS: String(2 ** 31) })).to.throw(ConfigError, /RELAYER_SHUTDOWN_GRACE_MS/);
+  });
+
+  it("refuses a weak PAYER_KEY_SECRET, says how to generate one, and never echoes it", function () {
+    const weak = {
+      "all zeros": `0x${"00".repeat(32)}`,
+      "one repeated byte": `0x${"5e".repeat(32)}`,
+      "a short repeated pattern": `0x${"deadbeef".repeat(8)}`,
+      "a counting sequence": `0x${Array.from({ length: 32 }, (_, i) => i.toString(16).padStart(2, "0")).join("")}`,
+    };
+    for (const [what, secret] of Object.entries(weak)) {
+      expect(() => loadRelayerConfig({ ...VALID, PAYER_KEY_SECRET: secret }), what)
+        .to.throw(ConfigError, /Invalid server config: PAYER_KEY_SECRET is weak: .*randomBytes\(32\).*openssl rand -hex 32/)
+        .and.satisfy((error: Error) => !error.message.includes(secret.slice(2, 18)));
+    }
+    expect(() => loadRelayerConfig({ ...VALID, PAYER_KEY_SECRET: `0x${"ab".repeat(16)}` }))
+      .to.throw(ConfigError, /PAYER_KEY_SECRET must be a 0x-prefixed 32-byte secret; generate one with/);
+    expect(loadRelayerConfig(VALID).payerKeySecret).to.equal(VALID.PAYER_KEY_SECRET);
+  });
+
+  it("reads the USDC/ETH price of the fee floor, 3000 unless set, refusing zero and more than six decimals", function () {
+    expect(loadRelayerConfig(VALID).usdcPerEth).to.equal(3_000_000_000n);
+    expect(loadRelayerConfig({ ...VALID, RELAYER_USDC_PER_ETH: "2512.25" }).usdcPerEth).to.equal(2_512_250_000n);
+    expect(loadRelayerConfig({ ...VALID, RELAYER_USDC_PER_ETH: "0.5" }).usdcPerEth).to.equal(500_000n);
+    expect(() => loadRelayerConfig({ ...VALID, RELAYER_USDC_PER_ETH: "0" })).to.throw(ConfigError, /RELAYER_USDC_PER_ETH must be above zero/);
+    for (const bad of ["1.0000001", "-5", "3e3", "abc"]) {
+      expect(() => loadRelayerConfig({ ...VALID, RELAYER_USDC_PER_ETH: bad }), bad).to.throw(ConfigError, /RELAYER_USDC_PER_ETH must be a decimal USDC price/);
+    }
+  });
+
+  it("bounds the seller windows settle-x402 pays: 20 s to 1 hour by default, the minimum never above the maximum", function () {
+    expect(loadRelayerConfig(VALID)).to.deep.include({ x402MinWindowSeconds: 20, x402MaxWindowSeconds: 3600 });
+    const set = { ...VALID, RELAYER_X402_MIN_WINDOW_SECONDS: "30", RELAYER_X402_MAX_WINDOW_SECONDS: "600" };
+    expect(loadRelayerConfig(set)).to.deep.include({ x402MinWindowSeconds: 30, x402MaxWindowSeconds: 600 });
+    expect(() => loadRelayerConfig({ ...set, RELAYER_X402_MIN_WINDOW_SECONDS: "601" })).to.throw(
+      ConfigError,
+      /RELAYER_X402_MIN_WINDOW_SECONDS must not exceed RELAYER_X402_MAX_WINDOW_SECONDS/,
+    );
   });
 });

@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { getAddress, type Signer } from "ethers";
 import { SupportedResponseSchema } from "../../relayer/schemas/supported.js";
+import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
 import { commitmentOf, createNote, deriveChangeSecrets, nullifierHashOf, precommitmentOf, type Note } from "../../sdk/index.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
@@ -229,14 +230,20 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
 
   describe("access-fee gate (spec 3.3) when enforced", function () {
     let gated: RunningRelayer;
-    const transferFee = async (from: Signer, amount: bigint) => {
-      await (await chain.facilitator.usdc.mint(from, amount)).wait();
-      const tx = await chain.facilitator.usdc.connect(from).transfer(treasury.address, amount);
+    /** Entrypoint.payAccessFee from `from` for the note with `nullifierHash`; returns the transaction's hash. */
+    const payFee = async (from: Signer, nullifierHash: bigint, amount: bigint) => {
+      const { usdc, entrypoint } = chain.facilitator;
+      await (await usdc.mint(from, amount)).wait();
+      await (await usdc.connect(from).approve(entrypoint, amount)).wait();
+      const tx = await entrypoint.connect(from).payAccessFee(usdc, nullifierHash, amount);
       await tx.wait();
       return tx.hash;
     };
+    const authorize = (accessTokenTxHash: string, nullifierHash: bigint) =>
+      gated.post("/api/facilitator/authorize", { network: "eip155:31337", accessTokenTxHash, nullifierHash: nullifierHash.toString() });
 
     before(async function () {
+      await (await chain.facilitator.entrypoint.setAccessFeeTreasury(treasury.address)).wait();
       gated = await startRelayer(buildRelayerConfig(chain, indexer, { accessFeeEnforced: "true" }));
     });
     after(async function () {
@@ -248,55 +255,154 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
       expect(refused.status).to.equal(402);
       expect(refused.body).to.deep.include({ settled: false, code: "NULLIFIER_NOT_AUTHORIZED" });
       expect(refused.body.authorization).to.deep.include({ network: "eip155:31337", treasury: treasury.address, requiredFeeAtomic: "1000" });
+      expect((refused.body.authorization as { instructions: string }).instructions).to.contain("Entrypoint.payAccessFee");
 
-      const nullifierHash = nullifierHashOf(notes.dave.nullifier).toString();
-      const tooSmall = await transferFee(chain.depositors.dave, 999n);
-      const rejected = await gated.post("/api/facilitator/authorize", { network: "eip155:31337", accessTokenTxHash: tooSmall, nullifierHash });
+      const nullifierHash = nullifierHashOf(notes.dave.nullifier);
+      const rejected = await authorize(await payFee(chain.depositors.dave, nullifierHash, 999n), nullifierHash);
       expect(rejected.status).to.equal(400);
       expect(rejected.body).to.deep.include({ authorized: false, code: "AUTHORIZATION_REJECTED" });
 
-      const paid = await transferFee(chain.depositors.dave, 1000n);
-      const accepted = await gated.post("/api/facilitator/authorize", { network: "eip155:31337", accessTokenTxHash: paid, nullifierHash });
-      expect(accepted).to.deep.equal({ status: 200, body: { authorized: true } });
-
-      const reused = await gated.post("/api/facilitator/authorize", {
-        network: "eip155:31337",
-        accessTokenTxHash: paid,
-        nullifierHash: nullifierHashOf(notes.erin.nullifier).toString(),
-      });
-      expect(reused.status).to.equal(400);
-      expect(reused.body.error).to.contain("already paid the access fee of another deposit");
+      const paid = await payFee(chain.depositors.dave, nullifierHash, 1000n);
+      expect(await authorize(paid, nullifierHash)).to.deep.equal({ status: 200, body: { authorized: true } });
 
       const settled = await gated.post(SETTLE, { paymentDetails: invoice("1000000"), serviceDeposit: serviceDeposit(notes.dave) });
       expect(settled.status, JSON.stringify(settled.body)).to.equal(200);
     });
+
+    it("holds /api/withdraw and /api/x402-pay to the same gate", async function () {
+      const withdraw = await gated.post("/api/withdraw", { ...serviceDeposit(notes.erin), recipient: payee });
+      const x402Pay = await gated.post("/api/x402-pay", { ...serviceDeposit(notes.erin), provider: payee, amountAtomic: "400000" });
+      for (const answer of [withdraw, x402Pay]) {
+        expect(answer.status, JSON.stringify(answer.body)).to.equal(402);
+        expect(answer.body).to.deep.include({ settled: false, code: "NULLIFIER_NOT_AUTHORIZED" });
+      }
+      expect(await chain.facilitator.privacyPool.isNullifierSpent(nullifierHashOf(notes.erin.nullifier))).to.equal(false);
+    });
+
+    it("refuses a relay's own take to the treasury as an access fee", async function () {
+      const note = await deposit(chain, chain.depositors.alice, 201, 1_000_000n);
+      await sync();
+      await indexer.indexer.curator.publish();
+      await sync();
+      const treasuryBefore = await usdcBalance(treasury.address);
+      const relayed = await relayer.post(SETTLE, { paymentDetails: invoice("500000"), serviceDeposit: serviceDeposit(note) });
+      expect(relayed.status, JSON.stringify(relayed.body)).to.equal(200);
+      const take = (await usdcBalance(treasury.address)) - treasuryBefore;
+      expect(take, "the relay paid the treasury more than the access fee").to.be.greaterThan(1000n);
+
+      const claimed = await authorize(relayed.body.txHash as string, nullifierHashOf(notes.erin.nullifier));
+      expect(claimed.status).to.equal(400);
+      expect(claimed.body).to.deep.include({ authorized: false, code: "AUTHORIZATION_REJECTED" });
+      expect(claimed.body.error).to.contain("no Entrypoint.payAccessFee payment");
+    });
+
+    it("refuses to start with the gate on when TREASURY_ADDRESS is not the entrypoint's treasury", async function () {
+      const elsewhere = buildRelayerConfig(chain, indexer, { accessFeeEnforced: "true", treasury: payee });
+      const refused = await startRelayer(elsewhere).then(
+        () => expect.fail("the relayer started"),
+        (error: unknown) => error as Error,
+      );
+      expect(refused.message).to.contain("is not the entrypoint's access-fee treasury");
+    });
+
+    it("refuses a claim of another note's payment, and accepts it for the note it names", async function () {
+      const carols = nullifierHashOf(notes.carol.nullifier);
+      const paid = await payFee(chain.depositors.carol, carols, 1000n);
+
+      const stolen = await authorize(paid, nullifierHashOf(notes.erin.nullifier));
+      expect(stolen.status).to.equal(400);
+      expect(stolen.body.error).to.contain("pays the access fee of another note");
+      expect(await authorize(paid, carols)).to.deep.equal({ status: 200, body: { authorized: true } });
+    });
   });
 
   describe("agent registry (prototype)", function () {
-    it("registers, lists and looks up agents, and refuses a settle above the agent's limit without spending", async function () {
-      const registered = await relayer.post("/api/agent/register", {
-        name: "research-bot",
-        publicKey: `0x02${"11".repeat(32)}`,
-        ownerWallet: chain.depositors.erin.address,
-        perTransactionLimitAtomic: "500000",
-        dailyLimitAtomic: "800000",
-        providerWhitelist: [payee],
-        categories: ["data"],
-      });
-      expect(registered.status).to.equal(201);
-      const id = registered.body.id as string;
-      expect(id).to.match(/^agent_[0-9a-f]{16}$/);
-      expect((await relayer.get(`/api/agent/register?id=${id}`)).body).to.deep.include({ id, name: "research-bot", prototype: true });
-      const list = await relayer.get("/api/agent/register");
-      expect((list.body.agents as { id: string }[]).map((agent) => agent.id)).to.include(id);
+    let agentNote: Note;
+    const registration = (name: string) => ({
+      name,
+      publicKey: `0x02${"11".repeat(32)}`,
+      ownerWallet: chain.depositors.erin.address,
+      perTransactionLimitAtomic: "500000",
+      dailyLimitAtomic: "800000",
+      providerWhitelist: [payee],
+      categories: ["data"],
+    });
+    const register = async (name: string) => {
+      const { status, body } = await relayer.post("/api/agent/register", registration(name));
+      expect(status).to.equal(201);
+      return { id: body.id as string, agentKey: body.agentKey as string, body };
+    };
+    const withKey = (agentKey: string | undefined, init: RequestInit = {}): RequestInit => ({
+      ...init,
+      headers: { "content-type": "application/json", ...(agentKey === undefined ? {} : { "x-agent-key": agentKey }) },
+    });
+    const settleAs = (agentKey: string | undefined, body: Record<string, unknown>) =>
+      relayer.request(SETTLE, withKey(agentKey, { method: "POST", body: JSON.stringify(body) }));
+    const lookUp = (id: string, agentKey?: string) => relayer.request(`/api/agent/register?id=${id}`, withKey(agentKey));
 
-      const overLimit = await relayer.post(SETTLE, { paymentDetails: invoice("600000"), serviceDeposit: serviceDeposit(notes.erin), agentId: id, category: "data" });
+    before(async function () {
+      agentNote = await deposit(chain, chain.depositors.carol, 106, 1_000_000n);
+      await sync();
+      await indexer.indexer.curator.publish();
+      await sync();
+    });
+
+    it("registers an agent, answering its key once, and refuses a settle above its limit without spending", async function () {
+      const { id, agentKey, body } = await register("research-bot");
+      expect(id).to.match(/^agent_[0-9a-f]{16}$/);
+      expect(agentKey).to.match(/^ak_[0-9a-f]{64}$/);
+      expect(body).to.deep.include({ ownerWallet: chain.depositors.erin.address, spend: { totalAtomic: "0", todayAtomic: "0", transactionCount: 0 } });
+
+      const overLimit = await settleAs(agentKey, { paymentDetails: invoice("600000"), serviceDeposit: serviceDeposit(notes.erin), agentId: id, category: "data" });
       expect(overLimit.status).to.equal(403);
       expect(overLimit.body).to.deep.include({ settled: false, code: "AGENT_LIMIT_EXCEEDED" });
       expect(overLimit.body.error).to.contain("per-transaction limit");
       const unknown = await relayer.get("/api/agent/register?id=agent_0000000000000000");
       expect(unknown.status).to.equal(404);
       expect(await chain.facilitator.privacyPool.isNullifierSpent(nullifierHashOf(notes.erin.nullifier))).to.equal(false);
+    });
+
+    it("refuses a settle naming an agentId without that agent's key, before anything is spent", async function () {
+      const victim = await register("victim-bot");
+      const other = await register("other-bot");
+      const request = { paymentDetails: invoice("300000"), serviceDeposit: serviceDeposit(agentNote), agentId: victim.id, category: "data" };
+      for (const [what, agentKey] of [["no key", undefined], ["another agent's key", other.agentKey], ["a forged key", `ak_${"0".repeat(64)}`]] as const) {
+        const { status, body } = await settleAs(agentKey, request);
+        expect(status, what).to.equal(401);
+        expect(body, what).to.deep.include({ settled: false, code: "AGENT_UNAUTHORIZED" });
+        expect(body.error, what).to.contain("X-Agent-Key");
+      }
+      expect(await chain.facilitator.privacyPool.isNullifierSpent(nullifierHashOf(agentNote.nullifier))).to.equal(false);
+      expect((await lookUp(victim.id, victim.agentKey)).body.spend).to.deep.equal({ totalAtomic: "0", todayAtomic: "0", transactionCount: 0 });
+    });
+
+    it("shows an agent's owner and spend only with its key: the list and a keyless lookup show neither", async function () {
+      const { id, agentKey } = await register("private-bot");
+      // Through the SDK's client, which sends the key it was given as X-Agent-Key.
+      const client = new FacilitatorClient(relayer.url, 120_000, agentKey);
+      const settled = await client.settle({ paymentDetails: invoice("300000"), serviceDeposit: serviceDeposit(agentNote), agentId: id, category: "data" });
+      expect(settled).to.deep.include({ settled: true, amount: "300000" });
+
+      const full = await lookUp(id, agentKey);
+      expect(full.status).to.equal(200);
+      expect(full.body).to.deep.include({
+        id,
+        ownerWallet: chain.depositors.erin.address,
+        spend: { totalAtomic: "300000", todayAtomic: "300000", transactionCount: 1 },
+      });
+      const keyless = await lookUp(id);
+      expect(keyless.status).to.equal(200);
+      expect(keyless.body).to.deep.include({ id, name: "private-bot", prototype: true });
+      expect(keyless.body).to.not.have.any.keys("ownerWallet", "spend");
+      const list = (await relayer.get("/api/agent/register")).body.agents as Record<string, unknown>[];
+      expect(list.map((agent) => agent.id)).to.include(id);
+      for (const agent of list) expect(agent).to.not.have.any.keys("ownerWallet", "spend");
+      expect(JSON.stringify(list)).to.not.contain(chain.depositors.erin.address.slice(2).toLowerCase()).and.not.contain(chain.depositors.erin.address.slice(2));
+
+      const wrongKey = await lookUp(id, (await register("another-bot")).agentKey);
+      expect(wrongKey.status).to.equal(401);
+      expect(wrongKey.body).to.deep.include({ code: "AGENT_UNAUTHORIZED" });
+      expect(wrongKey.body).to.not.have.any.keys("ownerWallet", "spend");
     });
   });
 

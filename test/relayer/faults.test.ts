@@ -1,4 +1,6 @@
+import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
+import net, { type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
@@ -10,6 +12,7 @@ import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
+import { spawnService } from "../helpers/service-process.js";
 import { relayerEnv, startRelayerProcess, type RelayerProcess } from "./helpers/relayer-process.js";
 
 const PRICE = 50_000n;
@@ -190,6 +193,20 @@ describe("relayer faults: a crash at each step of a spend, then a restart and a 
     const refused = startRelayerProcess(relayerEnv(chain, indexer, { RELAYER_DB_PATH: dbPath, RELAYER_CRASH_AT: "after-send" }));
     const error = await refused.then(() => undefined, (failure: unknown) => failure as Error);
     expect(error?.message).to.contain("RELAYER_CRASH_AT is fault injection for tests");
+  });
+
+  it("exits non-zero, closing what it opened, when its port is taken (EADDRINUSE)", async function () {
+    const squatter = net.createServer().listen(0, "127.0.0.1");
+    await once(squatter, "listening");
+    try {
+      const port = (squatter.address() as AddressInfo).port;
+      const blocked = spawnService("relayer/main.ts", [], relayerEnv(chain, indexer, { RELAYER_DB_PATH: dbPath, RELAYER_HOST: "127.0.0.1", RELAYER_PORT: String(port) }));
+      // Without closing the prover threads and the database, the process would stay up with nothing listening.
+      expect(await blocked.exited).to.equal(1);
+      expect(blocked.lines.join("\n")).to.contain("EADDRINUSE");
+    } finally {
+      squatter.close();
+    }
   });
 
   it("with the indexer down: 503 and nothing spent; the same note settles once it is back", async function () {

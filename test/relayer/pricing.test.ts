@@ -1,5 +1,16 @@
 import { expect } from "chai";
-import { feeOf, formatUsdc, grossForNet, networkPricing, takeBpsFor } from "../../relayer/pricing.js";
+import {
+  feeOf,
+  formatUsdc,
+  gasCostInUsdc,
+  grossForNet,
+  networkPricing,
+  parseUsdc,
+  RELAY_GAS,
+  relayGasAt,
+  smallestGrossForFee,
+  takeBpsFor,
+} from "../../relayer/pricing.js";
 
 describe("relayer pricing", function () {
   it("rounds the fee down as Entrypoint.relay does", function () {
@@ -34,5 +45,36 @@ describe("relayer pricing", function () {
   it("formats atomic USDC with six places", function () {
     expect(formatUsdc(40_000n)).to.equal("0.040000");
     expect(formatUsdc(1_234_567n)).to.equal("1.234567");
+  });
+
+  it("prices a relay's gas by depth: depths 0 and 1 alike, then one Poseidon hash more per level", function () {
+    expect(relayGasAt(0n)).to.equal(relayGasAt(1n));
+    expect(relayGasAt(2n) - relayGasAt(1n)).to.equal(RELAY_GAS.perLevel);
+    expect(relayGasAt(32n)).to.equal(RELAY_GAS.base + 32n * RELAY_GAS.perLevel);
+  });
+
+  it("converts gas to atomic USDC rounding up, so the floor never undercharges", function () {
+    // 500k gas at 1 gwei is 0.0005 ETH: 1.5 USDC at 3000 USDC/ETH.
+    expect(gasCostInUsdc(500_000n, 1_000_000_000n, parseUsdc("3000"))).to.equal(1_500_000n);
+    expect(gasCostInUsdc(1n, 1n, 1n)).to.equal(1n);
+    expect(gasCostInUsdc(0n, 1_000_000_000n, parseUsdc("3000"))).to.equal(0n);
+  });
+
+  it("finds the smallest gross whose rounded-down take reaches a fee, for every fee up to 3000 at several takes", function () {
+    for (const bps of [1n, 250n, 500n, 3333n, 9999n]) {
+      for (let fee = 1n; fee <= 3000n; fee++) {
+        const gross = smallestGrossForFee(fee, bps)!;
+        expect(feeOf(gross, bps), `fee ${fee} at ${bps} bps`).to.be.at.least(fee);
+        expect(feeOf(gross - 1n, bps), `fee ${fee} at ${bps} bps is not minimal`).to.be.below(fee);
+      }
+    }
+    expect(smallestGrossForFee(1n, 0n), "no gross pays a fee without a take").to.equal(undefined);
+    expect(smallestGrossForFee(0n, 0n)).to.equal(1n);
+  });
+
+  it("parses a decimal USDC price into atomic USDC", function () {
+    expect(parseUsdc("3000")).to.equal(3_000_000_000n);
+    expect(parseUsdc("0.000001")).to.equal(1n);
+    expect(parseUsdc("12.5")).to.equal(12_500_000n);
   });
 });

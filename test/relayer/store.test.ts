@@ -1,14 +1,70 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { expect } from "chai";
+import pg from "pg";
+import { RelayerError } from "../../relayer/errors.js";
 import { PgRelayerStore } from "../../relayer/store/pg-store.js";
+import type { LeaseRecord } from "../../relayer/store/relayer-store.js";
 import { SqliteRelayerStore } from "../../relayer/store/sqlite-store.js";
 import { createTestSchema, type TestSchema } from "../helpers/database.js";
+import { holdSqliteWriteLock } from "./helpers/sqlite-writer.js";
 import { describeRelayerStore } from "./helpers/store-contract.js";
 
+const lease: LeaseRecord = {
+  nullifierHash: 77n,
+  state: "reserved",
+  token: "token-77",
+  fingerprint: "f7".repeat(32),
+  recipient: "0x000000000000000000000000000000000000bEEF",
+  gross: 1_000_000n,
+  fee: 0n,
+  changeCommitment: 78n,
+  remainingValue: 0n,
+  fundingTxHash: null,
+  proofTimeMs: null,
+  payment: null,
+  updatedAt: "2020-01-01T00:00:00.000Z",
+};
+
+/** The error `promise` rejects with (failing when it resolves). */
+async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => expect.fail("expected a rejection"),
+    (error: unknown) => error,
+  );
+}
+
+/** STORE_UNAVAILABLE: 503 with a Retry-After, nothing said spent or not beyond what the caller knows. */
+function expectStoreUnavailable(error: unknown): void {
+  expect(error).to.be.instanceOf(RelayerError);
+  expect(error).to.include({ code: "STORE_UNAVAILABLE", status: 503 });
+  expect((error as RelayerError).retryAfterSeconds).to.be.above(0);
+}
+
+const sqliteFile = () => path.join(mkdtempSync(path.join(tmpdir(), "relayer-store-")), "relayer.sqlite");
+
 describeRelayerStore("SQLite", async () => {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), "relayer-store-")), "relayer.sqlite");
+  const file = sqliteFile();
   return { open: async () => new SqliteRelayerStore(file) };
+});
+
+describe("SQLite relayer store under another writer", function () {
+  it("answers STORE_UNAVAILABLE once another writer holds the file past the busy timeout", async function () {
+    const file = sqliteFile();
+    const store = new SqliteRelayerStore(file);
+    try {
+      const lock = await holdSqliteWriteLock(file, 8_000);
+      expectStoreUnavailable(await rejectionOf(store.reserveLease(lease)));
+      // Readers are not held up by a writer (WAL).
+      expect(await store.getLease(lease.nullifierHash)).to.equal(undefined);
+      await lock.released;
+      expect(await store.reserveLease(lease)).to.equal(true);
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 describe("PostgreSQL relayer store", function () {
@@ -22,5 +78,71 @@ describe("PostgreSQL relayer store", function () {
     const schema = await createTestSchema();
     schemas.push(schema);
     return { open: () => PgRelayerStore.open(schema) };
+  });
+
+  describe("under faults of its connections", function () {
+    let schema: TestSchema;
+    let store: PgRelayerStore;
+    /** Another session on the same schema, as another relayer or an operator's console. */
+    let other: pg.Client;
+
+    beforeEach(async function () {
+      schema = await createTestSchema();
+      schemas.push(schema);
+      store = await PgRelayerStore.open(schema);
+      other = new pg.Client({ connectionString: schema.connectionString, options: `-c search_path=${schema.schema}` });
+      await other.connect();
+      expect(await store.reserveLease(lease)).to.equal(true);
+    });
+    afterEach(async function () {
+      await other.end();
+      await store.close();
+    });
+
+    /** Terminates the backend of the store's query now waiting on a lock of `other`, as a DBA or a failover would. */
+    async function killWaitingQuery(): Promise<void> {
+      for (;;) {
+        const { rows } = await other.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+             AND query LIKE '%leases%'`,
+        );
+        if (rows.length > 0) {
+          await other.query("SELECT pg_terminate_backend($1)", [rows[0]!.pid]);
+          return;
+        }
+        await sleep(20);
+      }
+    }
+
+    it("answers STORE_UNAVAILABLE when a write's connection is killed mid-query, and does not repeat the write", async function () {
+      await other.query("BEGIN");
+      await other.query("SELECT * FROM leases FOR UPDATE");
+      const advancing = store.advanceLease(lease.nullifierHash, lease.token, "reserved", "withdrawing", { fundingTxHash: "0x01" });
+      await killWaitingQuery();
+      expectStoreUnavailable(await rejectionOf(advancing));
+      await other.query("COMMIT");
+      expect(await store.getLease(lease.nullifierHash)).to.deep.include({ state: "reserved", fundingTxHash: null });
+    });
+
+    it("repeats a read whose connection was killed mid-query once, on a fresh connection", async function () {
+      await other.query("BEGIN");
+      await other.query("LOCK TABLE leases IN ACCESS EXCLUSIVE MODE");
+      const reading = store.getLease(lease.nullifierHash);
+      await killWaitingQuery();
+      // The repeated read waits on the same lock until it is released.
+      await sleep(200);
+      await other.query("COMMIT");
+      expect(await reading).to.deep.include({ state: "reserved", token: lease.token });
+    });
+
+    it("gives up on a row lock held past its lock timeout with STORE_UNAVAILABLE instead of hanging", async function () {
+      await other.query("BEGIN");
+      await other.query("SELECT * FROM leases FOR UPDATE");
+      try {
+        expectStoreUnavailable(await rejectionOf(store.advanceLease(lease.nullifierHash, lease.token, "reserved", "failed")));
+      } finally {
+        await other.query("ROLLBACK");
+      }
+    });
   });
 });

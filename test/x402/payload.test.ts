@@ -1,8 +1,10 @@
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader } from "@x402/core/http";
 import { PaymentPayloadV1Schema, PaymentPayloadV2Schema } from "@x402/core/schemas";
 import { expect } from "chai";
-import { Wallet } from "ethers";
+import { TypedDataEncoder, Wallet } from "ethers";
+import { domainNamedBy, missingDomainMessage } from "../../x402/eip712-domain.js";
 import {
+  authorizationSignerUnder,
   buildPaymentPayload,
   encodeXPayment,
   paymentHeaders,
@@ -10,7 +12,7 @@ import {
   x402VersionOf,
   type ValidityWindow,
 } from "../../x402/payload.js";
-import { parsePaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
+import { parsePaymentRequired, selectExactRequirement, whyNoExactRequirement } from "../../x402/payment-required.js";
 import { ExactRequirementSchema, type PaymentPayloadV1, type PaymentPayloadV2 } from "../../x402/schemas.js";
 import {
   addressOf,
@@ -72,6 +74,14 @@ describe("x402 payment payloads", function () {
       expect(payment.payload.authorization.value).to.equal("5000");
       expect(authorizationSigner(usdcDomain(31337, USDC_ON_BASE_SEPOLIA), payment.payload)).to.equal(payer.address);
     });
+  });
+
+  it("recovers the payer against the token's domain separator, and no one under another token's", async function () {
+    const { payload } = await buildPaymentPayload({ accepted: buildRequirementV2(), resource, payer, window });
+    const separator = TypedDataEncoder.hashDomain(usdcDomain(84532, USDC_ON_BASE_SEPOLIA));
+    expect(authorizationSignerUnder(separator, payload)).to.equal(payer.address);
+    const otherToken = TypedDataEncoder.hashDomain({ ...usdcDomain(84532, USDC_ON_BASE_SEPOLIA), name: "USD Coin" });
+    expect(authorizationSignerUnder(otherToken, payload)).to.not.equal(payer.address);
   });
 
   it("encodes xPayment as base64 JSON that the reference header codec decodes to the payload", async function () {
@@ -149,5 +159,30 @@ describe("x402 402 parsing", function () {
     expect(selectExactRequirement(v2Required, { ...wanted, chainId: 8453 })).to.equal(undefined);
     const v1Required = { x402Version: 1 as const, accepts: [buildRequirementV1()] };
     expect(selectExactRequirement(v1Required, wanted)).to.deep.equal(buildRequirementV1());
+  });
+
+  describe("an entry that names no EIP-712 domain (the rule the SDK and the relayer share)", function () {
+    const wanted = { chainId: 84532, asset: USDC_ON_BASE_SEPOLIA };
+    const withoutExtra = (({ extra: _, ...rest }) => rest)(buildRequirementV1());
+    const cases: Array<[string, { scheme: string; network: string; asset: string; extra?: unknown }]> = [
+      ["no extra (x402-express 1.x for an asset without eip712)", withoutExtra],
+      ["extra: {} (@x402/express for a price without extra)", buildRequirementV2({ extra: {} as never })],
+      ["an empty name", buildRequirementV2({ extra: { name: "", version: "2" } })],
+      ["a numeric version", buildRequirementV2({ extra: { name: "USDC", version: 2 } as never })],
+    ];
+    for (const [what, entry] of cases) {
+      it(`is not paid: ${what}`, function () {
+        expect(domainNamedBy(entry)).to.equal(undefined);
+        const required = { x402Version: 1 as const, accepts: [entry] };
+        expect(selectExactRequirement(required, wanted)).to.equal(undefined);
+        expect(whyNoExactRequirement(required, wanted)).to.equal(missingDomainMessage(wanted));
+      });
+    }
+
+    it("names the domain of a well-formed entry, and says when nothing is offered for the asset", function () {
+      expect(domainNamedBy(buildRequirementV2())).to.deep.equal({ name: "USDC", version: "2" });
+      const required = { x402Version: 1 as const, accepts: [buildRequirementV1()] };
+      expect(whyNoExactRequirement(required, { ...wanted, chainId: 8453 })).to.contain("offers no exact payment");
+    });
   });
 });

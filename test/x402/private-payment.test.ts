@@ -12,7 +12,7 @@ import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
 import { listenLocal } from "../../x402/local-server.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
 import { WEATHER_REPORT } from "../../x402/seller.js";
-import { PAYER_KEY_SECRET, treasury } from "../relayer/helpers/relayer-harness.js";
+import { PAYER_KEY_SECRET, relayerKey, treasury } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { startPaymentWorld, type PaymentWorld, type Seller } from "./helpers/payment-world.js";
 
@@ -220,13 +220,13 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
   });
 
   describe("the payer sweep", function () {
-    /** A settle-x402 of `amount` whose authorization expires in a second and is never shown to the seller. */
+    /** A settle-x402 of `amount` whose authorization has the shortest window and is never shown to the seller. */
     async function abandonedPayment(amount: bigint) {
       const { deposit, seed } = await world.newAgent(world.chain.depositors.bob, amount + 1_000_000n);
       const required = await readPaymentRequired(await fetch(world.sellers.v2.resourceUrl));
       const accepted = selectExactRequirement(required!, { chainId: world.chainId, asset: world.asset })!;
       const { status, body } = await world.relayer.post(SETTLE_X402, {
-        accepts: { ...accepted, amount: amount.toString(), maxTimeoutSeconds: 1 },
+        accepts: { ...accepted, amount: amount.toString(), maxTimeoutSeconds: 20 },
         serviceDeposit: noteToWire(deposit.note),
         acceptNotPrivate: true,
       });
@@ -237,7 +237,12 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
     const sweep = () =>
       sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET });
 
-    it("deposits what an expired payer holds as the agent's refund note, which recovery finds and the agent can spend", async function () {
+    before(async function () {
+      const { entrypoint } = world.chain.facilitator;
+      await (await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), relayerKey.address)).wait();
+    });
+
+    it("deposits what an expired payer holds, whatever its size, as the agent's refund note, which recovery finds and the agent can spend", async function () {
       const refund = 1_200_000n;
       const { note, seed, payer } = await abandonedPayment(refund);
       const small = await abandonedPayment(60_000n);
@@ -251,10 +256,10 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
       const records = ofThese(await sweep());
       expect(records.map(({ payer, outcome, amount }) => ({ payer, outcome, amount }))).to.have.deep.members([
         { payer, outcome: "deposited", amount: refund },
-        { payer: small.payer, outcome: "held", amount: 60_000n },
+        { payer: small.payer, outcome: "deposited", amount: 60_000n },
       ]);
       expect(await world.usdcBalance(payer)).to.equal(0n);
-      expect(await world.usdcBalance(small.payer)).to.equal(60_000n);
+      expect(await world.usdcBalance(small.payer)).to.equal(0n);
       expect(ofThese(await sweep()), "a second sweep leaves them alone").to.deep.equal([]);
 
       // The refund deposit's depositor is the single-use payer, and its commitment holds the refund secrets.

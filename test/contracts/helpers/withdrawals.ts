@@ -9,6 +9,7 @@ import {
   toSolidityProof,
   WITHDRAW_PUBLIC_SIGNALS,
   withdrawalContext,
+  type MerkleWitness,
   type Note,
   type RelayData,
   type SolidityWithdrawProof,
@@ -26,6 +27,9 @@ export interface RelayedWithdrawalRequest {
   relayData: RelayData;
   entrypoint: string;
   scope: bigint;
+  /** A path to prove instead of the trees' own (e.g. one at another depth). */
+  stateWitness?: MerkleWitness;
+  aspWitness?: MerkleWitness;
 }
 
 export interface RelayedWithdrawal {
@@ -43,8 +47,8 @@ export async function proveRelayedWithdrawal(request: RelayedWithdrawalRequest):
     note,
     withdrawnValue,
     changeSecrets,
-    stateWitness: merkleWitness(stateTree, stateTree.indexOf(note.commitment)),
-    aspWitness: merkleWitness(aspTree, aspTree.indexOf(note.label)),
+    stateWitness: request.stateWitness ?? merkleWitness(stateTree, stateTree.indexOf(note.commitment)),
+    aspWitness: request.aspWitness ?? merkleWitness(aspTree, aspTree.indexOf(note.label)),
     context: withdrawalContext(withdrawal, scope),
   });
   return {

@@ -18,8 +18,14 @@ const HARDHAT_MNEMONIC = "test test test test test test test test test test test
 /** Accounts of the relayer tests: the relay key pays gas; the treasury only receives. */
 export const relayerKey = HDNodeWallet.fromPhrase(HARDHAT_MNEMONIC, undefined, "m/44'/60'/0'/0/14");
 export const treasury = HDNodeWallet.fromPhrase(HARDHAT_MNEMONIC, undefined, "m/44'/60'/0'/0/15");
-/** The operator secret the test relayers derive settle-x402 payer keys from. */
-export const PAYER_KEY_SECRET = `0x${"5e".repeat(32)}`;
+/** The operator secret the test relayers derive settle-x402 payer keys from (fixed, random-looking: a weak one is refused). */
+export const PAYER_KEY_SECRET = "0x6f1d2c9a4be07353a8e1c6d40f9b2e7a58c3d1f0e29b84a7c6d5e3f1a0b9c8d7";
+/**
+ * The ETH price the test relayers convert gas with: at the local chain's ~1.1 gwei it keeps the fee floor (about
+ * 1.4k atomic) under the minimum settle, so paid-mode tests see the take and the minimum; fee-floor tests set
+ * their own.
+ */
+export const TEST_USDC_PER_ETH = "2";
 
 /** A relayer config against `chain` and `indexer`, fresh database; any key overridden. */
 export function buildRelayerConfig(chain: LocalChain, indexer: RunningIndexer, overrides: Record<string, string> = {}): RelayerConfig {
@@ -31,6 +37,7 @@ export function buildRelayerConfig(chain: LocalChain, indexer: RunningIndexer, o
     addressBook: chain.addressBookFile,
     treasury: treasury.address,
     payerKeySecret: PAYER_KEY_SECRET,
+    usdcPerEth: TEST_USDC_PER_ETH,
     dbPath: path.join(mkdtempSync(path.join(tmpdir(), "relayer-db-")), "relayer.sqlite"),
     logLevel: "silent",
     ...overrides,

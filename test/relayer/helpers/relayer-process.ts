@@ -1,7 +1,7 @@
 import { spawnService, type ServiceProcess } from "../../helpers/service-process.js";
 import { TEST_TOKEN, type RunningIndexer } from "../../indexer/helpers/indexer-harness.js";
 import type { LocalChain } from "../../indexer/helpers/local-chain.js";
-import { PAYER_KEY_SECRET, relayerKey, treasury } from "./relayer-harness.js";
+import { PAYER_KEY_SECRET, relayerKey, TEST_USDC_PER_ETH, treasury } from "./relayer-harness.js";
 
 export interface RelayerProcess extends ServiceProcess {
   url: string;
@@ -21,6 +21,7 @@ export function relayerEnv(chain: LocalChain, indexer: RunningIndexer, overrides
     PAYER_KEY_SECRET,
     RELAYER_PORT: "0",
     PRICING_MODE: "paid",
+    RELAYER_USDC_PER_ETH: TEST_USDC_PER_ETH,
     LOG_LEVEL: "info",
     ...overrides,
   };

@@ -27,6 +27,7 @@ function buildLease(overrides: Partial<LeaseRecord> = {}): LeaseRecord {
   return {
     nullifierHash: fieldOf(1),
     state: "reserved",
+    token: "token-1",
     fingerprint: "f1".repeat(32),
     recipient: addressOf(1),
     gross: 1_000_000n,
@@ -110,7 +111,7 @@ export function describeRelayerStore(backend: string, freshDatabase: () => Promi
       expect(await store.reserveLease(lease)).to.equal(true);
       let state: LeaseState = "reserved";
       for (const next of path) {
-        expect(await store.advanceLease(lease.nullifierHash, state, next)).to.equal(true);
+        expect(await store.advanceLease(lease.nullifierHash, lease.token, state, next)).to.equal(true);
         state = next;
       }
       return { database, store, lease };
@@ -134,7 +135,7 @@ export function describeRelayerStore(backend: string, freshDatabase: () => Promi
 
       it(`lets exactly one of ${CONTENDERS} relayers reserving one note at once win`, async function () {
         const stores = await openMany(await freshDatabase(), CONTENDERS);
-        const leases = stores.map((_, i) => buildLease({ fingerprint: toBeHex(i + 1, 32).slice(2) }));
+        const leases = stores.map((_, i) => buildLease({ token: `token-${i}`, fingerprint: toBeHex(i + 1, 32).slice(2) }));
         const won = await Promise.all(stores.map((store, i) => store.reserveLease(leases[i]!)));
 
         expect(won.filter(Boolean)).to.have.length(1);
@@ -142,18 +143,23 @@ export function describeRelayerStore(backend: string, freshDatabase: () => Promi
         expect(await stores[0]!.getLease(winner.nullifierHash)).to.deep.equal(winner);
       });
 
-      it("re-reserves a failed lease with the new terms, forgetting the failed attempt's transaction", async function () {
+      it("re-reserves a failed lease with the new terms and token, keeping the failed attempt's transaction", async function () {
         const { store, lease } = await storeWithLease({ payment: buildPayment() }, []);
-        await store.advanceLease(lease.nullifierHash, "reserved", "withdrawing", { fundingTxHash: txHashOf(7) });
-        await store.advanceLease(lease.nullifierHash, "withdrawing", "failed", { proofTimeMs: 900 });
+        await store.advanceLease(lease.nullifierHash, lease.token, "reserved", "withdrawing", { fundingTxHash: txHashOf(7) });
+        await store.advanceLease(lease.nullifierHash, lease.token, "withdrawing", "failed", { proofTimeMs: 900 });
 
         const retry = buildLease({
+          token: "token-2",
           fingerprint: "f2".repeat(32),
           gross: 2_000_000n,
           updatedAt: "2026-01-03T00:00:00.000Z",
         });
         expect(await store.reserveLease(retry)).to.equal(true);
-        expect(await store.getLease(lease.nullifierHash)).to.deep.equal(retry);
+        expect(await store.getLease(lease.nullifierHash)).to.deep.equal({ ...retry, fundingTxHash: txHashOf(7) });
+        // The failed reservation's token moves nothing anymore; the new one's does.
+        expect(await store.advanceLease(lease.nullifierHash, lease.token, "reserved", "failed")).to.equal(false);
+        expect(await store.advanceLease(lease.nullifierHash, "token-2", "reserved", "withdrawing", { fundingTxHash: txHashOf(8) })).to.equal(true);
+        expect((await store.getLease(lease.nullifierHash))?.fundingTxHash).to.equal(txHashOf(8));
       });
 
       it(`lets exactly one of ${CONTENDERS} relayers re-reserving a failed lease at once win`, async function () {
@@ -177,18 +183,21 @@ export function describeRelayerStore(backend: string, freshDatabase: () => Promi
         });
       }
 
-      it("advances a lease only from the state the caller saw, keeping fields it is not given", async function () {
+      it("advances a lease only from the state and reservation the caller saw, keeping fields it is not given", async function () {
         const { store, lease } = await storeWithLease({}, []);
         const hash = lease.nullifierHash;
-        expect(await store.advanceLease(hash, "withdrawing", "settled")).to.equal(false);
-        expect(await store.advanceLease(hash, "reserved", "withdrawing")).to.equal(true);
-        expect(await store.advanceLease(hash, "reserved", "withdrawing")).to.equal(false);
-        // The relay transaction is recorded the moment it is sent, without a change of state.
-        expect(await store.advanceLease(hash, "withdrawing", "withdrawing", { fundingTxHash: txHashOf(7) })).to.equal(
-          true,
-        );
-        expect(await store.advanceLease(hash, "withdrawing", "settled", { proofTimeMs: 1234 })).to.equal(true);
-        expect(await store.advanceLease(fieldOf(99), "reserved", "withdrawing")).to.equal(false);
+        const { token } = lease;
+        expect(await store.advanceLease(hash, token, "withdrawing", "settled")).to.equal(false);
+        expect(await store.advanceLease(hash, "another reservation", "reserved", "withdrawing")).to.equal(false);
+        // The holder's heartbeat: same state, fresh updatedAt.
+        expect(await store.advanceLease(hash, token, "reserved", "reserved")).to.equal(true);
+        const refreshed = (await store.getLease(hash))!.updatedAt;
+        expect(refreshed > lease.updatedAt, "a heartbeat moves updatedAt").to.equal(true);
+        expect(await store.advanceLease(hash, token, "reserved", "withdrawing", { fundingTxHash: txHashOf(7) })).to.equal(true);
+        expect(await store.advanceLease(hash, token, "reserved", "withdrawing")).to.equal(false);
+        expect(await store.advanceLease(hash, "another reservation", "withdrawing", "failed")).to.equal(false);
+        expect(await store.advanceLease(hash, token, "withdrawing", "settled", { proofTimeMs: 1234 })).to.equal(true);
+        expect(await store.advanceLease(fieldOf(99), token, "reserved", "withdrawing")).to.equal(false);
 
         const settled = await store.getLease(hash);
         expect(settled).to.deep.include({ state: "settled", fundingTxHash: txHashOf(7), proofTimeMs: 1234 });
@@ -200,7 +209,7 @@ export function describeRelayerStore(backend: string, freshDatabase: () => Promi
         const stores = await openMany(database, CONTENDERS);
         const moved = await Promise.all(
           stores.map((store, i) =>
-            store.advanceLease(lease.nullifierHash, "reserved", "withdrawing", { fundingTxHash: txHashOf(i) }),
+            store.advanceLease(lease.nullifierHash, lease.token, "reserved", "withdrawing", { fundingTxHash: txHashOf(i) }),
           ),
         );
         expect(moved.filter(Boolean)).to.have.length(1);
@@ -216,7 +225,7 @@ export function describeRelayerStore(backend: string, freshDatabase: () => Promi
           await store.reserveLease(lease);
           let state: LeaseState = "reserved";
           for (const next of path) {
-            await store.advanceLease(lease.nullifierHash, state, next);
+            await store.advanceLease(lease.nullifierHash, lease.token, state, next);
             state = next;
           }
         };

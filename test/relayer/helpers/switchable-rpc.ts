@@ -2,49 +2,74 @@ import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
+/**
+ * How the proxy treats requests: forward them; hang (accept, never answer, as an RPC provider that hangs);
+ * refuse connections (nothing listens: ECONNREFUSED); reset them (ECONNRESET); or answer eth_call with a
+ * JSON-RPC error without revert data (-32005 limit exceeded, as rate-limited public nodes do).
+ */
+export type RpcMode = "forward" | "hang" | "refuse" | "reset" | "call-error";
+
 export interface SwitchableRpc {
-  /** e.g. http://127.0.0.1:40123 */
+  /** e.g. http://127.0.0.1:40123; the same in every mode. */
   url: string;
-  /** From now on requests are accepted and never answered, as by an RPC provider that hangs. */
-  switchOff(): void;
-  /** Forwards requests again; the ones held while off stay unanswered. */
-  switchOn(): void;
-  /** How many requests arrived while off. */
+  setMode(mode: RpcMode): Promise<void>;
+  /** How many requests arrived while hanging. */
   readonly heldRequests: number;
   close(): Promise<void>;
 }
 
-/** A JSON-RPC proxy in front of `targetUrl` (a local chain's RPC) that the test can switch off and on. */
+/** A JSON-RPC proxy in front of `targetUrl` (a local chain's RPC) that the test can break in several ways. */
 export async function startSwitchableRpc(targetUrl: string): Promise<SwitchableRpc> {
-  let on = true;
+  let mode: RpcMode = "forward";
   let held = 0;
   const server = http.createServer(async (request, response) => {
+    if (mode === "reset") {
+      request.socket.destroy();
+      return;
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    if (!on) {
+    if (mode === "hang") {
       held++;
       return;
     }
-    const upstream = await fetch(targetUrl, { method: "POST", headers: { "content-type": "application/json" }, body: Buffer.concat(chunks) });
+    const body = Buffer.concat(chunks);
+    if (mode === "call-error") {
+      const call = JSON.parse(body.toString("utf8")) as { id: unknown; method: string };
+      if (call.method === "eth_call") {
+        const error = { jsonrpc: "2.0", id: call.id, error: { code: -32005, message: "limit exceeded" } };
+        response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(error));
+        return;
+      }
+    }
+    const upstream = await fetch(targetUrl, { method: "POST", headers: { "content-type": "application/json" }, body });
     response.writeHead(upstream.status, { "content-type": "application/json" }).end(Buffer.from(await upstream.arrayBuffer()));
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+
+  const stopListening = async () => {
+    server.closeAllConnections();
+    server.close();
+    await once(server, "close");
+  };
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    switchOff() {
-      on = false;
-    },
-    switchOn() {
-      on = true;
+    url: `http://127.0.0.1:${port}`,
+    async setMode(next) {
+      if (next === mode) return;
+      if (next === "refuse") await stopListening();
+      if (mode === "refuse") {
+        server.listen(port, "127.0.0.1");
+        await once(server, "listening");
+      }
+      mode = next;
     },
     get heldRequests() {
       return held;
     },
     async close() {
-      server.closeAllConnections();
-      server.close();
-      await once(server, "close");
+      if (mode !== "refuse") await stopListening();
     },
   };
 }

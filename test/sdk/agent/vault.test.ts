@@ -81,6 +81,18 @@ describe("note vault", function () {
     await expectVaultError(NoteVault.open(file, PASSPHRASE), "WRONG_PASSPHRASE");
   });
 
+  it("refuses a tag shorter than GCM's 16 bytes, even the genuine tag's prefix", async function () {
+    const file = vaultFile();
+    await (await NoteVault.create(file, PASSPHRASE)).save(NOTE);
+    const content = JSON.parse(readFileSync(file, "utf8")) as { tag: string };
+    expect(content.tag).to.have.length(2 + 32);
+    for (const bytes of [4, 8, 12, 15]) {
+      writeFileSync(file, JSON.stringify({ ...content, tag: content.tag.slice(0, 2 + 2 * bytes) }));
+      const error = await expectVaultError(NoteVault.open(file, PASSPHRASE), "CORRUPT_VAULT");
+      expect(error.message, `a ${bytes}-byte tag`).to.contain("is not a note vault");
+    }
+  });
+
   it("replaces the file atomically, leaving no temporary file", async function () {
     const file = vaultFile();
     const vault = await NoteVault.create(file, PASSPHRASE);

@@ -41,6 +41,8 @@ export default defineConfig({
   },
   networks: {
     hardhatMainnet: { type: "edr-simulated", chainType: "l1" },
+    // The deploy script and the demo connect through this one with their RPC_URL (and DEPLOYER_PRIVATE_KEY) as an
+    // override, so any host, port and chain id can be deployed to without editing this file.
     localhost: { type: "http", url: "http://127.0.0.1:8545" },
     // A local fork of Base or Base Sepolia, served by `hardhat node --network baseFork` and deployed to through
     // `localhost`. It keeps the local chain id 31337; the deploy script finds Circle's USDC by its code.
@@ -48,12 +50,6 @@ export default defineConfig({
       type: "edr-simulated",
       chainType: "op",
       forking: { url: configVariable("FORK_URL") },
-    },
-    baseSepolia: {
-      type: "http",
-      chainType: "op",
-      url: configVariable("BASE_SEPOLIA_RPC_URL"),
-      accounts: [configVariable("DEPLOYER_PRIVATE_KEY")],
     },
   },
 });

@@ -1,41 +1,62 @@
-// Deploys the facilitator's contracts to the network named by --network and writes deployments/<chainId>.json.
+// Deploys the facilitator's contracts to the chain at RPC_URL (any host, port and chain id) and writes
+// deployments/<chainId>.json.
 //
-//   Embedded local chain:   npm run chain:local                    then  npm run deploy:local
+//   Local node:             npm run chain:local                    then  npm run deploy:local
+//   Another node:           RPC_URL=http://127.0.0.1:9545 npm run deploy:local
 //   Fork of Base (Sepolia): FORK_URL=<rpc> npm run chain:fork      then  npm run deploy:local
-//   Base Sepolia:           npm run deploy:base-sepolia
-//                           (BASE_SEPOLIA_RPC_URL and DEPLOYER_PRIVATE_KEY from env or `hardhat keystore set`)
+//   Base Sepolia:           RPC_URL=<rpc> DEPLOYER_PRIVATE_KEY=0x... npm run deploy:local
 //
-// Env (each defaults to the deployer): POSTMAN_ADDRESS, the account that publishes ASP roots; ACCESS_FEE_TREASURY,
-// where Entrypoint.payAccessFee sends access fees (the relayer's TREASURY_ADDRESS); REFUNDER_ADDRESS, the relaying
-// key that deposits the payer sweep's refunds.
+// Circle's USDC is used where it has code on the chain, TestUSDC is deployed elsewhere. Env (scripts/deploy/
+// deploy-config.ts): RPC_URL (default http://127.0.0.1:8545), DEPLOYER_PRIVATE_KEY (default: the node's first
+// account), DEPLOYMENTS_DIR, DEPLOYMENT_ID, and POSTMAN_ADDRESS (publishes ASP roots), ACCESS_FEE_TREASURY
+// (receives Entrypoint.payAccessFee, the relayer's TREASURY_ADDRESS), REFUNDER_ADDRESS (the relaying key that
+// deposits the payer sweep's refunds), each defaulting to the deployer.
 import path from "node:path";
 import hre from "hardhat";
-import { AddressSchema } from "../../sdk/schema/primitives.js";
+import { ConfigError } from "../../lib/env-config.js";
 import { readAddressBook, writeAddressBook } from "./address-book.js";
+import { isLoopbackRpc, loadDeployConfig } from "./deploy-config.js";
 import { deployFacilitator } from "./deploy-facilitator.js";
 import { discardStaleJournal } from "./stale-journal.js";
 
 const log = (line: string) => console.log(`[deploy] ${line}`);
 
-const optionalAddress = (variable: string) => AddressSchema.optional().parse(process.env[variable] || undefined);
-const postman = optionalAddress("POSTMAN_ADDRESS");
-const accessFeeTreasury = optionalAddress("ACCESS_FEE_TREASURY");
-const refunder = optionalAddress("REFUNDER_ADDRESS");
-const connection = await hre.network.create();
-const { provider } = connection.ethers;
-const chainId = Number((await provider.getNetwork()).chainId);
-log(`network ${connection.networkName}, chain ${chainId}`);
+async function main(): Promise<void> {
+  const config = loadDeployConfig(process.env);
+  const connection = await hre.network.create({
+    network: "localhost",
+    override: { url: config.rpcUrl, ...(config.deployerPrivateKey !== undefined && { accounts: [config.deployerPrivateKey] }) },
+  });
+  try {
+    const { provider } = connection.ethers;
+    const chainId = Number((await provider.getNetwork()).chainId);
+    log(`RPC ${new URL(config.rpcUrl).origin}, chain ${chainId}`);
 
-if (await discardStaleJournal(hre.config.paths.ignition, provider, chainId)) {
-  log("discarded the Ignition journal of an earlier run of this local chain");
+    const local = isLoopbackRpc(config.rpcUrl);
+    if (config.deploymentId === undefined && (await discardStaleJournal(hre.config.paths.ignition, provider, chainId, local))) {
+      log("discarded the Ignition journal of an earlier run of this local chain");
+    }
+    const { addressBook } = await deployFacilitator(connection, {
+      postman: config.postman,
+      accessFeeTreasury: config.accessFeeTreasury,
+      refunder: config.refunder,
+      deploymentId: config.deploymentId,
+      displayUi: true,
+      log,
+    });
+
+    // A rerun that found everything deployed must not move the start past the original deployment.
+    const previous = await readAddressBook(chainId, config.deploymentsDir);
+    const startBlock =
+      previous?.privacyPool === addressBook.privacyPool ? Math.min(previous.startBlock, addressBook.startBlock) : addressBook.startBlock;
+    const file = await writeAddressBook({ ...addressBook, startBlock }, config.deploymentsDir);
+    log(`address book written to ${path.relative(process.cwd(), file)}`);
+  } finally {
+    await connection.close();
+  }
 }
-const { addressBook } = await deployFacilitator(connection, { postman, accessFeeTreasury, refunder, displayUi: true, log });
 
-// A rerun that found everything deployed must not move the start past the original deployment.
-const previous = await readAddressBook(chainId);
-const startBlock =
-  previous?.privacyPool === addressBook.privacyPool
-    ? Math.min(previous.startBlock, addressBook.startBlock)
-    : addressBook.startBlock;
-const file = await writeAddressBook({ ...addressBook, startBlock });
-log(`address book written to ${path.relative(process.cwd(), file)}`);
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exitCode = 1;
+});

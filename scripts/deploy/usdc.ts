@@ -1,19 +1,20 @@
 import type { Provider } from "ethers";
 
-/** Circle's USDC by chain id (DESIGN.md section 4). */
+/** Circle's USDC by chain id (docs/design.md, "Tokens and networks"). */
 export const CIRCLE_USDC: Readonly<Record<number, string>> = {
   8453: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913", // Base
   84532: "0x036CbD53842c5426634e7929541eC2318f3dCF7e", // Base Sepolia
 };
 
 /**
- * Circle's USDC on this chain: by chain id on Base and Base Sepolia, and on a local fork of either (which keeps
- * the local chain id) by finding code at one of their addresses. Undefined on a chain without it.
+ * Circle's USDC on this chain: the first of its known addresses, this chain id's first, that has code here. That
+ * finds it on Base and Base Sepolia and on a local fork of either (which keeps the local chain id), and not on a
+ * bare local node that merely carries Base Sepolia's chain id. Undefined on a chain without it.
  */
 export async function findCircleUsdc(provider: Provider, chainId: number): Promise<string | undefined> {
-  const known = CIRCLE_USDC[chainId];
-  if (known !== undefined) return known;
-  for (const address of Object.values(CIRCLE_USDC)) {
+  const own = CIRCLE_USDC[chainId];
+  const candidates = [...(own === undefined ? [] : [own]), ...Object.values(CIRCLE_USDC).filter((address) => address !== own)];
+  for (const address of candidates) {
     if ((await provider.getCode(address)) !== "0x") return address;
   }
   return undefined;

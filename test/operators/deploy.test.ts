@@ -1,0 +1,81 @@
+import { expect } from "chai";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { JsonRpcProvider } from "ethers";
+import hre from "hardhat";
+import { readAddressBook } from "../../scripts/deploy/address-book.js";
+import { CIRCLE_USDC } from "../../scripts/deploy/usdc.js";
+import { answers, freePort, startService, waitFor, type ServiceProcess } from "../../scripts/demo/processes.js";
+import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";
+
+/** `npm run deploy` as an operator runs it: a separate process, told where the chain is by RPC_URL alone. */
+async function deployTo(rpcUrl: string, deploymentsDir: string, deploymentId: string): Promise<{ code: number | null; output: string }> {
+  const child = spawn(path.resolve("node_modules/.bin/hardhat"), ["run", "scripts/deploy/main.ts"], {
+    env: { ...process.env, RPC_URL: rpcUrl, DEPLOYMENTS_DIR: deploymentsDir, DEPLOYMENT_ID: deploymentId },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const [code] = (await once(child, "exit")) as [number | null];
+  return { code, output };
+}
+
+describe("deploy: any RPC by RPC_URL", function () {
+  let dir: string;
+  const nodes: ServiceProcess[] = [];
+  const deploymentIds: string[] = [];
+
+  before(async function () {
+    dir = await mkdtemp(path.join(tmpdir(), "deploy-rpc-"));
+  });
+
+  after(async function () {
+    await Promise.all(nodes.map((node) => node.stop()));
+    for (const id of deploymentIds) await rm(path.join(hre.config.paths.ignition, "deployments", id), { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function node(args: string[]): Promise<string> {
+    const port = await freePort();
+    nodes.push(startService(`node-${port}`, "hardhat", ["node", "--hostname", "127.0.0.1", "--port", String(port), ...args], {}, dir));
+    const rpcUrl = `http://127.0.0.1:${port}`;
+    const chainIdRequest = { method: "POST", headers: { "content-type": "application/json" }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' };
+    await waitFor(`the node on ${port}`, answers(rpcUrl, chainIdRequest));
+    return rpcUrl;
+  }
+
+  async function deployAndRead(rpcUrl: string, chainId: number) {
+    const deploymentId = `test-deploy-${path.basename(dir)}-${chainId}`;
+    deploymentIds.push(deploymentId);
+    const { code, output } = await deployTo(rpcUrl, dir, deploymentId);
+    expect(code, output).to.equal(0);
+    const book = await readAddressBook(chainId, dir);
+    expect(book, output).to.not.equal(undefined);
+    return { book: book!, output };
+  }
+
+  it("deploys to a node on a non-default port", async function () {
+    const rpcUrl = await node([]);
+    expect(rpcUrl).to.not.match(/:8545$/);
+    const { book } = await deployAndRead(rpcUrl, 31337);
+    const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true });
+    expect(await provider.getCode(book.privacyPool)).to.not.equal("0x");
+    provider.destroy();
+  });
+
+  it("deploys TestUSDC on a node with Base Sepolia's chain id but no Circle USDC", async function () {
+    const rpcUrl = await node(["--chain-id", "84532"]);
+    const { book, output } = await deployAndRead(rpcUrl, 84532);
+    expect(book.usdc).to.not.equal(CIRCLE_USDC[84532]);
+    expect(output).to.contain("using TestUSDC");
+    const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true });
+    const token = TestUSDC__factory.connect(book.usdc, provider);
+    expect(await token.owner()).to.equal(book.deployer);
+    expect(await provider.getCode(book.privacyPool)).to.not.equal("0x");
+    provider.destroy();
+  });
+});

@@ -14,6 +14,8 @@ export const INDEXER_ROUTES = {
   aspProof: "/v1/asp/proofs/:label",
   nullifier: "/v1/nullifiers/:nullifierHash",
   deposit: "/v1/deposits/:label",
+  /** The address book the indexer follows, so a client can check it follows the same deployment. */
+  deployment: "/v1/deployment",
 } as const;
 
 /** A route with its parameters filled in. */

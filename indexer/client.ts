@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { AddressBookSchema, type AddressBook } from "../scripts/deploy/address-book.js";
 import {
   AspProofSchema,
   DepositSchema,
@@ -54,6 +55,11 @@ export class IndexerClient {
 
   nullifier(nullifierHash: bigint): Promise<NullifierStatus> {
     return this.get(routePath(INDEXER_ROUTES.nullifier, { nullifierHash }), NullifierStatusSchema);
+  }
+
+  /** The address book the indexer follows. */
+  deployment(): Promise<AddressBook> {
+    return this.get(routePath(INDEXER_ROUTES.deployment), AddressBookSchema);
   }
 
   deposit(label: bigint): Promise<DepositView> {

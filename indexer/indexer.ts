@@ -83,7 +83,7 @@ export async function createIndexer(config: IndexerConfig, logger: Logger): Prom
   });
   await sync.load();
   const queries = new IndexerQueries({ chainId, sync, curator, store });
-  const app = createIndexerApp({ queries, token: config.token, logger });
+  const app = createIndexerApp({ queries, token: config.token, logger, addressBook });
 
   return {
     chainId,

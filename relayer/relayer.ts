@@ -10,6 +10,8 @@ import { Facilitator } from "./facilitator.js";
 import { crashAt, NO_FAULTS } from "./faults.js";
 import { createRelayerApp } from "./http/app.js";
 import { InFlightRequests } from "./http/in-flight.js";
+import { checkIndexer } from "./indexer-check.js";
+import { describeCause } from "./upstream-cause.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { buildOpenApi } from "./openapi.js";
 import { accessFeeFor, networkPricing } from "./pricing.js";
@@ -68,6 +70,7 @@ async function wireRelayer(
   { store, backend: storageBackend }: Awaited<ReturnType<typeof openRelayerStore>>,
 ): Promise<Relayer> {
   const indexer = new IndexerClient({ baseUrl: config.indexerUrl, token: config.indexerToken });
+  await checkIndexer(indexer, config.indexerUrl, book);
   const pricing = networkPricing(chain.network, config.pricingMode);
   const accessFee = new AccessFeeGate(
     { enforced: config.accessFeeEnforced, requiredFee: accessFeeFor(config.tier, pricing), treasury: config.treasury },
@@ -109,7 +112,13 @@ async function wireRelayer(
       contracts: { entrypoint: book.entrypoint, privacyPool: book.privacyPool, usdc: book.usdc },
       minimumDeposit: MINIMUM_DEPOSIT,
       agentCount: (await store.listAgents()).length,
-      indexer: await indexer.status().catch(() => null),
+      ...(await indexer.status().then(
+        (status) => ({ indexer: status, indexerError: null }),
+        (error: unknown) => {
+          logger.warn({ cause: describeCause(error) }, "indexer status unavailable");
+          return { indexer: null, indexerError: describeCause(error) };
+        },
+      )),
       feeFloor: await facilitator.feeFloor().catch(() => null),
       baseUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,
       settleX402: { takeBps: facilitator.takeBps, window: paymentWindow },

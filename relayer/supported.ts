@@ -16,6 +16,8 @@ export interface SupportedContext {
   agentCount: number;
   /** The indexer's status, or null when it cannot be reached. */
   indexer: IndexerStatus | null;
+  /** Why the indexer's status could not be read (no secrets), null when it was. */
+  indexerError: string | null;
   /** The fee floor now, or null when the chain cannot be read. */
   feeFloor: FeeFloor | null;
   baseUrl: string;
@@ -37,6 +39,12 @@ export const ROUTES = {
 
 /** The operator documentation, a path in this facilitator's repository. */
 const REPO_DOCS = "docs/relayer.md";
+
+/** A blocking reason: its code, its message and what it blocks (default: customer use). */
+type Blocker = readonly [code: string, message: string, blocks?: readonly string[]];
+
+/** Reasons of the live indexer health: without the indexer no note can be verified or settled, pilot or not. */
+const LIVE_BLOCKS = ["pilot", "customer"] as const;
 
 /** Transitions out of pilot that are not made in code; listed while they hold (spec 4.1). */
 const STANDING_BLOCKERS = [
@@ -80,13 +88,20 @@ const feeFloorToWire = (floor: FeeFloor) => ({
 export function buildSupported(ctx: SupportedContext) {
   const anonymitySet = ctx.indexer?.anonymitySet ?? null;
   const privateNow = isPrivate(anonymitySet);
+  const indexerDown: Blocker[] =
+    ctx.indexer === null
+      ? [["INDEXER_UNAVAILABLE", `The indexer cannot be reached (${ctx.indexerError}): no note can be verified or settled.`, LIVE_BLOCKS]]
+      : ctx.indexer.synced
+        ? []
+        : [["INDEXER_COLD", "The indexer has not caught up with the chain yet: no note can be verified or settled.", LIVE_BLOCKS]];
   const blockingReasons = [
+    ...indexerDown,
     ...(privateNow
       ? []
       : [["ANONYMITY_SET_BELOW_MINIMUM", `The anonymity set is ${anonymitySet ?? "unknown"}; privacy is claimed from ${MINIMUM_FOR_PRIVACY} independent depositors.`] as const]),
     ...(ctx.accessFeeEnforced ? [] : [["PRICING_NOT_ENFORCED", "The access-fee gate is off during the pilot."] as const]),
     ...STANDING_BLOCKERS,
-  ].map(([code, message]) => ({ code, message, blocks: ["customer"] }));
+  ].map(([code, message, blocks]: Blocker) => ({ code, message, blocks: [...(blocks ?? ["customer"])] }));
   const url = (path: string) => new URL(path, ctx.baseUrl).toString();
 
   return {
@@ -97,7 +112,7 @@ export function buildSupported(ctx: SupportedContext) {
     description:
       "Pays x402 sellers out of a privacy pool with Groth16 withdrawal proofs, so the agent's wallet never appears as the payer. Compliance through a screened association set (ASP).",
     customerReady: blockingReasons.length === 0,
-    pilotReady: true,
+    pilotReady: !blockingReasons.some((reason) => reason.blocks.includes("pilot")),
     verificationReady: true,
     blockingReasons,
     supported: [{ scheme: "exact", network: ctx.network, asset: ctx.contracts.usdc, symbol: "USDC", decimals: 6 }],
@@ -121,6 +136,9 @@ export function buildSupported(ctx: SupportedContext) {
       latestAspRoot: `0x${(ctx.indexer?.aspRoot ?? 0n).toString(16).padStart(64, "0")}`,
       indexer: {
         configured: true,
+        reachable: ctx.indexer !== null,
+        synced: ctx.indexer?.synced ?? false,
+        error: ctx.indexerError,
         leafCount: ctx.indexer?.leafCount ?? null,
         stateRootMatches: ctx.indexer?.stateRootMatches ?? false,
         aspRootMatches: ctx.indexer?.aspRootMatches ?? false,

@@ -17,6 +17,8 @@ export function errorHandler(logger: Logger): Middleware {
     } catch (error) {
       if (!(error instanceof IndexerError)) logger.error({ err: error, method: ctx.method }, "request failed");
       const known = error instanceof IndexerError ? error : new IndexerError("INTERNAL", "internal error");
+      // A client with a wrong INDEXER_TOKEN is an operator's mistake: say so where the operator looks.
+      if (known.code === "UNAUTHORIZED") logger.warn({ method: ctx.method, route: ctx.path, code: known.code }, "request refused: bearer token");
       const body: ErrorBody = { error: { code: known.code, message: known.message } };
       ctx.status = known.status;
       ctx.type = "application/json";

@@ -1,13 +1,15 @@
 import Router from "@koa/router";
 import type { Context } from "koa";
+import type { AddressBook } from "../../scripts/deploy/address-book.js";
 import { FieldElementSchema } from "../../sdk/schema/primitives.js";
 import { INDEXER_ROUTES, toWireJson } from "../api.js";
 import { IndexerError } from "../errors.js";
 import type { IndexerQueries } from "../queries.js";
 
 /** Thin routes: parse the path parameter, ask the queries, send the answer. */
-export function indexerRouter(queries: IndexerQueries): Router {
+export function indexerRouter(queries: IndexerQueries, addressBook: AddressBook): Router {
   const router = new Router();
+  router.get(INDEXER_ROUTES.deployment, (ctx) => send(ctx, addressBook));
   router.get(INDEXER_ROUTES.status, (ctx) => send(ctx, queries.status()));
   router.get(INDEXER_ROUTES.stateProof, (ctx) => send(ctx, queries.stateProof(fieldParam(ctx, "commitment"))));
   router.get(INDEXER_ROUTES.aspProof, (ctx) => send(ctx, queries.aspProof(fieldParam(ctx, "label"))));

@@ -1,6 +1,7 @@
 import type { Middleware } from "koa";
 import type { Logger } from "pino";
 import { RelayerError } from "../errors.js";
+import { describeCause } from "../upstream-cause.js";
 
 /**
  * The one place errors become responses: a RelayerError keeps its code, status and message; anything else is
@@ -24,6 +25,7 @@ export function errorHandler(logger: Logger): Middleware {
       const known =
         error instanceof RelayerError ? error : new RelayerError("INTERNAL", "Internal error; nothing was reported spent. Retry, or check the note with verify.");
       if (!(error instanceof RelayerError)) logger.error({ err: describe(error), route: ctx.path }, "request failed");
+      else if (error.cause !== undefined) logger.warn({ code: known.code, route: ctx.path, cause: describeCause(error.cause) }, "upstream failure");
       ctx.status = known.status;
       if (known.retryAfterSeconds !== undefined) ctx.set("Retry-After", String(known.retryAfterSeconds));
       ctx.body = { ...(ctx.state.failureFields ?? {}), error: known.message, code: known.code, ...known.extra };

@@ -23,6 +23,8 @@ export const SupportedResponseSchema = z
       z
         .object({
           code: z.enum([
+            "INDEXER_UNAVAILABLE",
+            "INDEXER_COLD",
             "ANONYMITY_SET_BELOW_MINIMUM",
             "PRICING_NOT_ENFORCED",
             "MAINNET_E2E_NOT_VERIFIED",
@@ -62,6 +64,12 @@ export const SupportedResponseSchema = z
         indexer: z
           .object({
             configured: z.boolean(),
+            /** Whether the indexer answered this request's status query (live). */
+            reachable: z.boolean(),
+            /** Whether it has caught up with the chain since it started. */
+            synced: z.boolean(),
+            /** Why it could not be reached, null when it was. */
+            error: z.string().nullable(),
             leafCount: z.number().int().nullable(),
             stateRootMatches: z.boolean(),
             aspRootMatches: z.boolean(),

@@ -30,7 +30,9 @@ function asRelayerError(error: unknown): RelayerError {
         return new RelayerError("INVALID_PROOF", "The note's label is approved but the ASP root holding it is not on chain yet. Retry shortly.");
     }
   }
-  return new RelayerError("INDEXER_UNAVAILABLE", "The indexer is unavailable; nothing was spent. Retry later.");
+  const unavailable = new RelayerError("INDEXER_UNAVAILABLE", "The indexer is unavailable; nothing was spent. Retry later.");
+  unavailable.cause = error; // logged by the error handler, never sent
+  return unavailable;
 }
 
 /** Rejects a note whose fields do not hash to its commitment: it cannot be proven, whatever the tree holds. */

@@ -55,7 +55,7 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
       expect(supported.privacy.anonymitySet).to.equal(5);
       expect(supported.pilot).to.deep.include({ private: false, anonymitySet: 5, minimumForPrivacy: 30 });
       expect(supported.privacy.latestAspRoot).to.equal(`0x${(await chain.facilitator.entrypoint.latestRoot()).toString(16).padStart(64, "0")}`);
-      expect(supported.privacy.indexer).to.deep.equal({ configured: true, leafCount: 5, stateRootMatches: true, aspRootMatches: true });
+      expect(supported.privacy.indexer).to.deep.equal({ configured: true, reachable: true, synced: true, error: null, leafCount: 5, stateRootMatches: true, aspRootMatches: true });
       expect(supported.blockingReasons.map((reason) => reason.code)).to.have.members([
         "ANONYMITY_SET_BELOW_MINIMUM",
         "PRICING_NOT_ENFORCED",

@@ -13,6 +13,7 @@ import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexe
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
 import { spawnService } from "../helpers/service-process.js";
+import { startTcpProxy } from "../helpers/tcp-proxy.js";
 import { relayerEnv, startRelayerProcess, type RelayerProcess } from "./helpers/relayer-process.js";
 
 const PRICE = 50_000n;
@@ -212,12 +213,18 @@ describe("relayer faults: a crash at each step of a spend, then a restart and a 
   it("with the indexer down: 503 and nothing spent; the same note settles once it is back", async function () {
     const note = await freshNote();
     const body = settleX402Body(note);
-    const cut = await start({ INDEXER_URL: "http://127.0.0.1:9" });
+    // The relayer checks the indexer at start: it goes away after, through a proxy that is then cut.
+    const proxy = await startTcpProxy(indexer.url);
+    const cut = await start({ INDEXER_URL: proxy.url });
+    await proxy.cut();
     const refused = await cut.post(SETTLE_X402, body);
     expect(refused).to.not.equal("lost");
     expect((refused as { status: number }).status).to.equal(503);
     expect((refused as { body: object }).body).to.deep.include({ settled: false, code: "INDEXER_UNAVAILABLE" });
     expect(await withdrawalsOf(note)).to.have.length(0);
+    // The operator's side: why, and which request it refused.
+    expect(await cut.logLine("upstream failure")).to.deep.include({ code: "INDEXER_UNAVAILABLE", route: SETTLE_X402 });
+    expect(cut.lines.some((line) => line.includes('"msg":"request"') && line.includes('"code":"INDEXER_UNAVAILABLE"'))).to.equal(true);
     await stop();
 
     await expectSettledOnce(note, await (await start()).post(SETTLE_X402, body));

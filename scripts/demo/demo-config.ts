@@ -1,4 +1,3 @@
-import { HDNodeWallet } from "ethers";
 import { z } from "zod";
 import { loadEnvConfig } from "../../lib/env-config.js";
 import { AddressSchema } from "../../sdk/schema/primitives.js";
@@ -25,8 +24,8 @@ export const DemoConfigSchema = z
   .object({
     /** An existing chain (a fork from `npm run chain:fork`, or Base Sepolia) instead of a fresh hardhat node. */
     rpcUrl: z.url({ protocol: /^https?$/ }).optional(),
-    /** Port of the fresh hardhat node. */
-    chainPort: z.string().regex(/^[0-9]+$/).transform(Number).default(8545),
+    /** Port of the fresh hardhat node; default: a free one. */
+    chainPort: z.string().regex(/^[0-9]+$/).transform(Number).optional(),
     /** The existing chain's address book; default deployments/<chainId>.json. */
     addressBook: z.string().min(1).optional(),
     depositAtomic: atomic.default(2_000_000n),
@@ -46,10 +45,3 @@ export type DemoConfig = z.infer<typeof DemoConfigSchema>;
 export function loadDemoConfig(env: NodeJS.ProcessEnv): DemoConfig {
   return loadEnvConfig(DEMO_ENV, DemoConfigSchema, env);
 }
-
-/** Hardhat's public development accounts: funded on every hardhat node, plain or forked. Never use them elsewhere. */
-const HARDHAT_MNEMONIC = "test test test test test test test test test test test junk";
-export const devAccount = (index: number) => HDNodeWallet.fromPhrase(HARDHAT_MNEMONIC, undefined, `m/44'/60'/0'/0/${index}`);
-
-/** Which development account plays which part on a local chain. */
-export const DEV_ROLES = { deployer: 0, postman: 7, relayer: 14, treasury: 15, sellerFacilitator: 19 } as const;

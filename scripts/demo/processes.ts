@@ -1,49 +1,77 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { once } from "node:events";
 import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 
-/** A service the demo started as its own process; its output goes to `<logDir>/<name>.log`. */
+/** A service started as its own process; its output goes to `<logDir>/<name>.log`. */
 export interface ServiceProcess {
   name: string;
   logFile: string;
+  pid: number;
+  /** Resolves, once its log is complete, with how it exited ("code 1", "SIGTERM"). */
+  exited: Promise<string>;
   stop(): Promise<void>;
 }
 
 const BIN_DIR = fileURLToPath(new URL("../../node_modules/.bin/", import.meta.url));
 
 /**
- * Starts `command`, a binary of the project's node_modules/.bin (`hardhat`, `tsx`), with `env` added to the
- * demo's own environment, its output in a log file. A process that exits before `stop()` fails the demo.
+ * Starts `command`, a binary of the project's node_modules/.bin (`hardhat`, `tsx`), with `env` added to this
+ * process's environment, its output in a log file. `onUnexpectedExit` hears of an exit before `stop()`.
  */
-export function startService(name: string, command: string, args: string[], env: Record<string, string>, logDir: string): ServiceProcess {
+export function startService(
+  name: string,
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  logDir: string,
+  onUnexpectedExit: (service: ServiceProcess, how: string) => void = () => {},
+): ServiceProcess {
   const logFile = path.join(logDir, `${name}.log`);
   const log = createWriteStream(logFile);
   const child: ChildProcess = spawn(path.join(BIN_DIR, command), args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
+  // Two streams into one file: neither may end it, the process's close does.
+  child.stdout?.pipe(log, { end: false });
+  child.stderr?.pipe(log, { end: false });
   let stopping = false;
-  child.once("exit", (code, signal) => {
-    if (!stopping) {
-      console.error(`[${name}] exited unexpectedly (${signal ?? `code ${code}`}); see ${logFile}`);
-      process.exitCode = 1;
-    }
+  const exited = once(child, "close").then(async ([code, signal]) => {
+    log.end();
+    await once(log, "finish").catch(() => undefined);
+    return String(signal ?? `code ${code}`);
   });
-  return {
+  const service: ServiceProcess = {
     name,
     logFile,
+    pid: child.pid ?? -1,
+    exited,
     async stop() {
       stopping = true;
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return void (await exited);
       child.kill("SIGTERM");
-      const exited = once(child, "exit");
       const forced = sleep(10_000).then(() => child.kill("SIGKILL"));
       await Promise.race([exited, forced]);
+      await exited;
     },
   };
+  void exited.then((how) => {
+    if (!stopping) onUnexpectedExit(service, how);
+  });
+  return service;
+}
+
+/** The last `count` lines of `file`, for an error message. */
+export async function lastLines(file: string, count = 20): Promise<string> {
+  const text = await readFile(file, "utf8").catch(() => "");
+  return text.trimEnd().split("\n").slice(-count).join("\n");
+}
+
+/** Why `service` is gone: how it exited and the end of its log. */
+export async function exitReport(service: ServiceProcess, how: string): Promise<string> {
+  return `${service.name} exited (${how}); last lines of ${service.logFile}:\n${await lastLines(service.logFile)}`;
 }
 
 /** Polls `probe` every half second until it resolves true, failing after `timeoutMs` with `what` in the message. */
@@ -56,11 +84,25 @@ export async function waitFor(what: string, probe: () => Promise<boolean>, timeo
   }
 }
 
+/** As waitFor, but failing at once, with the end of its log, when `service` exits first. */
+export async function waitForService(service: ServiceProcess, what: string, probe: () => Promise<boolean>, timeoutMs?: number): Promise<void> {
+  let ready = false;
+  const gone = service.exited.then(async (how) => {
+    if (!ready) throw new Error(`${await exitReport(service, how)}\n(while waiting for ${what})`);
+  });
+  await Promise.race([waitFor(what, probe, timeoutMs), gone]);
+  ready = true;
+}
+
 /** Whether `url` answers HTTP at all (any status). */
 export const answers = (url: string, init?: RequestInit) => async () => {
   await fetch(url, { ...init, signal: AbortSignal.timeout(2_000) });
   return true;
 };
+
+/** Whether a JSON-RPC node answers at `rpcUrl`. */
+export const answersJsonRpc = (rpcUrl: string) =>
+  answers(rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' });
 
 /** A TCP port free on 127.0.0.1 right now. */
 export async function freePort(): Promise<number> {

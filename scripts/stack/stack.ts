@@ -1,0 +1,216 @@
+import { randomBytes } from "node:crypto";
+import { rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { Wallet } from "ethers";
+import hre from "hardhat";
+import { ConfigError } from "../../lib/env-config.js";
+import { resolveAddressBook, writeAddressBook, type AddressBook } from "../deploy/address-book.js";
+import { deployFacilitator } from "../deploy/deploy-facilitator.js";
+import {
+  answers,
+  answersJsonRpc,
+  exitReport,
+  freePort,
+  startService,
+  waitFor,
+  waitForService,
+  type ServiceProcess,
+} from "../demo/processes.js";
+import { DEV_ROLES, devAccount, LOCAL_CHAIN_ID } from "./dev-accounts.js";
+
+export interface StackOptions {
+  /** An existing chain (a fork, Base Sepolia) instead of a fresh hardhat node; its contracts must be deployed. */
+  rpcUrl?: string;
+  /** Port of the fresh hardhat node; default: a free one. */
+  chainPort?: number;
+  /** The existing chain's address book; default deployments/<chainId>.json. */
+  addressBook?: string;
+  /** Default on a local chain: its development accounts (dev-accounts.ts). */
+  postmanPrivateKey?: string;
+  relayerPrivateKey?: string;
+  treasury?: string;
+  /** The environment variable behind each option above, for the messages that ask for one. */
+  variables: { addressBook: string; postmanPrivateKey: string; relayerPrivateKey: string; treasury: string };
+  /** Where each process writes <name>.log and the stack its stack.json. */
+  logDir: string;
+  /** Receives the progress, one tagged line at a time. */
+  say: (tag: string, line: string) => void;
+}
+
+/** What an agent (or a test) needs to use the running stack; also written to <logDir>/stack.json. */
+export interface StackInfo {
+  rpcUrl: string;
+  chainId: number;
+  addressBookFile: string;
+  indexerUrl: string;
+  indexerToken: string;
+  relayerUrl: string;
+  contracts: { entrypoint: string; privacyPool: string; usdc: string };
+  logDir: string;
+  /** The process id of each service, by name. */
+  pids: Record<string, number>;
+}
+
+export interface Stack extends StackInfo {
+  book: AddressBook;
+  /** The deployer's key on a local chain (it mints TestUSDC), undefined elsewhere. */
+  deployerPrivateKey: string | undefined;
+  /** Rejects, with the service's exit and the end of its log, when a service exits while the stack runs. */
+  failure: Promise<never>;
+  /** Starts one more service in the stack (the demo's seller): stopped with it, failing it when it exits. */
+  run: Run;
+  /** Stops every service, last started first. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The local system, each service its own process on a free port: a hardhat node (or an existing chain), the
+ * contracts, the indexer with its ASP curator, and the relayer. A service that exits while starting fails the
+ * start at once with the end of its log; everything started is stopped again.
+ */
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const services: ServiceProcess[] = [];
+  let fail: (error: Error) => void = () => {};
+  const failure = new Promise<never>((_, reject) => (fail = reject));
+  failure.catch(() => undefined);
+  const run = (name: string, command: string, args: string[], env: Record<string, string>) => {
+    const service = startService(name, command, args, env, options.logDir, (gone, how) => {
+      void exitReport(gone, how).then((report) => fail(new Error(report)));
+    });
+    services.push(service);
+    return service;
+  };
+  const stop = async () => {
+    for (const service of [...services].reverse()) await service.stop();
+  };
+  try {
+    const started = await startServices(options, run);
+    const info: StackInfo = { ...started.info, pids: Object.fromEntries(services.map((service) => [service.name, service.pid])) };
+    await writeFile(path.join(options.logDir, "stack.json"), `${JSON.stringify(info, null, 2)}\n`);
+    return { ...info, book: started.book, deployerPrivateKey: started.deployerPrivateKey, failure, run, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** node:sqlite is stable enough for the services; its ExperimentalWarning on every start only worries operators. */
+const QUIET_SQLITE = "--disable-warning=ExperimentalWarning";
+
+type Run = (name: string, command: string, args: string[], env: Record<string, string>) => ServiceProcess;
+
+async function startServices(options: StackOptions, run: Run) {
+  const { say } = options;
+  // 1. The chain.
+  let rpcUrl = options.rpcUrl;
+  if (rpcUrl === undefined) {
+    const port = options.chainPort ?? (await freePort());
+    rpcUrl = `http://127.0.0.1:${port}`;
+    if (await answers(rpcUrl)().catch(() => false)) throw new Error(`port ${port} is taken: stop what listens there, or choose another`);
+    const node = run("chain", "hardhat", ["node", "--hostname", "127.0.0.1", "--port", String(port)], {});
+    await waitForService(node, "the hardhat node", answersJsonRpc(rpcUrl));
+  }
+  const chainId = await chainIdOf(rpcUrl);
+  say("chain", `${options.rpcUrl === undefined ? "hardhat node" : "existing chain"} ${rpcUrl}, eip155:${chainId}`);
+  const keys = keysFor(options, chainId);
+
+  // 2. The contracts: deployed afresh on a new node, read from the address book on an existing chain.
+  const book =
+    options.rpcUrl === undefined
+      ? await deployFresh(rpcUrl, new Wallet(keys.postman).address, options.logDir, say)
+      : await resolveAddressBook(chainId, options.addressBook, options.variables.addressBook);
+  const addressBookFile = await writeAddressBook(book, options.logDir);
+
+  // 3. The indexer and its ASP curator.
+  const indexerToken = randomBytes(24).toString("hex");
+  const [indexerPort, relayerPort] = [await freePort(), await freePort()];
+  const indexerUrl = `http://127.0.0.1:${indexerPort}`;
+  const indexer = run("indexer", "tsx", [QUIET_SQLITE, "indexer/main.ts"], {
+    INDEXER_RPC_URL: rpcUrl,
+    INDEXER_TOKEN: indexerToken,
+    INDEXER_ADDRESS_BOOK: addressBookFile,
+    INDEXER_DB_PATH: path.join(options.logDir, "indexer.sqlite"),
+    INDEXER_PORT: String(indexerPort),
+    INDEXER_POLL_INTERVAL_MS: "500",
+    ASP_POSTMAN_PRIVATE_KEY: keys.postman,
+  });
+  const synced = async () => {
+    const response = await fetch(`${indexerUrl}/v1/status`, { headers: { authorization: `Bearer ${indexerToken}` } });
+    return ((await response.json()) as { synced: boolean }).synced;
+  };
+  await waitForService(indexer, "the indexer's first sync", synced);
+  say("indexer", `${indexerUrl}: state tree synced, ASP curator screening deposits`);
+
+  // 4. The relayer.
+  const relayerUrl = `http://127.0.0.1:${relayerPort}`;
+  const relayer = run("relayer", "tsx", [QUIET_SQLITE, "relayer/main.ts"], {
+    RELAYER_RPC_URL: rpcUrl,
+    RELAYER_PRIVATE_KEY: keys.relayer,
+    RELAYER_ADDRESS_BOOK: addressBookFile,
+    RELAYER_PORT: String(relayerPort),
+    RELAYER_DB_PATH: path.join(options.logDir, "relayer.sqlite"),
+    INDEXER_URL: indexerUrl,
+    INDEXER_TOKEN: indexerToken,
+    TREASURY_ADDRESS: keys.treasury,
+    PAYER_KEY_SECRET: `0x${randomBytes(32).toString("hex")}`,
+    PRICING_MODE: "paid",
+    // The fee floor converts a relay's gas at this node's ~1 gwei, hundreds of times Base's: a 2 USDC/ETH price
+    // keeps the floor (~1.4k atomic) under a 5% take of a 0.05 USDC price.
+    RELAYER_USDC_PER_ETH: "2",
+  });
+  await waitForService(relayer, "the relayer", answers(`${relayerUrl}/api/facilitator/supported`));
+  say("relayer", `${relayerUrl}: facilitator API (5% take to the treasury ${keys.treasury})`);
+
+  const info = {
+    rpcUrl,
+    chainId,
+    addressBookFile,
+    indexerUrl,
+    indexerToken,
+    relayerUrl,
+    contracts: { entrypoint: book.entrypoint, privacyPool: book.privacyPool, usdc: book.usdc },
+    logDir: options.logDir,
+  };
+  return { info, book, deployerPrivateKey: keys.deployer };
+}
+
+async function chainIdOf(rpcUrl: string): Promise<number> {
+  let chainId: number | undefined;
+  await waitFor(`the chain at ${rpcUrl}`, async () => {
+    const response = await fetch(rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' });
+    chainId = Number(((await response.json()) as { result: string }).result);
+    return true;
+  }, 10_000);
+  return chainId!;
+}
+
+/** The keys of each part: from the options, else Hardhat's development accounts on a local chain. */
+function keysFor(options: StackOptions, chainId: number) {
+  const local = chainId === LOCAL_CHAIN_ID;
+  const key = (value: string | undefined, role: keyof typeof DEV_ROLES, variable: string) => {
+    if (value !== undefined) return value;
+    if (local) return devAccount(DEV_ROLES[role]).privateKey;
+    throw new ConfigError([`Missing server config: ${variable} (chain ${chainId} has no development accounts)`]);
+  };
+  const treasury = options.treasury ?? (local ? devAccount(DEV_ROLES.treasury).address : undefined);
+  if (treasury === undefined) throw new ConfigError([`Missing server config: ${options.variables.treasury}`]);
+  return {
+    deployer: local ? devAccount(DEV_ROLES.deployer).privateKey : undefined,
+    postman: key(options.postmanPrivateKey, "postman", options.variables.postmanPrivateKey),
+    relayer: key(options.relayerPrivateKey, "relayer", options.variables.relayerPrivateKey),
+    treasury,
+  };
+}
+
+/** A fresh node gets a fresh deployment, under an Ignition journal of its own that dies with it. */
+async function deployFresh(rpcUrl: string, postman: string, logDir: string, say: StackOptions["say"]): Promise<AddressBook> {
+  const connection = await hre.network.create({ network: "localhost", override: { url: rpcUrl } });
+  const deploymentId = `stack-${path.basename(logDir)}`;
+  try {
+    const { addressBook } = await deployFacilitator(connection, { postman, deploymentId, log: (line) => say("deploy", line) });
+    return addressBook;
+  } finally {
+    await connection.close();
+    await rm(path.join(hre.config.paths.ignition, "deployments", deploymentId), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,144 @@
+import { expect } from "chai";
+import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { JsonRpcProvider, Wallet, parseEther } from "ethers";
+import hre from "hardhat";
+import { writeAddressBook } from "../../scripts/deploy/address-book.js";
+import { deployFacilitator } from "../../scripts/deploy/deploy-facilitator.js";
+import { answersJsonRpc, freePort, startService, waitFor, type ServiceProcess } from "../../scripts/demo/processes.js";
+import { DEV_ROLES, devAccount } from "../../scripts/stack/dev-accounts.js";
+import { startStack, type StackInfo } from "../../scripts/stack/stack.js";
+import { depositNote, NoteVault, X402Agent } from "../../sdk/agent/index.js";
+import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
+import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";
+import { caip2NetworkOf } from "../../x402/networks.js";
+import { startReferenceFacilitator } from "../../x402/reference-facilitator.js";
+import { startSeller, WEATHER_REPORT } from "../../x402/seller.js";
+import { spawnService } from "../helpers/service-process.js";
+
+const PRICE = 50_000n;
+const DEPOSIT = 1_000_000n;
+
+/** Whether any process still running has `needle` in its environment (every service of a stack has its folder). */
+async function processesMentioning(needle: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^[0-9]+$/.test(entry) || Number(entry) === process.pid) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, "latin1").catch(() => "");
+    if (environ.includes(needle)) found.push(Number(entry));
+  }
+  return found;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe("npm run stack: the local system in one command", function () {
+  it("starts chain, contracts, indexer and relayer, takes one payment, and leaves no process behind on Ctrl-C", async function () {
+    const stack = spawnService("scripts/stack/main.ts", [], {});
+    await waitFor("the stack", async () => stack.lines.some((line) => line.includes("Ctrl-C stops everything")), 180_000).catch((error: Error) => {
+      throw new Error(`${error.message}:\n${stack.lines.join("\n")}`);
+    });
+    const output = stack.lines.join("\n");
+    for (const name of ["RPC_URL", "RELAYER_URL", "INDEXER_URL", "INDEXER_TOKEN", "ADDRESS_BOOK", "ENTRYPOINT", "PRIVACY_POOL", "USDC"]) {
+      expect(output).to.match(new RegExp(`^  ${name}=\\S+$`, "m"));
+    }
+    const logDir = /^\[logs\] +(\S+): <service>\.log/m.exec(output)?.[1];
+    expect(logDir, output).to.be.a("string");
+    const info = JSON.parse(await readFile(path.join(logDir!, "stack.json"), "utf8")) as StackInfo;
+    expect(output).to.contain(`RELAYER_URL=${info.relayerUrl}`);
+
+    // One payment through it: an x402 seller settled by the reference facilitator, paid by an agent's note.
+    const provider = new JsonRpcProvider(info.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
+    const facilitator = await startReferenceFacilitator({
+      rpcUrl: info.rpcUrl,
+      chainId: info.chainId,
+      privateKey: devAccount(DEV_ROLES.sellerFacilitator).privateKey as `0x${string}`,
+    });
+    const payTo = Wallet.createRandom().address;
+    const seller = await startSeller({
+      facilitatorUrl: facilitator.url,
+      x402Version: 2,
+      network: caip2NetworkOf(info.chainId),
+      payTo,
+      asset: info.contracts.usdc,
+      amountAtomic: PRICE.toString(),
+    });
+    try {
+      const deployer = new Wallet(devAccount(DEV_ROLES.deployer).privateKey, provider);
+      const agentWallet = new Wallet(Wallet.createRandom().privateKey, provider);
+      await (await deployer.sendTransaction({ to: agentWallet.address, value: parseEther("1") })).wait();
+      const token = TestUSDC__factory.connect(info.contracts.usdc, deployer);
+      await (await token.mint(agentWallet.address, DEPOSIT)).wait();
+      const book = JSON.parse(await readFile(info.addressBookFile, "utf8"));
+      const { note } = await depositNote({ signer: agentWallet, addressBook: book, value: DEPOSIT, seed: Wallet.createRandom().privateKey });
+      await waitFor("the ASP approval", async () =>
+        (await fetch(`${info.indexerUrl}/v1/asp/proofs/${note.label}`, { headers: { authorization: `Bearer ${info.indexerToken}` } })).ok,
+      );
+      const notes = await NoteVault.create(path.join(logDir!, "test-notes.vault"), "test-passphrase-0123456789");
+      await notes.save(note);
+      const agent = new X402Agent({
+        facilitator: new FacilitatorClient(info.relayerUrl),
+        notes,
+        network: { chainId: info.chainId, asset: info.contracts.usdc },
+        acceptNotPrivate: true,
+      });
+      const response = await agent.fetch(seller.resourceUrl);
+      expect(response.status).to.equal(200);
+      expect(await response.json()).to.deep.equal(WEATHER_REPORT);
+      expect(await token.balanceOf(payTo)).to.equal(PRICE);
+    } finally {
+      await seller.close();
+      await facilitator.close();
+      provider.destroy();
+    }
+
+    // SIGTERM, as Ctrl-C's SIGINT: the stack stops every service and exits cleanly.
+    expect(await stack.stop()).to.equal(0);
+    expect(stack.lines.join("\n")).to.contain("stopped");
+    expect(Object.values(info.pids).filter(alive)).to.deep.equal([]);
+    expect(await processesMentioning(logDir!)).to.deep.equal([]);
+    expect(await answersJsonRpc(info.rpcUrl)().catch(() => false)).to.equal(false);
+    await rm(logDir!, { recursive: true, force: true });
+  });
+
+  it("stops at once, with the end of its log, when a service exits at start (a postman key without the role)", async function () {
+    const dir = await mkdtemp(path.join(tmpdir(), "stack-exit-"));
+    const services: ServiceProcess[] = [];
+    try {
+      const port = await freePort();
+      const rpcUrl = `http://127.0.0.1:${port}`;
+      services.push(startService("node", "hardhat", ["node", "--hostname", "127.0.0.1", "--port", String(port)], {}, dir));
+      await waitFor("the node", answersJsonRpc(rpcUrl));
+      const connection = await hre.network.create({ network: "localhost", override: { url: rpcUrl } });
+      const { addressBook } = await deployFacilitator(connection, { deploymentId: `stack-exit-${path.basename(dir)}` });
+      await connection.close();
+      await rm(path.join(hre.config.paths.ignition, "deployments", `stack-exit-${path.basename(dir)}`), { recursive: true, force: true });
+      const addressBookFile = await writeAddressBook(addressBook, dir);
+
+      const refused = await startStack({
+        rpcUrl,
+        addressBook: addressBookFile,
+        postmanPrivateKey: devAccount(3).privateKey,
+        variables: { addressBook: "ADDRESS_BOOK", postmanPrivateKey: "POSTMAN_PRIVATE_KEY", relayerPrivateKey: "RELAYER_PRIVATE_KEY", treasury: "TREASURY_ADDRESS" },
+        logDir: dir,
+        say: () => {},
+      }).then(
+        () => undefined,
+        (error: Error) => error,
+      );
+      expect(refused?.message).to.match(/^indexer exited \(code 1\); last lines of .*indexer\.log:/);
+      expect(refused?.message).to.contain("does not hold POSTMAN_ROLE on the entrypoint");
+    } finally {
+      for (const service of services) await service.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

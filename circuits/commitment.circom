@@ -4,7 +4,7 @@ include "circomlib/circuits/poseidon.circom";
 
 // CommitmentHasher
 //
-// The note scheme of DESIGN.md section 2 (compatible with Privacy Pools v1):
+// The note scheme of docs/design.md section 2 (compatible with Privacy Pools v1):
 //   precommitment = Poseidon(nullifier, secret)
 //   commitment    = Poseidon(value, label, precommitment)
 //   nullifierHash = Poseidon(nullifier)

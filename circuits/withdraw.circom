@@ -7,7 +7,7 @@ include "./lean_imt.circom";
 
 // Withdraw
 //
-// Spends a note of the privacy pool, partially or fully, and creates its change note (DESIGN.md section 3).
+// Spends a note of the privacy pool, partially or fully, and creates its change note (docs/design.md section 3).
 //
 // Public signals, in snarkjs order (outputs first, then public inputs in declaration order):
 //   [newCommitment, nullifierHash, withdrawnValue, stateRoot, stateTreeDepth, aspRoot, aspTreeDepth, context]

@@ -1,4 +1,4 @@
-/** What counts toward the anonymity set (DESIGN.md section 9). */
+/** What counts toward the anonymity set (docs/design.md section 9). */
 export interface AnonymitySetPolicy {
   /** Deposits below this (atomic units) do not count. */
   minimumDeposit: bigint;

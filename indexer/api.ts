@@ -57,7 +57,7 @@ export const IndexerStatusSchema = z
     /** Whether that root is the entrypoint's latest root. */
     aspRootMatches: z.boolean(),
     aspLabelCount: count,
-    /** Distinct independent depositors (DESIGN.md section 9). */
+    /** Distinct independent depositors (docs/design.md section 9). */
     anonymitySet: count,
     /** The last block read, null before the first batch. */
     lastBlock: count.nullable(),

@@ -10,7 +10,7 @@ export class ConfigError extends Error {
 
 /**
  * Reads the variables of `envNames` (config key -> environment variable) from `env` and validates them once
- * with `schema`. Every problem is reported at once, as spec section 7's "Missing server config: <VARIABLE>" or
+ * with `schema`. Every problem is reported at once, as docs/api.md section 7's "Missing server config: <VARIABLE>" or
  * "Invalid server config: <VARIABLE> <why>".
  */
 export function loadEnvConfig<S extends z.ZodType>(

@@ -12,7 +12,7 @@ export interface AccessFeeTerms {
 }
 
 /**
- * Spec 3.3 and 5.3: the one-time access fee per deposit, verified on chain and recorded. A fee counts only when
+ * docs/api.md 3.3 and 5.3: the one-time access fee per deposit, verified on chain and recorded. A fee counts only when
  * paid through Entrypoint.payAccessFee naming the note's nullifier hash: its AccessFeePaid event binds payer, note
  * and amount. USDC transfers to the treasury (a relay's take among them) never count, and a payment names one note
  * only, so nobody can claim another's.
@@ -43,7 +43,7 @@ export class AccessFeeGate {
     }
   }
 
-  /** The spec 2.6 `authorization` block of a 402 answer. */
+  /** The docs/api.md 2.6 `authorization` block of a 402 answer. */
   instructions() {
     return {
       network: this.chain.network,

@@ -85,9 +85,9 @@ export const RelayerConfigSchema = z
     dbPath: z.string().min(1).default("data/relayer.sqlite"),
     /** PostgreSQL instead of the SQLite file: what several relayer instances behind one load balancer share. */
     databaseUrl: DatabaseUrlSchema.optional(),
-    /** Spec 3.3: the access-fee gate; off in the pilot. */
+    /** docs/api.md 3.3: the access-fee gate; off in the pilot. */
     accessFeeEnforced: z.stringbool().default(false),
-    /** Overrides the network's pricing mode (spec 8); a local chain defaults to free-for-testing. */
+    /** Overrides the network's pricing mode (docs/api.md 8); a local chain defaults to free-for-testing. */
     pricingMode: z.enum(["free-for-testing", "paid"]).optional(),
     tier: z.enum(["standard", "compliance"]).default("standard"),
     /**

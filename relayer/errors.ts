@@ -1,11 +1,11 @@
 /**
- * Every failure the facilitator API reports, with its HTTP status. Spec section 7's classes come first. The
+ * Every failure the facilitator API reports, with its HTTP status. docs/api.md section 7's classes come first. The
  * error middleware turns a RelayerError into the one error body (schemas/error.ts):
  * `{ error: "<what happened and what to do>", code: "<CODE>" }`, plus `settled: false` on settle routes and
  * any extra fields the error carries (the 402 `authorization` block).
  */
 export const RELAYER_ERROR_STATUS = {
-  // ---- spec section 7 ----
+  // ---- docs/api.md section 7 ----
   /** A required chain RPC, relay key or indexer token is missing (the process refuses to start). */
   MISSING_SERVER_CONFIG: 500,
   /** `maxAmountRequired` / `amountAtomic` missing, zero, malformed or too high. */
@@ -42,7 +42,7 @@ export const RELAYER_ERROR_STATUS = {
   SETTLEMENT_IN_PROGRESS: 409,
   /**
    * The relay transaction was sent but its outcome is not known yet: the note must be treated as possibly
-   * spent. A retry of the same request resolves it from the chain (spec 3.2).
+   * spent. A retry of the same request resolves it from the chain (docs/api.md 3.2).
    */
   SETTLEMENT_UNCERTAIN: 202,
   /** The indexer has not finished its first sync. */

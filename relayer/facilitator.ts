@@ -97,7 +97,7 @@ export interface SpendTerms {
   buildPayment?: LeasedWithdrawalOrder["buildPayment"];
 }
 
-/** The facilitator's operations (spec section 4), free of HTTP: routes parse, call one of these, serialize. */
+/** The facilitator's operations (docs/api.md section 4), free of HTTP: routes parse, call one of these, serialize. */
 export class Facilitator {
   constructor(private readonly deps: FacilitatorDeps) {}
 
@@ -117,7 +117,7 @@ export class Facilitator {
     );
   }
 
-  /** Spec 4.2: whether the note can pay the invoice now. Spends nothing; a "no" is data, with a reason. */
+  /** docs/api.md 4.2: whether the note can pay the invoice now. Spends nothing; a "no" is data, with a reason. */
   async verify(order: PaymentOrder): Promise<VerifyResult> {
     const anonymitySet = await this.anonymitySet();
     try {
@@ -134,7 +134,7 @@ export class Facilitator {
     }
   }
 
-  /** Spec 4.3 (and 4.7, x402-pay): pays exactly `amount` out of the note to `payTo`, less the per-settle take. */
+  /** docs/api.md 4.3 (and 4.7, x402-pay): pays exactly `amount` out of the note to `payTo`, less the per-settle take. */
   async settle(order: PaymentOrder): Promise<SpendResult> {
     this.checkInvoice(order);
     if (order.agentId !== undefined) {
@@ -157,7 +157,7 @@ export class Facilitator {
   }
 
   /**
-   * Spec 4.6: a plain withdrawal to `recipient`, the whole note when `amount` is absent. The gates of every spend
+   * docs/api.md 4.6: a plain withdrawal to `recipient`, the whole note when `amount` is absent. The gates of every spend
    * apply: the access fee when enforced, the minimum settle, and in paid mode the fee floor. A note worth less
    * can still leave the pool through Entrypoint.relay sent by its owner, who then pays the gas.
    */

@@ -40,7 +40,7 @@ const ERRORS = {
   "202": errorResponse("SETTLEMENT_UNCERTAIN: the withdrawal was sent and is unconfirmed; the note may be spent. Retry the same request"),
   "400": errorResponse("INVALID_REQUEST, INVALID_PAYMENT_AMOUNT, BELOW_MINIMUM_SETTLE, BELOW_FEE_FLOOR, AUTHORIZATION_REJECTED"),
   "401": errorResponse("AGENT_UNAUTHORIZED: an agentId named without its key in X-Agent-Key"),
-  "402": errorResponse("NULLIFIER_NOT_AUTHORIZED, with the `authorization` block of spec 2.6"),
+  "402": errorResponse("NULLIFIER_NOT_AUTHORIZED, with the `authorization` block of docs/api.md 2.6"),
   "403": errorResponse("AGENT_LIMIT_EXCEEDED"),
   "404": errorResponse("DEPOSIT_NOT_FOUND, NOT_FOUND"),
   "409": errorResponse("ALREADY_SPENT, SETTLEMENT_IN_PROGRESS"),
@@ -77,28 +77,28 @@ export function buildOpenApi(supportedSchema: Schema) {
     paths: {
       [ROUTES.supported]: {
         get: {
-          summary: "Capability surface and live pricing (spec 4.1)",
+          summary: "Capability surface and live pricing (docs/api.md 4.1)",
           responses: { "200": { description: "success", ...json(supportedSchema, "output") }, ...LIMITS },
         },
       },
-      [ROUTES.verify]: post("Check that a note covers an invoice without spending it (spec 4.2)", VerifyRequestSchema, VerifyResponseSchema),
-      [ROUTES.settle]: post("Private settle of exactly maxAmountRequired to payTo (spec 4.3)", SettleRequestSchema, SettleResponseSchema, "200", [
+      [ROUTES.verify]: post("Check that a note covers an invoice without spending it (docs/api.md 4.2)", VerifyRequestSchema, VerifyResponseSchema),
+      [ROUTES.settle]: post("Private settle of exactly maxAmountRequired to payTo (docs/api.md 4.3)", SettleRequestSchema, SettleResponseSchema, "200", [
         AGENT_KEY_PARAMETER,
       ]),
       [ROUTES.settleX402]: post(
-        "Pay an x402 seller through a fresh single-use payer funded by proof; returns the X-PAYMENT value (spec 4.4)",
+        "Pay an x402 seller through a fresh single-use payer funded by proof; returns the X-PAYMENT value (docs/api.md 4.4)",
         SettleX402RequestSchema,
         SettleX402ResponseSchema,
         "200",
         [AGENT_KEY_PARAMETER],
       ),
-      [ROUTES.authorize]: post("Record the access-fee payment of a deposit (spec 4.5)", AuthorizeRequestSchema, AuthorizeResponseSchema),
-      [ROUTES.withdraw]: post("Withdraw a note, fully or partially, to a recipient (spec 4.6)", WithdrawRequestSchema, WithdrawResponseSchema),
-      [ROUTES.x402Pay]: post("One-call private payment to a provider (spec 4.7)", X402PayRequestSchema, X402PayResponseSchema),
+      [ROUTES.authorize]: post("Record the access-fee payment of a deposit (docs/api.md 4.5)", AuthorizeRequestSchema, AuthorizeResponseSchema),
+      [ROUTES.withdraw]: post("Withdraw a note, fully or partially, to a recipient (docs/api.md 4.6)", WithdrawRequestSchema, WithdrawResponseSchema),
+      [ROUTES.x402Pay]: post("One-call private payment to a provider (docs/api.md 4.7)", X402PayRequestSchema, X402PayResponseSchema),
       [ROUTES.agentRegister]: {
-        ...post("Register an agent (prototype, spec 4.8); the answer carries the agent's key, shown once", AgentRegisterRequestSchema, AgentRegisterResponseSchema, "201"),
+        ...post("Register an agent (prototype, docs/api.md 4.8); the answer carries the agent's key, shown once", AgentRegisterRequestSchema, AgentRegisterResponseSchema, "201"),
         get: {
-          summary: "List agents (public fields), or look one up with ?id=agent_<id>: in full with its X-Agent-Key (prototype, spec 4.8)",
+          summary: "List agents (public fields), or look one up with ?id=agent_<id>: in full with its X-Agent-Key (prototype, docs/api.md 4.8)",
           parameters: [{ name: "id", in: "query", required: false, schema: { type: "string", pattern: "^agent_[0-9a-f]{16}$" } }, AGENT_KEY_PARAMETER],
           responses: {
             "200": {

@@ -1,4 +1,4 @@
-/** Pricing of spec section 8: per-settle take by tier, access fee and minimum settle by network class. */
+/** Pricing of docs/api.md section 8: per-settle take by tier, access fee and minimum settle by network class. */
 
 import { BPS_DENOMINATOR } from "../sdk/fees/relay-fee.js";
 
@@ -7,7 +7,7 @@ export { BPS_DENOMINATOR, feeOf, grossForNet } from "../sdk/fees/relay-fee.js";
 export type PricingMode = "free-for-testing" | "paid";
 export type TierName = "standard" | "compliance" | "enterprise";
 
-/** Which column of spec section 8 a network reads: mainnet values, or test-network ("sepolia") values. */
+/** Which column of docs/api.md section 8 a network reads: mainnet values, or test-network ("sepolia") values. */
 export type NetworkClass = "mainnet" | "test";
 
 export interface NetworkPricing {
@@ -43,7 +43,7 @@ export const ENTERPRISE_TIER = {
   howToAccess: "Onboarded out of band by the operator; not available through the authorize endpoint.",
 };
 
-/** Networks the facilitator knows by CAIP-2 id. The local chain reads the test-network values (DESIGN.md 5). */
+/** Networks the facilitator knows by CAIP-2 id. The local chain reads the test-network values (docs/design.md 5). */
 export const KNOWN_NETWORKS: Record<string, Omit<NetworkPricing, "pricingMode"> & { defaultMode: PricingMode }> = {
   "eip155:8453": { name: "Base", networkClass: "mainnet", defaultMode: "paid", note: "Production; the tier's take applies." },
   "eip155:84532": {

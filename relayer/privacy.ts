@@ -1,4 +1,4 @@
-/** Spec 2.4: every settlement says whether it was private, honestly (DESIGN.md section 9). */
+/** docs/api.md 2.4: every settlement says whether it was private, honestly (docs/design.md section 9). */
 export const MINIMUM_FOR_PRIVACY = 30;
 
 export interface PrivacyBlock {
@@ -6,7 +6,7 @@ export interface PrivacyBlock {
   anonymitySet: number | null;
   minimumForPrivacy: number;
   disclosure: string;
-  /** Groth16 proof metadata (spec 2.4: "Settle responses also carry Groth16 proof metadata"). */
+  /** Groth16 proof metadata (docs/api.md 2.4: "Settle responses also carry Groth16 proof metadata"). */
   proof?: { system: "groth16"; curve: "bn128"; proofTimeMs: number; publicSignals: number };
 }
 

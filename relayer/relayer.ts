@@ -35,7 +35,7 @@ export interface Relayer {
   close(): Promise<void>;
 }
 
-/** Minimum deposit of the USDC pool (DESIGN.md 4), reported in `supported`. */
+/** Minimum deposit of the USDC pool (docs/design.md 4), reported in `supported`. */
 const MINIMUM_DEPOSIT = 1_000_000n;
 
 /** Wires the relayer from validated config: the one place that knows every dependency. */

@@ -46,7 +46,7 @@ type Blocker = readonly [code: string, message: string, blocks?: readonly string
 /** Reasons of the live indexer health: without the indexer no note can be verified or settled, pilot or not. */
 const LIVE_BLOCKS = ["pilot", "customer"] as const;
 
-/** Transitions out of pilot that are not made in code; listed while they hold (spec 4.1). */
+/** Transitions out of pilot that are not made in code; listed while they hold (docs/api.md 4.1). */
 const STANDING_BLOCKERS = [
   ["MAINNET_E2E_NOT_VERIFIED", "The full x402 flow has not been verified end to end on Base mainnet."],
   ["LEGAL_CLEARANCE_NOT_APPROVED", "Legal clearance for customer use has not been approved."],
@@ -84,7 +84,7 @@ const feeFloorToWire = (floor: FeeFloor) => ({
     : "No take is charged on this network: the operator pays relays; the minimum settle still applies (smallestWithdrawalAtomic).",
 });
 
-/** GET /api/facilitator/supported: the capability surface of spec 4.1, computed from live state. */
+/** GET /api/facilitator/supported: the capability surface of docs/api.md 4.1, computed from live state. */
 export function buildSupported(ctx: SupportedContext) {
   const anonymitySet = ctx.indexer?.anonymitySet ?? null;
   const privateNow = isPrivate(anonymitySet);

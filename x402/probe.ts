@@ -13,7 +13,7 @@ export type ProbeVerdict = "compatible" | "incompatible";
 const VERIFICATION_REASON = /^[a-z][a-z0-9]*(_[a-z0-9]+)+$/;
 
 /**
- * Spec 1, step 1: the seller's answer to a probe payment (buildProbePayment). Compatible when it is a 402 whose
+ * docs/api.md 1, step 1: the seller's answer to a probe payment (buildProbePayment). Compatible when it is a 402 whose
  * x402 details (v2 PAYMENT-REQUIRED header or v1 JSON body) name a verification failure: the seller read the
  * payment and had an x402 verifier reject it. Anything else is incompatible: a generic 402 without x402
  * details, an x402 402 that did not read the payment, any other status. Consumes the response body.

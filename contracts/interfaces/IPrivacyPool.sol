@@ -6,7 +6,7 @@ import {ProofLib} from "../lib/ProofLib.sol";
 import {IWithdrawalVerifier} from "./IWithdrawalVerifier.sol";
 
 /// @title IPrivacyPool
-/// @notice A pool of notes of one ERC20 asset (DESIGN.md sections 2 and 4). Deposits and withdrawals go through
+/// @notice A pool of notes of one ERC20 asset (docs/design.md sections 2 and 4). Deposits and withdrawals go through
 ///         the entrypoint; the original depositor of a label may ragequit directly.
 interface IPrivacyPool {
     /*//////////////////////////////////////////////////////////////

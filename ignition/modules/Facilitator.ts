@@ -1,8 +1,8 @@
 import { buildModule } from "@nomicfoundation/hardhat-ignition/modules";
 
-/** Smallest deposit: 1 USDC (spec section 8). */
+/** Smallest deposit: 1 USDC (docs/api.md section 8). */
 export const DEFAULT_MINIMUM_DEPOSIT_AMOUNT = 1_000_000n;
-/** Highest relay fee: the per-settle take of the paid tiers, 500 bps (spec section 8). */
+/** Highest relay fee: the per-settle take of the paid tiers, 500 bps (docs/api.md section 8). */
 export const DEFAULT_MAX_RELAY_FEE_BPS = 500n;
 
 /**

@@ -27,7 +27,7 @@ const today = (now: Date) => now.toISOString().slice(0, 10);
 const publicView = ({ ownerWallet: _owner, ...agent }: AgentRecord): AgentPublicView => agent;
 
 /**
- * Prototype agent registry (spec 2.7, 4.8): identity, limits, whitelist and categories, with spend tracking.
+ * Prototype agent registry (docs/api.md 2.7, 4.8): identity, limits, whitelist and categories, with spend tracking.
  * Registration returns the agent's key (agent-keys.ts), which alone shows the owner and spend and lets a
  * settle name the agent. Anyone may still register an agent: it is not production authorization.
  */

@@ -1,7 +1,7 @@
 import type { Middleware } from "koa";
 import { ROUTES } from "../supported.js";
 
-/** What every failure of a route says besides the error (spec 4.3, 4.5, 7): spends are not settled. */
+/** What every failure of a route says besides the error (docs/api.md 4.3, 4.5, 7): spends are not settled. */
 const FAILURE_FIELDS: Record<string, Record<string, false>> = {
   [ROUTES.settle]: { settled: false },
   [ROUTES.settleX402]: { settled: false },

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import { RelayerError } from "../errors.js";
 
 /**
- * Fields whose problems are spec section 7's "Invalid payment amount" rather than a generic bad request
+ * Fields whose problems are docs/api.md section 7's "Invalid payment amount" rather than a generic bad request
  * (`amount` is an x402 v2 seller entry's).
  */
 const AMOUNT_FIELDS = new Set(["maxAmountRequired", "amountAtomic", "amount"]);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AddressSchema, AtomicAmountSchema, HexSchema } from "../../sdk/schema/primitives.js";
 
-/** POST /api/agent/register (spec 4.8; the spec leaves the body open, docs/relayer.md documents it). */
+/** POST /api/agent/register (docs/api.md 4.8; the body is this project's own, documented in docs/relayer.md). */
 export const AgentRegisterRequestSchema = z
   .object({
     name: z.string().min(1).max(100),

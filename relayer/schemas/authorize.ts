@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Bytes32Schema, Caip2Schema, FieldElementSchema } from "../../sdk/schema/primitives.js";
 
-/** POST /api/facilitator/authorize (spec 4.5). */
+/** POST /api/facilitator/authorize (docs/api.md 4.5). */
 export const AuthorizeRequestSchema = z
   .object({ network: Caip2Schema, accessTokenTxHash: Bytes32Schema, nullifierHash: FieldElementSchema })
   .strict();

@@ -2,8 +2,8 @@ import { z } from "zod";
 
 /**
  * The one error body of the facilitator API. Settle-style routes add `settled: false` and authorize adds
- * `authorized: false` (spec 4.3, 4.5); the 402 of the access-fee
- * gate adds spec 2.6's `authorization` block.
+ * `authorized: false` (docs/api.md 4.3, 4.5); the 402 of the access-fee
+ * gate adds docs/api.md 2.6's `authorization` block.
  */
 export const ErrorBodySchema = z
   .object({
@@ -17,7 +17,7 @@ export const ErrorBodySchema = z
     state: z.enum(["in-progress", "uncertain"]).optional(),
     /** The relay transaction of an uncertain settlement, when it is known. */
     fundingTxHash: z.string().nullable().optional(),
-    /** On POST /api/facilitator/authorize (spec 4.5). */
+    /** On POST /api/facilitator/authorize (docs/api.md 4.5). */
     authorized: z.literal(false).optional(),
     authorization: z
       .object({ network: z.string(), treasury: z.string(), requiredFeeAtomic: z.string(), instructions: z.string() })

@@ -9,7 +9,7 @@ export const NoteValueSchema = z
   .refine((x) => x < 1n << 128n, { message: "must be below 2^128" });
 
 /**
- * Spec 2.2 `serviceDeposit`: the note, all values as strings. `nullifier` and `secret` are bearer credentials;
+ * docs/api.md 2.2 `serviceDeposit`: the note, all values as strings. `nullifier` and `secret` are bearer credentials;
  * they are never logged or stored.
  */
 export const ServiceDepositSchema = z

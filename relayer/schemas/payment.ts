@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AddressSchema, AtomicAmountSchema, Caip2Schema } from "../../sdk/schema/primitives.js";
 
-/** Spec 2.1 `paymentDetails`. */
+/** docs/api.md 2.1 `paymentDetails`. */
 export const PaymentDetailsSchema = z
   .object({
     scheme: z.literal("exact").optional(),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Spec 2.4 `privacy` block, with the Groth16 proof metadata this facilitator adds under `proof`. */
+/** docs/api.md 2.4 `privacy` block, with the Groth16 proof metadata this facilitator adds under `proof`. */
 export const PrivacyBlockSchema = z
   .object({
     private: z.boolean(),

@@ -5,7 +5,7 @@ import { NoteResponseSchema, ServiceDepositSchema } from "./note.js";
 import { AgentFieldsSchema } from "./payment.js";
 import { PrivacyBlockSchema } from "./privacy.js";
 
-// Spec 2.3 lists an entry's scheme, network, asset, payTo and amount. Sellers also send maxTimeoutSeconds (60 s
+// docs/api.md 2.3 lists an entry's scheme, network, asset, payTo and amount. Sellers also send maxTimeoutSeconds (60 s
 // when absent, the reference sellers' default) and the token's EIP-712 domain in `extra`. `extra` is read loosely
 // here so that an entry naming no domain gets the shared rule's answer (x402/eip712-domain.ts), not a schema
 // error. The entry is otherwise kept as sent: a v2 payment echoes it to the seller.
@@ -18,7 +18,7 @@ export const SellerEntrySchema = z.union([
 ]);
 export type SellerEntry = z.infer<typeof SellerEntrySchema>;
 
-/** POST /api/facilitator/settle-x402 (spec 4.4). */
+/** POST /api/facilitator/settle-x402 (docs/api.md 4.4). */
 export const SettleX402RequestSchema = z
   .object({
     accepts: SellerEntrySchema,

@@ -4,7 +4,7 @@ import { NoteResponseSchema, ServiceDepositSchema } from "./note.js";
 import { AgentFieldsSchema, PaymentDetailsSchema } from "./payment.js";
 import { PrivacyBlockSchema } from "./privacy.js";
 
-/** POST /api/facilitator/settle (spec 4.3). */
+/** POST /api/facilitator/settle (docs/api.md 4.3). */
 export const SettleRequestSchema = z
   .object({ paymentDetails: PaymentDetailsSchema, serviceDeposit: ServiceDepositSchema, ...AgentFieldsSchema })
   .strict();
@@ -30,7 +30,7 @@ export const SettleResponseSchema = z
   })
   .strict();
 
-/** POST /api/withdraw (spec 4.6): the note's fields at top level; the full note when amountAtomic is absent. */
+/** POST /api/withdraw (docs/api.md 4.6): the note's fields at top level; the full note when amountAtomic is absent. */
 export const WithdrawRequestSchema = ServiceDepositSchema.extend({
   recipient: AddressSchema,
   amountAtomic: AtomicAmountSchema.optional(),
@@ -38,7 +38,7 @@ export const WithdrawRequestSchema = ServiceDepositSchema.extend({
 
 export const WithdrawResponseSchema = SettleResponseSchema.omit({ settled: true }).extend({ withdrawn: z.literal(true), recipient: z.string() }).strict();
 
-/** POST /api/x402-pay (spec 4.7): one-call direct private payment of `amountAtomic` to `provider`. */
+/** POST /api/x402-pay (docs/api.md 4.7): one-call direct private payment of `amountAtomic` to `provider`. */
 export const X402PayRequestSchema = ServiceDepositSchema.extend({
   provider: AddressSchema,
   amountAtomic: AtomicAmountSchema,

@@ -8,7 +8,7 @@ const paidTier = z
   .object({ takeBps: z.number().int(), takePercent: z.string(), accessFee: atomicPrice, minimumSettle: atomicPrice, target: z.string() })
   .strict();
 
-/** GET /api/facilitator/supported (spec 4.1 and the pricing object of spec 8), field for field. */
+/** GET /api/facilitator/supported (docs/api.md 4.1 and the pricing object of docs/api.md 8), field for field. */
 export const SupportedResponseSchema = z
   .object({
     x402Version: z.literal(2),

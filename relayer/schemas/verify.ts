@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ServiceDepositSchema } from "./note.js";
 import { PaymentDetailsSchema } from "./payment.js";
 
-/** POST /api/facilitator/verify (spec 4.2). */
+/** POST /api/facilitator/verify (docs/api.md 4.2). */
 export const VerifyRequestSchema = z.object({ paymentDetails: PaymentDetailsSchema, serviceDeposit: ServiceDepositSchema }).strict();
 
 /** `reason` is one of VERIFY_REASONS when `valid` is false. */

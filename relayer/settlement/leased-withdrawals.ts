@@ -21,7 +21,7 @@ export interface LeasedWithdrawalOrder extends Omit<WithdrawalOrder, "hooks"> {
    * a retry of a settled or uncertain spend is answered from its lease whatever they would say now.
    */
   preflight?: () => Promise<void>;
-  /** settle-x402: builds and signs the payer's payment (spec 3.2 step 1), run only when a new lease is taken. */
+  /** settle-x402: builds and signs the payer's payment (docs/api.md 3.2 step 1), run only when a new lease is taken. */
   buildPayment?: () => Promise<LeasePayment>;
 }
 
@@ -78,7 +78,7 @@ type ChainVerdict =
   | { kind: "nothing-spent" };
 
 /**
- * Every spend of a note goes through a lease per nullifier hash (spec 3.2, DESIGN.md 7): reserve, withdraw,
+ * Every spend of a note goes through a lease per nullifier hash (docs/api.md 3.2, docs/design.md 7): reserve, withdraw,
  * finalize. Of concurrent requests for one note exactly one withdraws; a retry of the same request replays the
  * settled lease; a lease whose outcome is unknown is resolved from the chain, never reported unspent. Every
  * transition names the reservation's token, so a request acting on an old snapshot can never move a newer

@@ -15,7 +15,7 @@ export interface SpendableNote {
   aspWitness: MerkleWitness;
 }
 
-/** The indexer's answers as the facilitator's error classes (spec section 7). */
+/** The indexer's answers as the facilitator's error classes (docs/api.md section 7). */
 function asRelayerError(error: unknown): RelayerError {
   if (error instanceof RelayerError) return error;
   if (error instanceof IndexerApiError) {

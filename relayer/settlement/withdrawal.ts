@@ -22,7 +22,7 @@ export interface WithdrawalOrder {
   recipient: string;
   feeRecipient: string;
   feeBps: bigint;
-  /** Change-note secrets; derived from the spent note when absent (DESIGN.md 2). */
+  /** Change-note secrets; derived from the spent note when absent (docs/design.md 2). */
   changeSecrets?: NoteSecrets;
   /** Steps of the relay transaction the caller hooks into (the lease records them). */
   hooks?: RelayHooks;

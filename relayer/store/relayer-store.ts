@@ -1,6 +1,6 @@
 /** Persistent state of the relayer, behind one interface (node:sqlite now; PostgreSQL for several instances). */
 
-/** A recorded access-fee payment (spec 3.3). Never holds note secrets: only the public nullifier hash. */
+/** A recorded access-fee payment (docs/api.md 3.3). Never holds note secrets: only the public nullifier hash. */
 export interface AuthorizationRecord {
   nullifierHash: bigint;
   network: string;
@@ -10,7 +10,7 @@ export interface AuthorizationRecord {
   authorizedAt: string;
 }
 
-/** Prototype agent registry record (spec 2.7, docs/relayer.md). */
+/** Prototype agent registry record (docs/api.md 2.7, docs/relayer.md). */
 export interface AgentRecord {
   id: string;
   name: string;
@@ -32,7 +32,7 @@ export interface AgentSpend {
 }
 
 /**
- * Idempotency lease per nullifier hash (spec 3.2, DESIGN.md 7), taken by every route that spends a note:
+ * Idempotency lease per nullifier hash (docs/api.md 3.2, docs/design.md 7), taken by every route that spends a note:
  * reserved (nothing sent) -> withdrawing (the relay transaction is signed and its hash recorded; it may be mined)
  * -> settled | failed (the chain proved nothing of this lease was spent). A retry of the same request replays a
  * settled lease; a different request for the same note is refused. Holds no note secret. docs/relayer.md draws

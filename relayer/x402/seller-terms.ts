@@ -29,7 +29,7 @@ export const FACILITATOR_MARGIN_SECONDS = 6;
 const NOTHING_SPENT = "Nothing was spent.";
 
 /**
- * settle-x402's pre-flight (DESIGN.md 6): refuses, before anything is reserved or proven, every entry the
+ * settle-x402's pre-flight (docs/design.md 6): refuses, before anything is reserved or proven, every entry the
  * seller's facilitator would refuse once the payer is funded, as far as this relayer can know it. Returns the
  * entry completed with the default window; the seller's own fields are kept as sent (a v2 payment echoes them).
  */

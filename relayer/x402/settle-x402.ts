@@ -26,7 +26,7 @@ export interface X402SettleRequest {
   /** The v2 402's `resource`, echoed in a v2 payment. */
   resource?: ResourceInfo;
   note: Note;
-  /** Change-note secrets; derived from the spent note when absent (DESIGN.md 2). */
+  /** Change-note secrets; derived from the spent note when absent (docs/design.md 2). */
   changeSecrets?: NoteSecrets;
   acceptNotPrivate: boolean;
   agentId?: string;
@@ -55,7 +55,7 @@ export interface X402SettlerDeps {
 }
 
 /**
- * settle-x402 (spec 3.2 and 4.4, DESIGN.md 5-7): pays an x402 seller through a fresh single-use payer. First the
+ * settle-x402 (docs/api.md 3.2 and 4.4, docs/design.md 5-7): pays an x402 seller through a fresh single-use payer. First the
  * pre-flight (seller-terms.ts): every term the seller's facilitator checks after funding is checked here. Then,
  * under the note's lease: build and sign the payer's EIP-3009 payment for the seller and recover its signer
  * against the token's domain separator, reserve, withdraw the gross amount to the payer by proof (the payer then
@@ -126,7 +126,7 @@ export class X402Settler {
     };
   }
 
-  /** Below the privacy minimum the caller must say it accepts a payment that is not private (spec 4.4). */
+  /** Below the privacy minimum the caller must say it accepts a payment that is not private (docs/api.md 4.4). */
   private async requirePrivacyAcknowledged(acceptNotPrivate: boolean): Promise<void> {
     if (acceptNotPrivate) return;
     const anonymitySet = await this.deps.facilitator.anonymitySet();

@@ -34,7 +34,7 @@ export function masterKeysOf(seed: BytesLike): MasterKeys {
 }
 
 /**
- * Secrets of deposit `index` of a seed into the pool of `scope` (DESIGN.md section 2):
+ * Secrets of deposit `index` of a seed into the pool of `scope` (docs/design.md section 2):
  * nullifier = Poseidon(masterNullifier, scope, index), secret = Poseidon(masterSecret, scope, index).
  */
 export function depositSecretsOf(keys: MasterKeys, scope: bigint, index: number): NoteSecrets {

@@ -120,9 +120,9 @@ export interface X402AgentOptions {
   notes: NoteStore;
   /** The facilitator's chain and USDC (its `supported` list names them). */
   network: { chainId: number; asset: string };
-  /** Pay while the pool is below the privacy minimum, knowing the payment is not private (spec 4.4). */
+  /** Pay while the pool is below the privacy minimum, knowing the payment is not private (docs/api.md 4.4). */
   acceptNotPrivate?: boolean;
-  /** Probe the seller with an invalid payment before spending (spec 1, step 1). Default true. */
+  /** Probe the seller with an invalid payment before spending (docs/api.md 1, step 1). Default true. */
   probe?: boolean;
   /** Retries of one settlement whose answer was lost or is not final yet. Default 4. */
   settleRetries?: number;
@@ -143,7 +143,7 @@ export const DEFAULT_MAX_PAYMENT_ATOMIC = 100_000n;
 
 /**
  * An x402 buyer that pays out of the privacy pool: `fetch` a paid URL, and on a 402 it settles through the
- * pinned facilitator and retries the seller with the payment (spec 1, "Flow for an x402 payment").
+ * pinned facilitator and retries the seller with the payment (docs/api.md 1, "Flow of an x402 payment").
  */
 export class X402Agent {
   /** What left or may be leaving the notes: settled payments and those in flight (budgetAtomic). */
@@ -183,7 +183,7 @@ export class X402Agent {
   }
 
   /**
-   * The generic path (spec 4.3): settles `maxAmountRequired` to `payTo` through the facilitator, then repeats the
+   * The generic path (docs/api.md 4.3): settles `maxAmountRequired` to `payTo` through the facilitator, then repeats the
    * request with `X-Service-Settlement: <txHash>` for a seller that checks the settlement on chain. The take is
    * inside the amount here: the seller receives it less the take.
    */
@@ -292,7 +292,7 @@ export class X402Agent {
     return { accepted, resource: required.x402Version === 2 ? required.resource : undefined };
   }
 
-  /** Spec 1, step 1: an invalid payment the seller must reject with a verification error, before any note moves. */
+  /** docs/api.md 1, step 1: an invalid payment the seller must reject with a verification error, before any note moves. */
   private async probe(url: string, init: RequestInit, accepted: ExactRequirement, resource?: ResourceInfo): Promise<void> {
     const response = await fetch(url, withHeaders(init, paymentHeaders(encodeXPayment(await buildProbePayment(accepted, resource)))));
     const verdict = await classifyProbeResponse(response);

@@ -25,7 +25,7 @@ export class FacilitatorError extends Error {
   }
 }
 
-/** A note on the wire: every field a decimal string (spec 2.2). */
+/** A note on the wire: every field a decimal string (docs/api.md 2.2). */
 export type WireNote = Record<"nullifier" | "secret" | "value" | "label" | "commitment", string>;
 
 export const noteToWire = (note: Note): WireNote => ({
@@ -44,7 +44,7 @@ export const noteFromWire = (wire: WireNote): Note => ({
   commitment: BigInt(wire.commitment),
 });
 
-/** The spec 2.4 privacy block every settlement carries. */
+/** The docs/api.md 2.4 privacy block every settlement carries. */
 export interface PrivacyAnswer {
   private: boolean;
   anonymitySet: number | null;
@@ -96,7 +96,7 @@ function isLoopback(url: URL): boolean {
 
 /**
  * The agent's client of one facilitator. Its base URL is pinned at construction: note secrets go to this
- * facilitator and nowhere else (spec 5.2). So it must be https (plain http only on loopback), and a redirect
+ * facilitator and nowhere else (docs/api.md 5, item 2). So it must be https (plain http only on loopback), and a redirect
  * is an error, never followed: a 307 would re-send a settle body, secrets included, to wherever it points.
  */
 export class FacilitatorClient {

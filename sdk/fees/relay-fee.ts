@@ -8,7 +8,7 @@ export function feeOf(amount: bigint, bps: bigint): bigint {
 }
 
 /**
- * The smallest gross withdrawal whose net (gross - fee(gross)) covers `net` (DESIGN.md 5: the settle-x402
+ * The smallest gross withdrawal whose net (gross - fee(gross)) covers `net` (docs/design.md 5: the settle-x402
  * payer must hold exactly the seller's amount after the take).
  */
 export function grossForNet(net: bigint, bps: bigint): bigint {

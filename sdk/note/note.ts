@@ -7,7 +7,7 @@ export interface NoteSecrets {
   secret: bigint;
 }
 
-/** A note of the pool (DESIGN.md section 2). */
+/** A note of the pool (docs/design.md section 2). */
 export interface Note extends NoteSecrets {
   /** Balance in atomic USDC, < 2^128. */
   value: bigint;

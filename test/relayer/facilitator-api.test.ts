@@ -47,7 +47,7 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
   });
 
   describe("GET /api/facilitator/supported", function () {
-    it("reports the spec's fields with the live anonymity set, roots and pricing", async function () {
+    it("reports the API's fields with the live anonymity set, roots and pricing", async function () {
       const { status, body } = await relayer.get("/api/facilitator/supported");
       expect(status).to.equal(200);
       const supported = SupportedResponseSchema.parse(body);
@@ -149,7 +149,7 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
       expect(body).to.deep.include({ settled: true, amount: "2000000", remainingValue: "2000000" });
     });
 
-    it("refuses the spent note for any other payment with the spec's guidance", async function () {
+    it("refuses the spent note for any other payment with the API's guidance", async function () {
       await sync();
       const { status, body } = await relayer.post(SETTLE, { paymentDetails: invoice("1500000"), serviceDeposit: serviceDeposit(notes.alice) });
       expect(status).to.equal(409);
@@ -228,7 +228,7 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
     });
   });
 
-  describe("access-fee gate (spec 3.3) when enforced", function () {
+  describe("access-fee gate (docs/api.md 3.3) when enforced", function () {
     let gated: RunningRelayer;
     /** Entrypoint.payAccessFee from `from` for the note with `nullifierHash`; returns the transaction's hash. */
     const payFee = async (from: Signer, nullifierHash: bigint, amount: bigint) => {
@@ -407,7 +407,7 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
   });
 
   describe("a cold indexer", function () {
-    it("refuses to settle with the spec's guidance to run a sync", async function () {
+    it("refuses to settle with the API's guidance to run a sync", async function () {
       const cold = await startIndexer(buildIndexerConfig(chain));
       const coldRelayer = await startRelayer(buildRelayerConfig(chain, cold));
       try {

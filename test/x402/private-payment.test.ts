@@ -102,7 +102,7 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
     expect((await world.unspentNotes(vault)).map((note) => note.value)).to.deep.equal([1_000_000n - 2n * gross()]);
   });
 
-  describe("idempotency of settle-x402 (spec 3.2)", function () {
+  describe("idempotency of settle-x402 (docs/api.md 3.2)", function () {
     let note: Note;
     let body: Record<string, unknown>;
 
@@ -179,7 +179,7 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
     expect(await world.chain.facilitator.privacyPool.isNullifierSpent(nullifierHashOf(deposit.note.nullifier))).to.equal(false);
   });
 
-  describe("the probe (spec 1, step 1)", function () {
+  describe("the probe (docs/api.md 1, step 1)", function () {
     it("refuses a seller that answers x402 402s but never reads a payment, before touching a note", async function () {
       // A paywall that copies a reference seller's 402 and ignores every payment header.
       const unpaid = await fetch(world.sellers.v1.resourceUrl);

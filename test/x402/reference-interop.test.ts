@@ -40,7 +40,7 @@ async function fundedPayer(amount = PRICE) {
   return payer;
 }
 
-/** The seller's exact USDC entry from its unpaid 402 (spec 1, step 2). */
+/** The seller's exact USDC entry from its unpaid 402 (docs/api.md 1, step 2). */
 async function requirementOf(seller: Seller) {
   const required = await readPaymentRequired(await fetch(seller.resourceUrl));
   if (required === undefined) throw new Error("the seller answered no x402 402");

@@ -4,8 +4,8 @@ import type { Logger } from "pino";
 /**
  * Logs one line per request with what the operator needs and nothing that identifies the caller: no IP, user
  * agent, cookies or body (docs/design.md, "Privacy of the relayer's logs"). Koa's own ctx.ip is never read. A
- * refused request carries its error code: the `code` of an error body, or the `invalidReason`/`errorReason` of an
- * x402 verify or settle answer.
+ * refused request carries its error code: the `code` of an error body, or the `reason` of a verify answer that
+ * says no.
  */
 export function requestLog(logger: Logger): Middleware {
   return async (ctx, next) => {
@@ -23,9 +23,9 @@ export function requestLog(logger: Logger): Middleware {
 
 function refusalCode(body: unknown): string | undefined {
   if (typeof body !== "object" || body === null) return undefined;
-  const { code, invalidReason, errorReason } = body as Record<string, unknown>;
-  const found = [code, invalidReason, errorReason].find((value) => typeof value === "string");
-  return found as string | undefined;
+  const { code, valid, reason } = body as Record<string, unknown>;
+  if (typeof code === "string") return code;
+  return valid === false && typeof reason === "string" ? reason : undefined;
 }
 
 /** Drops the identifying headers before any handler can read them. */

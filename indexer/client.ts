@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { AddressBookSchema, type AddressBook } from "../scripts/deploy/address-book.js";
+import { AddressBookSchema, type AddressBook } from "../lib/address-book.js";
 import {
   AspProofSchema,
   DepositSchema,

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { JsonRpcProvider, Wallet } from "ethers";
 import type Koa from "koa";
 import type { Logger } from "pino";
-import { AddressBookSchema, readAddressBook, type AddressBook } from "../scripts/deploy/address-book.js";
+import { AddressBookSchema, readAddressBook, type AddressBook } from "../lib/address-book.js";
 import { Entrypoint__factory, IEntrypoint__factory, IPrivacyPool__factory } from "../types/ethers-contracts/index.js";
 import { AspCurator } from "./asp/curator.js";
 import { RootPublisher } from "./asp/root-publisher.js";

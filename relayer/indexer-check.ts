@@ -1,5 +1,5 @@
 import { IndexerApiError, type IndexerClient } from "../indexer/client.js";
-import type { AddressBook } from "../scripts/deploy/address-book.js";
+import type { AddressBook } from "../lib/address-book.js";
 import { ConfigError } from "../lib/env-config.js";
 import { RELAYER_ENV } from "./config.js";
 import { describeCause } from "./upstream-cause.js";

@@ -1,5 +1,5 @@
-// What the relayer and the SDK share. The test peers (reference-facilitator.ts, seller.ts, plain-402.ts) import
-// the reference x402 packages, dev dependencies, and are imported by path.
+// What the relayer and the SDK share. The test peers (x402-peers/: the reference facilitator, the sellers, the
+// plain 402) import the reference x402 packages, dev dependencies, and are imported by path.
 export * from "./networks.js";
 export * from "./schemas.js";
 export * from "./eip712-domain.js";

@@ -1,6 +1,6 @@
 import Koa from "koa";
 import type { Logger } from "pino";
-import type { AddressBook } from "../../scripts/deploy/address-book.js";
+import type { AddressBook } from "../../lib/address-book.js";
 import type { IndexerQueries } from "../queries.js";
 import { bearerAuth } from "./auth.js";
 import { errorHandler } from "./error-handler.js";

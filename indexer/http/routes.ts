@@ -1,6 +1,6 @@
 import Router from "@koa/router";
 import type { Context } from "koa";
-import type { AddressBook } from "../../scripts/deploy/address-book.js";
+import type { AddressBook } from "../../lib/address-book.js";
 import { FieldElementSchema } from "../../sdk/schema/primitives.js";
 import { INDEXER_ROUTES, toWireJson } from "../api.js";
 import { IndexerError } from "../errors.js";

@@ -1,5 +1,5 @@
 import { FetchRequest, JsonRpcProvider } from "ethers";
-import { resolveAddressBook, type AddressBook } from "../../scripts/deploy/address-book.js";
+import { resolveAddressBook, type AddressBook } from "../../lib/address-book.js";
 import { RELAYER_ENV, type RelayerConfig } from "../config.js";
 import { PoolChain } from "./pool-chain.js";
 

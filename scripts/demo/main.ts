@@ -14,7 +14,7 @@ import { depositNote, NoteVault, X402Agent, type AgentEvent } from "../../sdk/ag
 import { FacilitatorClient, type SettleX402Answer } from "../../sdk/client/facilitator-client.js";
 import { formatUsdc } from "../../relayer/pricing.js";
 import { Entrypoint__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
-import type { AddressBook } from "../deploy/address-book.js";
+import type { AddressBook } from "../../lib/address-book.js";
 import { DEV_ROLES, devAccount, LOCAL_CHAIN_ID } from "../stack/dev-accounts.js";
 import { startStack, type Stack } from "../stack/stack.js";
 import { DEMO_ENV, loadDemoConfig, type DemoConfig } from "./demo-config.js";
@@ -64,7 +64,7 @@ async function pay(config: DemoConfig, stack: Stack): Promise<void> {
   }
   const sellerPort = await freePort();
   const payTo = config.payTo ?? Wallet.createRandom().address;
-  const seller = stack.run("seller", "tsx", ["x402/main.ts"], {
+  const seller = stack.run("seller", "tsx", ["x402-peers/main.ts"], {
     SELLER_DEMO_RPC_URL: rpcUrl,
     SELLER_DEMO_FACILITATOR_KEY: sellerKey,
     SELLER_DEMO_PAY_TO: payTo,

@@ -2,7 +2,7 @@ import type { NetworkConnection } from "hardhat/types/network";
 import FacilitatorModule from "../../ignition/modules/Facilitator.js";
 import TestUsdcModule from "../../ignition/modules/TestUsdc.js";
 import type { Entrypoint, PrivacyPool, WithdrawalVerifier } from "../../types/ethers-contracts/index.js";
-import { AddressBookSchema, type AddressBook } from "./address-book.js";
+import { AddressBookSchema, type AddressBook } from "../../lib/address-book.js";
 import { findCircleUsdc } from "./usdc.js";
 
 export interface DeployFacilitatorOptions {

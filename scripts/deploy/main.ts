@@ -14,7 +14,7 @@
 import path from "node:path";
 import hre from "hardhat";
 import { ConfigError } from "../../lib/env-config.js";
-import { readAddressBook, writeAddressBook } from "./address-book.js";
+import { readAddressBook, writeAddressBook } from "../../lib/address-book.js";
 import { isLoopbackRpc, loadDeployConfig } from "./deploy-config.js";
 import { deployFacilitator } from "./deploy-facilitator.js";
 import { discardStaleJournal } from "./stale-journal.js";

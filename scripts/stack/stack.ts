@@ -4,7 +4,7 @@ import path from "node:path";
 import { Wallet } from "ethers";
 import hre from "hardhat";
 import { ConfigError } from "../../lib/env-config.js";
-import { resolveAddressBook, writeAddressBook, type AddressBook } from "../deploy/address-book.js";
+import { resolveAddressBook, writeAddressBook, type AddressBook } from "../../lib/address-book.js";
 import { deployFacilitator } from "../deploy/deploy-facilitator.js";
 import {
   answers,

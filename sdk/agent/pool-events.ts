@@ -1,5 +1,5 @@
 import { getAddress, type Log, type Provider, type TransactionReceipt } from "ethers";
-import type { AddressBook } from "../../scripts/deploy/address-book.js";
+import type { AddressBook } from "../../lib/address-book.js";
 import type { TypedContractEvent } from "../../types/ethers-contracts/common.js";
 import { IPrivacyPool__factory, type IPrivacyPool } from "../../types/ethers-contracts/index.js";
 

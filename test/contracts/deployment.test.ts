@@ -3,7 +3,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { network } from "hardhat";
-import { readAddressBook, writeAddressBook } from "../../scripts/deploy/address-book.js";
+import { readAddressBook, writeAddressBook } from "../../lib/address-book.js";
 import { deployFacilitator } from "../../scripts/deploy/deploy-facilitator.js";
 import { CIRCLE_USDC } from "../../scripts/deploy/usdc.js";
 import { deployedFacilitator } from "./helpers/fixtures.js";

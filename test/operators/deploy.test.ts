@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { JsonRpcProvider } from "ethers";
 import hre from "hardhat";
-import { readAddressBook } from "../../scripts/deploy/address-book.js";
+import { readAddressBook } from "../../lib/address-book.js";
 import { CIRCLE_USDC } from "../../scripts/deploy/usdc.js";
 import { answers, freePort, startService, waitFor, type ServiceProcess } from "../../scripts/demo/processes.js";
 import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";

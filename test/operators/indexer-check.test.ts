@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { readAddressBook, writeAddressBook } from "../../scripts/deploy/address-book.js";
+import { readAddressBook, writeAddressBook } from "../../lib/address-book.js";
 import { freePort } from "../../scripts/demo/processes.js";
 import { spawnService } from "../helpers/service-process.js";
 import { startTcpProxy } from "../helpers/tcp-proxy.js";

@@ -1,7 +1,7 @@
 import http from "node:http";
 import { expect } from "chai";
 import { FacilitatorClient, FacilitatorError } from "../../sdk/client/facilitator-client.js";
-import { listenLocal, type LocalServer } from "../../x402/local-server.js";
+import { listenLocal, type LocalServer } from "../../x402-peers/local-server.js";
 import { rejectionOf } from "./agent/helpers/rejection.js";
 
 /** Reads a request's whole body. */

@@ -7,8 +7,8 @@ import { grossForNet } from "../../sdk/fees/relay-fee.js";
 import { missingDomainMessage } from "../../x402/eip712-domain.js";
 import { caip2NetworkOf, v1NetworkOf } from "../../x402/networks.js";
 import { readPaymentRequired } from "../../x402/payment-required.js";
-import { startReferenceFacilitator, type ReferenceFacilitator } from "../../x402/reference-facilitator.js";
-import { startSeller, type Seller, type SellerOptions } from "../../x402/seller.js";
+import { startReferenceFacilitator, type ReferenceFacilitator } from "../../x402-peers/reference-facilitator.js";
+import { startSeller, type Seller, type SellerOptions } from "../../x402-peers/seller.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 

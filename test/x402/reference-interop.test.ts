@@ -4,11 +4,11 @@ import { Wallet } from "ethers";
 import { caip2NetworkOf, v1NetworkOf } from "../../x402/networks.js";
 import { buildPaymentPayload, encodeXPayment, paymentHeaders, validityWindow } from "../../x402/payload.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
-import { startPlain402 } from "../../x402/plain-402.js";
+import { startPlain402 } from "../../x402-peers/plain-402.js";
 import { buildProbePayment, classifyProbeResponse } from "../../x402/probe.js";
-import { startReferenceFacilitator } from "../../x402/reference-facilitator.js";
+import { startReferenceFacilitator } from "../../x402-peers/reference-facilitator.js";
 import type { PaymentPayload } from "../../x402/schemas.js";
-import { startSeller, WEATHER_REPORT, type Seller } from "../../x402/seller.js";
+import { startSeller, WEATHER_REPORT, type Seller } from "../../x402-peers/seller.js";
 import { startLocalChain } from "../indexer/helpers/local-chain.js";
 
 const PRICE = 10_000n;

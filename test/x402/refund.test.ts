@@ -6,8 +6,8 @@ import { createNote, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf }
 import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
 import { caip2NetworkOf } from "../../x402/networks.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
-import { startReferenceFacilitator, type ReferenceFacilitator } from "../../x402/reference-facilitator.js";
-import { startSeller, type Seller } from "../../x402/seller.js";
+import { startReferenceFacilitator, type ReferenceFacilitator } from "../../x402-peers/reference-facilitator.js";
+import { startSeller, type Seller } from "../../x402-peers/seller.js";
 import { PAYER_KEY_SECRET, relayerKey } from "../relayer/helpers/relayer-harness.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 

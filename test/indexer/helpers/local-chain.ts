@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { HDNodeWallet } from "ethers";
 import { network } from "hardhat";
-import { writeAddressBook } from "../../../scripts/deploy/address-book.js";
+import { writeAddressBook } from "../../../lib/address-book.js";
 import { deployedFacilitator } from "../../contracts/helpers/fixtures.js";
 import { serveJsonRpc, type JsonRpcBridge } from "./json-rpc-bridge.js";
 

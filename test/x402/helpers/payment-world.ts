@@ -6,9 +6,9 @@ import { depositNote, NoteVault, X402Agent, type AgentEvent, type X402AgentOptio
 import { FacilitatorClient } from "../../../sdk/client/facilitator-client.js";
 import type { Note } from "../../../sdk/index.js";
 import { caip2NetworkOf, v1NetworkOf } from "../../../x402/networks.js";
-import { startPlain402 } from "../../../x402/plain-402.js";
-import { startReferenceFacilitator, type ReferenceFacilitator } from "../../../x402/reference-facilitator.js";
-import { startSeller, type Seller } from "../../../x402/seller.js";
+import { startPlain402 } from "../../../x402-peers/plain-402.js";
+import { startReferenceFacilitator, type ReferenceFacilitator } from "../../../x402-peers/reference-facilitator.js";
+import { startSeller, type Seller } from "../../../x402-peers/seller.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../../indexer/helpers/local-chain.js";
 import { buildRelayerConfig, startRelayer, type RunningRelayer } from "../../relayer/helpers/relayer-harness.js";

@@ -8,7 +8,7 @@ import express, { type Request, type Response } from "express";
 import { createWalletClient, defineChain, http, publicActions, type Address, type Hex } from "viem";
 import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { listenLocal, type LocalServer } from "./local-server.js";
-import { caip2NetworkOf, v1NetworkOf } from "./networks.js";
+import { caip2NetworkOf, v1NetworkOf } from "../x402/networks.js";
 
 export interface ReferenceFacilitatorOptions {
   /** JSON-RPC of the chain the payments settle on. */

@@ -2,11 +2,11 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { ConfigError } from "../../lib/env-config.js";
-import { AddressSchema, FieldElementSchema } from "../../sdk/schema/primitives.js";
+import { ConfigError } from "./env-config.js";
+import { AddressSchema, FieldElementSchema } from "../sdk/schema/primitives.js";
 
 /** deployments/<chainId>.json: what the relayer and indexer need to find the contracts of one chain. */
-export const DEPLOYMENTS_DIR = fileURLToPath(new URL("../../deployments/", import.meta.url));
+export const DEPLOYMENTS_DIR = fileURLToPath(new URL("../deployments/", import.meta.url));
 
 export const AddressBookSchema = z
   .object({

@@ -1,4 +1,22 @@
+import type { TypedDataField } from "ethers";
 import { z } from "zod";
+
+/** The two EIP-3009 authorizations that move tokens; they sign the same fields under different type names. */
+export type Eip3009Authorization = "TransferWithAuthorization" | "ReceiveWithAuthorization";
+
+/** EIP-3009's typed data, field for field as the token (and `authorizationTypes` of `@x402/evm`) hashes it. */
+export function eip3009Types(kind: Eip3009Authorization): Record<string, TypedDataField[]> {
+  return {
+    [kind]: [
+      { name: "from", type: "address" },
+      { name: "to", type: "address" },
+      { name: "value", type: "uint256" },
+      { name: "validAfter", type: "uint256" },
+      { name: "validBefore", type: "uint256" },
+      { name: "nonce", type: "bytes32" },
+    ],
+  };
+}
 
 /**
  * A seller's `extra` as the token's EIP-712 domain, which the payer signs under (USDC: name "USDC" on Base

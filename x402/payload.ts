@@ -1,4 +1,5 @@
 import { concat, hexlify, keccak256, randomBytes, recoverAddress, TypedDataEncoder, type Signer, type TypedDataDomain } from "ethers";
+import { eip3009Types } from "./eip712-domain.js";
 import { chainIdOfNetwork } from "./networks.js";
 import type {
   ExactEvmPayload,
@@ -7,18 +8,6 @@ import type {
   PaymentPayload,
   ResourceInfo,
 } from "./schemas.js";
-
-/** EIP-3009's typed data, field for field as the token (and `authorizationTypes` of `@x402/evm`) hashes it. */
-const TRANSFER_WITH_AUTHORIZATION_TYPES = {
-  TransferWithAuthorization: [
-    { name: "from", type: "address" },
-    { name: "to", type: "address" },
-    { name: "value", type: "uint256" },
-    { name: "validAfter", type: "uint256" },
-    { name: "validBefore", type: "uint256" },
-    { name: "nonce", type: "bytes32" },
-  ],
-};
 
 /** When an authorization may be used: strictly after `validAfter`, strictly before `validBefore` (unix seconds). */
 export interface ValidityWindow {
@@ -40,7 +29,7 @@ export function validityWindow(requirement: ExactRequirement, nowSeconds: number
  * digest the token checks in transferWithAuthorization: a payment that recovers to its `from` here executes.
  */
 export function authorizationSignerUnder(domainSeparator: string, { authorization, signature }: ExactEvmPayload): string {
-  const structHash = TypedDataEncoder.from(TRANSFER_WITH_AUTHORIZATION_TYPES).hash(authorization);
+  const structHash = TypedDataEncoder.from(eip3009Types("TransferWithAuthorization")).hash(authorization);
   return recoverAddress(keccak256(concat(["0x1901", domainSeparator, structHash])), signature);
 }
 
@@ -88,7 +77,7 @@ export async function buildPaymentPayload({ accepted, resource, payer, window }:
     validBefore: window.validBefore.toString(),
     nonce: hexlify(randomBytes(32)),
   };
-  const signature = await payer.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION_TYPES, authorization);
+  const signature = await payer.signTypedData(domain, eip3009Types("TransferWithAuthorization"), authorization);
   const payload: ExactEvmPayload = { signature, authorization };
   if (x402VersionOf(accepted) === 1) {
     return { x402Version: 1, scheme: accepted.scheme, network: accepted.network, payload };

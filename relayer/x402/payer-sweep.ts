@@ -2,6 +2,7 @@ import { hexlify, randomBytes, type Wallet } from "ethers";
 import { PrivacyPool__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import type { LeaseRecord, RelayerStore, SweepRecord } from "../store/relayer-store.js";
+import { eip3009Types, type TokenDomainNames } from "../../x402/eip712-domain.js";
 import { payerWallet } from "./payer-keys.js";
 import { TokenDomainReader } from "./token-domain.js";
 
@@ -14,17 +15,6 @@ export interface PayerSweepDeps {
 
 /** How long the payer's refund authorization stays usable: long enough for one transaction to be mined. */
 const REFUND_AUTHORIZATION_SECONDS = 3_600;
-
-const RECEIVE_WITH_AUTHORIZATION_TYPES = {
-  ReceiveWithAuthorization: [
-    { name: "from", type: "address" },
-    { name: "to", type: "address" },
-    { name: "value", type: "uint256" },
-    { name: "validAfter", type: "uint256" },
-    { name: "validBefore", type: "uint256" },
-    { name: "nonce", type: "bytes32" },
-  ],
-};
 
 /**
  * Returns what settle-x402 payers still hold once their authorization expired unused (the seller never settled
@@ -44,9 +34,10 @@ export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRec
   // The chain's clock decides whether a seller can still use an authorization: block.timestamp < validBefore.
   const leases = await store.expiredUnsweptLeases(latest.timestamp);
   if (leases.length > 0) await assertRefunder(chain);
+  const token = new TokenDomainReader(chain);
   const records: SweepRecord[] = [];
   for (const lease of leases) {
-    const record = await sweepPayer(deps, lease, latest.timestamp);
+    const record = await sweepPayer(deps, token, lease, latest.timestamp);
     await store.recordSweep(record);
     deps.log?.(`${record.payer}: ${record.outcome} ${record.amount}${record.depositTxHash === null ? "" : ` in ${record.depositTxHash}`}`);
     records.push(record);
@@ -54,7 +45,7 @@ export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRec
   return records;
 }
 
-async function sweepPayer(deps: PayerSweepDeps, lease: LeaseRecord, now: number): Promise<SweepRecord> {
+async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease: LeaseRecord, now: number): Promise<SweepRecord> {
   const { chain } = deps;
   const payer = payerWallet(deps.payerKeySecret, lease.nullifierHash);
   if (payer.address !== lease.recipient || lease.payment === null) {
@@ -76,7 +67,7 @@ async function sweepPayer(deps: PayerSweepDeps, lease: LeaseRecord, now: number)
   const balance = await chain.call(() => usdc.balanceOf(payer.address));
   if (balance === 0n) return record("empty", 0n);
 
-  const authorization = await refundAuthorization(chain, payer, balance, now);
+  const authorization = await refundAuthorization(chain, await token.read(), payer, balance, now);
   const data = chain.entrypoint.interface.encodeFunctionData("depositRefund", [
     chain.deployment.usdc,
     balance,
@@ -99,8 +90,7 @@ async function assertRefunder(chain: PoolChain): Promise<void> {
 }
 
 /** The payer's ReceiveWithAuthorization of `value` to the entrypoint, under the token's EIP-712 domain. */
-async function refundAuthorization(chain: PoolChain, payer: Wallet, value: bigint, now: number) {
-  const { name, version } = await new TokenDomainReader(chain).read();
+async function refundAuthorization(chain: PoolChain, { name, version }: TokenDomainNames, payer: Wallet, value: bigint, now: number) {
   const domain = { name, version, chainId: chain.deployment.chainId, verifyingContract: chain.deployment.usdc };
   const authorization = {
     from: payer.address,
@@ -110,7 +100,7 @@ async function refundAuthorization(chain: PoolChain, payer: Wallet, value: bigin
     validBefore: BigInt(now + REFUND_AUTHORIZATION_SECONDS),
     nonce: hexlify(randomBytes(32)),
   };
-  const signature = await payer.signTypedData(domain, RECEIVE_WITH_AUTHORIZATION_TYPES, authorization);
+  const signature = await payer.signTypedData(domain, eip3009Types("ReceiveWithAuthorization"), authorization);
   const { from, validAfter, validBefore, nonce } = authorization;
   return { from, validAfter, validBefore, nonce, signature };
 }

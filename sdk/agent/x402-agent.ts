@@ -211,7 +211,7 @@ export class X402Agent {
   /** The take settle-x402 adds to a price, from the facilitator's `supported` (read once). */
   private settleX402Take(): Promise<bigint> {
     this.takeBps ??= this.options.facilitator.supported().then(
-      (supported) => BigInt((supported.settleX402 as { takeBps?: number } | undefined)?.takeBps ?? 0),
+      (supported) => BigInt(supported.settleX402?.takeBps ?? 0),
       (error: unknown) => {
         this.takeBps = undefined;
         throw error;

@@ -85,6 +85,8 @@ export interface SettleAnswer {
 
 export interface SupportedAnswer {
   supported: { scheme: string; network: string; asset: string }[];
+  /** settle-x402's terms: the take added on top of a seller's price, and the payment windows it pays. */
+  settleX402?: { takeBps: number; minimumMaxTimeoutSeconds: number; maximumMaxTimeoutSeconds: number };
   [field: string]: unknown;
 }
 

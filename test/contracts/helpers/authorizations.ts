@@ -1,5 +1,6 @@
 import { Signature, type Signer, type TypedDataDomain } from "ethers";
 import type { TestUSDC } from "../../../types/ethers-contracts/index.js";
+import { eip3009Types, type Eip3009Authorization } from "../../../x402/eip712-domain.js";
 
 /** The fields of an EIP-3009 TransferWithAuthorization / ReceiveWithAuthorization. */
 export interface Authorization {
@@ -11,16 +12,7 @@ export interface Authorization {
   nonce: string;
 }
 
-export type AuthorizationKind = "TransferWithAuthorization" | "ReceiveWithAuthorization";
-
-const authorizationFields = [
-  { name: "from", type: "address" },
-  { name: "to", type: "address" },
-  { name: "value", type: "uint256" },
-  { name: "validAfter", type: "uint256" },
-  { name: "validBefore", type: "uint256" },
-  { name: "nonce", type: "bytes32" },
-];
+export type { Eip3009Authorization as AuthorizationKind } from "../../../x402/eip712-domain.js";
 
 const CANCEL_AUTHORIZATION_TYPES = {
   CancelAuthorization: [
@@ -53,10 +45,10 @@ export function buildAuthorization(
 export async function signAuthorization(
   signer: Signer,
   usdc: TestUSDC,
-  kind: AuthorizationKind,
+  kind: Eip3009Authorization,
   authorization: Authorization,
 ): Promise<string> {
-  return signer.signTypedData(await domainOf(usdc), { [kind]: authorizationFields }, authorization);
+  return signer.signTypedData(await domainOf(usdc), eip3009Types(kind), authorization);
 }
 
 export async function signCancellation(signer: Signer, usdc: TestUSDC, nonce: string): Promise<string> {

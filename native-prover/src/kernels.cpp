@@ -106,11 +106,15 @@ void prove(const ProvingKey& key, const uint64_t* witnessWords, const Blinding& 
 
   started = std::chrono::steady_clock::now();
   const size_t privateStart = key.nPublic + 1;
-  const G1 sumA = msm(basesOf<Fq>(key.pointsA), witness, key.nVars, threads);
-  const G1 sumB1 = msm(basesOf<Fq>(key.pointsB1), witness, key.nVars, threads);
-  const G2 sumB2 = msm(basesOf<Fq2>(key.pointsB2), witness, key.nVars, threads);
-  const G1 sumC = msm(basesOf<Fq>(key.pointsC), witness + privateStart, key.nVars - privateStart, threads);
-  const G1 sumH = msm(basesOf<Fq>(key.pointsH), h.data(), key.domainSize, threads);
+  // A, B1 and B2 share the witness' plan; C takes the private part of it; H's scalars are all distinct.
+  const ScalarPlan witnessPlan = planScalars(witness, key.nVars, true);
+  const ScalarPlan privatePlan = planScalars(witness + privateStart, key.nVars - privateStart, true);
+  const ScalarPlan quotientPlan = planScalars(h.data(), key.domainSize, false);
+  const G1 sumA = msm(basesOf<Fq>(key.pointsA), witness, witnessPlan, threads);
+  const G1 sumB1 = msm(basesOf<Fq>(key.pointsB1), witness, witnessPlan, threads);
+  const G2 sumB2 = msm(basesOf<Fq2>(key.pointsB2), witness, witnessPlan, threads);
+  const G1 sumC = msm(basesOf<Fq>(key.pointsC), witness + privateStart, privatePlan, threads);
+  const G1 sumH = msm(basesOf<Fq>(key.pointsH), h.data(), quotientPlan, threads);
   timings.msmMs = msSince(started);
 
   const G1 delta1 = fromAffine(g1At(key.delta1));

@@ -20,25 +20,84 @@ inline unsigned digitAt(const Scalar& s, int bit, int width) {
   return (unsigned)(d & ((u64(1) << width) - 1));
 }
 
+template <class Body>
+void parallelFor(int threads, size_t count, const Body& body) {
+  std::atomic<size_t> next{0};
+  const size_t chunk = std::max<size_t>(64, count / (size_t(threads) * 8) + 1);
+  auto work = [&]() {
+    for (size_t begin = next.fetch_add(chunk); begin < count; begin = next.fetch_add(chunk)) body(begin, std::min(count, begin + chunk));
+  };
+  runThreads(threads, work);
+}
+
+inline bool scalarLess(const Scalar& a, const Scalar& b) {
+  for (int i = 3; i >= 0; i--) {
+    if (a.v[i] != b.v[i]) return a.v[i] < b.v[i];
+  }
+  return false;
+}
+
+inline bool scalarEqual(const Scalar& a, const Scalar& b) {
+  return a.v[0] == b.v[0] && a.v[1] == b.v[1] && a.v[2] == b.v[2] && a.v[3] == b.v[3];
+}
+
 /**
- * Sum of scalars[i] * bases[i]. Scalars 0 are dropped and scalars 1 added straight in (a circom witness is
- * mostly bits); the rest go through Pippenger's buckets, one window per task, `threads` at a time.
+ * How a multi-exponentiation's scalars are taken: 0s dropped, 1s added straight in (no window work), the rest in
+ * runs of equal values when `grouped` (a circom witness repeats values: the bases of a run are added first, so
+ * Pippenger sees each value once).
  */
-template <class F>
-Jacobian<F> msm(const Affine<F>* bases, const Scalar* scalars, size_t count, int threads) {
-  std::vector<uint32_t> rest;
-  rest.reserve(count);
-  Jacobian<F> ones = Jacobian<F>::infinity();
+struct ScalarPlan {
+  std::vector<uint32_t> ones;
+  std::vector<uint32_t> order;  // indices of the other scalars, equal ones next to each other
+  std::vector<uint32_t> runStarts;  // where each run starts in `order`, plus order.size() at the end
+};
+
+inline ScalarPlan planScalars(const Scalar* scalars, size_t count, bool grouped) {
+  ScalarPlan plan;
+  plan.order.reserve(count);
   for (size_t i = 0; i < count; i++) {
     const u64* s = scalars[i].v;
     if ((s[1] | s[2] | s[3]) == 0 && s[0] <= 1) {
-      if (s[0] == 1) ones = ones.addAffine(bases[i]);
+      if (s[0] == 1) plan.ones.push_back((uint32_t)i);
     } else {
-      rest.push_back((uint32_t)i);
+      plan.order.push_back((uint32_t)i);
     }
   }
-  if (rest.empty()) return ones;
-  const int width = windowBitsFor(rest.size());
+  if (grouped) std::sort(plan.order.begin(), plan.order.end(), [&](uint32_t a, uint32_t b) { return scalarLess(scalars[a], scalars[b]); });
+  for (size_t k = 0; k < plan.order.size(); k++) {
+    if (!grouped || k == 0 || !scalarEqual(scalars[plan.order[k]], scalars[plan.order[k - 1]])) plan.runStarts.push_back((uint32_t)k);
+  }
+  plan.runStarts.push_back((uint32_t)plan.order.size());
+  return plan;
+}
+
+/** Jacobian points to affine with one inversion (Montgomery's trick); infinity becomes (0, 0). */
+template <class F>
+void toAffineBatch(const Jacobian<F>* points, Affine<F>* out, size_t count) {
+  std::vector<F> prefix(count);
+  F product = F::one();
+  for (size_t i = 0; i < count; i++) {
+    prefix[i] = product;
+    if (!points[i].isInfinity()) product = product * points[i].z;
+  }
+  F inverse = product.inverse();
+  for (size_t i = count; i-- > 0;) {
+    if (points[i].isInfinity()) {
+      out[i] = {F::zero(), F::zero()};
+      continue;
+    }
+    const F zi = inverse * prefix[i];
+    inverse = inverse * points[i].z;
+    const F zi2 = zi.sqr();
+    out[i] = {points[i].x * zi2, points[i].y * zi2 * zi};
+  }
+}
+
+/** Pippenger over affine bases: one window per task, `threads` at a time, buckets in Jacobian form. */
+template <class F>
+Jacobian<F> pippenger(const Affine<F>* bases, const Scalar* scalars, size_t count, int threads) {
+  if (count == 0) return Jacobian<F>::infinity();
+  const int width = windowBitsFor(count);
   const int windows = (SCALAR_BITS + width - 1) / width;
   std::vector<Jacobian<F>> windowSums(windows, Jacobian<F>::infinity());
   std::atomic<int> next{0};
@@ -48,7 +107,7 @@ Jacobian<F> msm(const Affine<F>* bases, const Scalar* scalars, size_t count, int
       std::fill(buckets.begin(), buckets.end(), Jacobian<F>::infinity());
       const int bit = w * width;
       const int bits = std::min(width, SCALAR_BITS - bit);
-      for (uint32_t i : rest) {
+      for (size_t i = 0; i < count; i++) {
         const unsigned d = digitAt(scalars[i], bit, bits);
         if (d) buckets[d] = buckets[d].addAffine(bases[i]);
       }
@@ -66,5 +125,40 @@ Jacobian<F> msm(const Affine<F>* bases, const Scalar* scalars, size_t count, int
     for (int b = 0; b < width && w < windows - 1; b++) result = result.dbl();
     result = result.add(windowSums[w]);
   }
-  return result.add(ones);
+  return result;
+}
+
+/** Sum of scalars[i] * bases[i], the scalars taken as `plan` says. */
+template <class F>
+Jacobian<F> msm(const Affine<F>* bases, const Scalar* scalars, const ScalarPlan& plan, int threads) {
+  const size_t runs = plan.runStarts.size() - 1;
+  std::vector<Affine<F>> points(runs);
+  std::vector<Scalar> values(runs);
+  // Runs of more than one base: their sums, made affine together.
+  std::vector<Jacobian<F>> sums(runs);
+  std::vector<uint32_t> summed;
+  for (size_t k = 0; k < runs; k++) {
+    const uint32_t first = plan.order[plan.runStarts[k]];
+    values[k] = scalars[first];
+    if (plan.runStarts[k + 1] - plan.runStarts[k] == 1) {
+      points[k] = bases[first];
+    } else {
+      summed.push_back((uint32_t)k);
+    }
+  }
+  parallelFor(threads, summed.size(), [&](size_t begin, size_t end) {
+    for (size_t s = begin; s < end; s++) {
+      const size_t k = summed[s];
+      Jacobian<F> sum = Jacobian<F>::infinity();
+      for (uint32_t at = plan.runStarts[k]; at < plan.runStarts[k + 1]; at++) sum = sum.addAffine(bases[plan.order[at]]);
+      sums[s] = sum;
+    }
+  });
+  std::vector<Affine<F>> summedAffine(summed.size());
+  toAffineBatch(sums.data(), summedAffine.data(), summed.size());
+  for (size_t s = 0; s < summed.size(); s++) points[summed[s]] = summedAffine[s];
+
+  Jacobian<F> ones = Jacobian<F>::infinity();
+  for (uint32_t i : plan.ones) ones = ones.addAffine(bases[i]);
+  return pippenger(points.data(), values.data(), runs, threads).add(ones);
 }

@@ -17,7 +17,7 @@ const outDir = path.join(root, "build/native-prover");
 const binary = path.join(outDir, "groth16-prover");
 const compiler = process.env.GROTH16_PROVER_CXX || process.env.CXX || "g++";
 // Portable x86-64 code everywhere (no -march=native): the BMI2/ADX kernels are a second copy, chosen at run time.
-const FLAGS = ["-O3", "-std=c++17", "-pthread", "-fno-plt"];
+const FLAGS = ["-O3", "-std=c++17", "-pthread", "-funroll-loops"];
 const UNITS = [
   { source: "kernels.cpp", object: "kernels-portable.o", flags: ["-DKERNEL_NS=portable"] },
   { source: "kernels.cpp", object: "kernels-bmi2adx.o", flags: ["-DKERNEL_NS=bmi2adx", "-mbmi2", "-madx"] },

@@ -13,7 +13,8 @@ import { promisify } from "node:util";
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const sources = path.join(root, "native-prover/src");
-const outDir = path.join(root, "build/native-prover");
+// GROTH16_PROVER_OUT: another output folder (the tests build there, leaving the relayer's binary alone).
+const outDir = process.env.GROTH16_PROVER_OUT ? path.resolve(process.env.GROTH16_PROVER_OUT) : path.join(root, "build/native-prover");
 const binary = path.join(outDir, "groth16-prover");
 const compiler = process.env.GROTH16_PROVER_CXX || process.env.CXX || "g++";
 // Portable x86-64 code everywhere (no -march=native): the BMI2/ADX kernels are a second copy, chosen at run time.

@@ -9,8 +9,13 @@
 // Also measured, for the native prover: its own parts (the witness, computed by the circuit's wasm calculator
 // on a worker thread; the quotient's FFTs; the multi-exponentiations, from the prover's timings), the
 // verification of each proof against the verification key, and its two kernel builds (BMI2/ADX and portable)
-// on the same witnesses. Prints a table and writes bench/results/prover.json.
+// on the same witnesses, and what the long-lived process saves: the same binary called once per proof
+// (rapidsnark's command line, reading the key each time). Prints a table and writes bench/results/prover.json.
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
 import { pino } from "pino";
 import { NativeProverProcess, builtNativeProver, type NativeProofTimings } from "../../relayer/prover/native-process.js";
 import { ProverService } from "../../relayer/prover/prover-service.js";
@@ -68,6 +73,24 @@ async function kernelTimings(wtns: Uint8Array[], cpu: "bmi2adx" | "portable") {
   return { cpu: chosen, timings };
 }
 
+/** The binary run once per witness, as rapidsnark is: wall time of each call, the first left out. */
+async function perCallMs(wtns: Uint8Array[]): Promise<number[]> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "prover-bench-"));
+  const measured: number[] = [];
+  try {
+    for (const [i, witness] of wtns.entries()) {
+      const file = path.join(dir, "witness.wtns");
+      await writeFile(file, witness);
+      const started = performance.now();
+      await promisify(execFile)(binary!, [WITHDRAW_ARTIFACTS.zkey, file, path.join(dir, "proof.json"), path.join(dir, "public.json")]);
+      if (i > 0) measured.push(performance.now() - started);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return measured;
+}
+
 const p50 = (values: number[]) => Math.round(percentile(values, 50));
 const p95 = (values: number[]) => Math.round(percentile(values, 95));
 const verificationKey = await loadVerificationKey();
@@ -103,6 +126,7 @@ for (const depth of DEPTHS) {
   // One after the other: two provers at once would share the cores.
   const fast = await kernelTimings(wtns, "bmi2adx");
   const portable = await kernelTimings(wtns, "portable");
+  const perCall = await perCallMs(wtns);
 
   const result = {
     depth,
@@ -117,6 +141,7 @@ for (const depth of DEPTHS) {
       quotientP50Ms: p50(fast.timings.map((t) => t.quotientMs)),
       msmP50Ms: p50(fast.timings.map((t) => t.msmMs)),
     },
+    perCallP50Ms: p50(perCall),
     kernels: Object.fromEntries(
       [fast, portable].map(({ cpu, timings }) => [cpu, { proofP50Ms: p50(timings.map((t) => t.totalMs)), msmP50Ms: p50(timings.map((t) => t.msmMs)) }]),
     ),
@@ -135,6 +160,7 @@ for (const depth of DEPTHS) {
       `depth ${depth}: kernels ${fast.cpu} / ${portable.cpu} (prove p50)`,
       `${p50(fast.timings.map((t) => t.totalMs))} / ${p50(portable.timings.map((t) => t.totalMs))} ms`,
     ],
+    [`depth ${depth}: native long-lived / one call per proof (p50)`, `${p50(fast.timings.map((t) => t.totalMs))} / ${result.perCallP50Ms} ms`],
   );
 }
 const loadAfter = os.loadavg()[0]!;

@@ -50,6 +50,9 @@ export class NativeProverProcess {
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly pending: Pending[] = [];
   private exited?: Error;
+  /** Settles once the process is gone, whether it exited or never started. */
+  private readonly gone: Promise<void>;
+  private markGone!: () => void;
   private stderr = "";
 
   constructor(
@@ -57,6 +60,7 @@ export class NativeProverProcess {
     zkeyPath: string,
     env: NodeJS.ProcessEnv = process.env,
   ) {
+    this.gone = new Promise((resolve) => (this.markGone = resolve));
     this.child = spawn(binary, ["serve", zkeyPath], { stdio: ["pipe", "pipe", "pipe"], env });
     const readyWaiter = new Promise<Answer>((resolve, reject) => this.pending.push({ resolve, reject }));
     this.ready = readyWaiter.then((answer) => {
@@ -92,10 +96,8 @@ export class NativeProverProcess {
 
   /** Ends the process; proofs not answered are rejected. */
   async close(): Promise<void> {
-    if (this.exited) return;
-    const exited = new Promise((resolve) => this.child.once("exit", resolve));
-    this.child.stdin.end(Buffer.alloc(4)); // length 0: stop
-    await exited;
+    if (!this.exited) this.child.stdin.end(Buffer.alloc(4)); // length 0: stop
+    await this.gone;
   }
 
   private answer(line: string): void {
@@ -110,6 +112,7 @@ export class NativeProverProcess {
 
   private fail(error: Error): void {
     this.exited ??= error;
+    this.markGone();
     for (const waiter of this.pending.splice(0)) waiter.reject(this.exited);
   }
 }

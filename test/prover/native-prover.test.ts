@@ -42,6 +42,36 @@ function publicSignalsOf(wtns: Uint8Array): string[] {
   ).map((hex) => BigInt(`0x${hex}`).toString());
 }
 
+/**
+ * A native prover that misbehaves: the real binary behind a node relay that runs `onFrame` on each witness frame
+ * (a Buffer `frame`: length prefix and .wtns bytes) before passing it on.
+ */
+async function relayedProver(dir: string, name: string, onFrame: string): Promise<string> {
+  const relay = path.join(dir, `${name}.mjs`);
+  await writeFile(
+    relay,
+    [
+      `#!${process.execPath}`,
+      `import { spawn } from "node:child_process";`,
+      `const child = spawn(${JSON.stringify(builtNativeProver())}, process.argv.slice(2), { stdio: ["pipe", "inherit", "inherit"] });`,
+      `let buffered = Buffer.alloc(0);`,
+      `process.stdin.on("data", (chunk) => {`,
+      `  buffered = Buffer.concat([buffered, chunk]);`,
+      `  while (buffered.length >= 4 && buffered.length >= 4 + buffered.readUInt32LE(0)) {`,
+      `    const frame = Buffer.from(buffered.subarray(0, 4 + buffered.readUInt32LE(0)));`,
+      `    buffered = buffered.subarray(frame.length);`,
+      `    ${onFrame}`,
+      `    child.stdin.write(frame);`,
+      `  }`,
+      `});`,
+      `process.stdin.on("end", () => child.stdin.end());`,
+      `child.on("exit", (code) => process.exit(code ?? 1));`,
+    ].join("\n"),
+  );
+  await chmod(relay, 0o755);
+  return relay;
+}
+
 describe("native prover (native-prover/)", function () {
   let binary: string;
   let verificationKey: VerificationKey;
@@ -102,28 +132,7 @@ describe("native prover (native-prover/)", function () {
 
   it("never returns such a proof from the prover service: the check refuses it and the wasm engine proves again", async function () {
     // A native prover that corrupts each witness on its way in: the real binary behind a relay that flips a bit.
-    const relay = path.join(dir, "corrupting-prover.mjs");
-    await writeFile(
-      relay,
-      [
-        `#!${process.execPath}`,
-        `import { spawn } from "node:child_process";`,
-        `const child = spawn(${JSON.stringify(binary)}, process.argv.slice(2), { stdio: ["pipe", "inherit", "inherit"] });`,
-        `let buffered = Buffer.alloc(0);`,
-        `process.stdin.on("data", (chunk) => {`,
-        `  buffered = Buffer.concat([buffered, chunk]);`,
-        `  while (buffered.length >= 4 && buffered.length >= 4 + buffered.readUInt32LE(0)) {`,
-        `    const frame = Buffer.from(buffered.subarray(0, 4 + buffered.readUInt32LE(0)));`,
-        `    buffered = buffered.subarray(frame.length);`,
-        `    if (frame.length > 44) frame[frame.length - 40] ^= 1;`,
-        `    child.stdin.write(frame);`,
-        `  }`,
-        `});`,
-        `process.stdin.on("end", () => child.stdin.end());`,
-        `child.on("exit", (code) => process.exit(code ?? 1));`,
-      ].join("\n"),
-    );
-    await chmod(relay, 0o755);
+    const relay = await relayedProver(dir, "corrupting-prover", `if (frame.length > 44) frame[frame.length - 40] ^= 1;`);
     const warnings: string[] = [];
     const logger = pino({ level: "warn" }, { write: (line: string) => warnings.push(line) });
     const service = new ProverService({ maxQueued: 2, nativeServerPath: relay }, logger);
@@ -133,6 +142,19 @@ describe("native prover (native-prover/)", function () {
       const refusals = warnings.map((line) => JSON.parse(line) as { msg: string; reason?: string }).filter((line) => line.msg.startsWith("native proof refused"));
       expect(refusals).to.have.length(1);
       expect(refusals[0]!.reason).to.include("does not verify");
+    } finally {
+      await service.close();
+    }
+  });
+
+  it("proves with the wasm engine once the native prover dies, saying so", async function () {
+    const relay = await relayedProver(dir, "dying-prover", `process.exit(3);`);
+    const warnings: string[] = [];
+    const service = new ProverService({ maxQueued: 2, nativeServerPath: relay }, pino({ level: "warn" }, { write: (line: string) => warnings.push(line) }));
+    try {
+      for (const input of [randomInput(), randomInput()]) expect(await verifyWithdrawal(await service.prove(input), verificationKey)).to.equal(true);
+      expect(service.engine).to.equal("wasm");
+      expect(warnings.join("\n")).to.include("the native prover exited");
     } finally {
       await service.close();
     }

@@ -1,7 +1,7 @@
 // The arithmetic of a proof: the quotient's FFTs and the five multi-exponentiations. This file is compiled twice
 // (see scripts/native/build-prover.mjs): KERNEL_NS=portable with plain x86-64 instructions, and KERNEL_NS=bmi2adx
-// with -mbmi2 -madx (mulx for the 64x64 products, adcx/adox where the compiler picks them); main.cpp picks one at
-// run time from what the CPU reports.
+// with -mbmi2 -madx (the compiler's mulx for the 64x64 products); main.cpp picks one at run time from what the
+// CPU reports.
 #include <algorithm>
 #include <atomic>
 #include <chrono>

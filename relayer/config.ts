@@ -30,6 +30,7 @@ export const RELAYER_ENV = {
   proverWorkers: "RELAYER_PROVER_WORKERS",
   proverQueue: "RELAYER_PROVER_QUEUE",
   rapidsnarkPath: "RELAYER_RAPIDSNARK_PATH",
+  prover: "RELAYER_PROVER",
   rateLimitGlobalPerSecond: "RELAYER_RATE_LIMIT_GLOBAL_PER_SECOND",
   rateLimitPerNotePerMinute: "RELAYER_RATE_LIMIT_PER_NOTE_PER_MINUTE",
   rpcTimeoutMs: "RELAYER_RPC_TIMEOUT_MS",
@@ -107,8 +108,10 @@ export const RelayerConfigSchema = z
     proverWorkers: positiveInt.optional(),
     /** Proofs that may wait behind the one being proven; one more answers PROVER_BUSY (503 with Retry-After). */
     proverQueue: z.string().regex(/^[0-9]+$/, "must be a whole number").transform(Number).default(16),
-    /** A rapidsnark-compatible prover binary, used once its first proof verifies against the verification key. */
+    /** A rapidsnark-compatible prover binary called per proof (instead of the built native prover); every proof is verified. */
     rapidsnarkPath: z.string().min(1).optional(),
+    /** native: the prover `npm ci` built (start fails without it); wasm: the in-process engine; auto: native when built. */
+    prover: z.enum(["auto", "native", "wasm"]).default("auto"),
     /** Requests per second across all callers (the service keeps no IPs to limit by); bursts up to one second's worth. */
     rateLimitGlobalPerSecond: positiveInt.default(100),
     /** Requests per minute naming one note (by its nullifier hash); bursts up to one minute's worth. */

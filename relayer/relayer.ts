@@ -42,7 +42,7 @@ const MINIMUM_DEPOSIT = 1_000_000n;
 export async function createRelayer(
   config: RelayerConfig,
   logger: Logger,
-  prover: Prover = new ProverService({ workers: config.proverWorkers, maxQueued: config.proverQueue, nativeProverPath: config.rapidsnarkPath }, logger),
+  prover: Prover = new ProverService({ workers: config.proverWorkers, maxQueued: config.proverQueue, prover: config.prover, nativeProverPath: config.rapidsnarkPath }, logger),
 ): Promise<Relayer> {
   // What is opened is closed again when a later step fails: prover threads or a database pool would keep the
   // process alive after the start failed.

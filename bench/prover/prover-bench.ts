@@ -1,101 +1,170 @@
 // npm run bench:prover
 //
-// Withdrawal proof latency of the relayer's prover service (relayer/prover) against plain snarkjs
-// groth16.fullProve, which reloads the wasm and the zkey every proof: BENCH_PROOFS proofs each (default 20), one
-// after the other, after one warm-up each, on the same valid input. The input is the tests' withdrawal scenario,
-// or, with BENCH_TREE_LEAVES, one whose state and ASP trees hold that many other leaves each (the note in the
-// middle): deeper paths leave the witness fewer repeated values, which the service adds once.
+// Withdrawal proof latency, same inputs, one run: the relayer's prover service with the native prover
+// (native-prover/, every proof verified before it is returned), the same service with its wasm engine, and plain
+// snarkjs groth16.fullProve (which reloads the wasm and the zkey every proof). At each tree depth of
+// BENCH_DEPTHS (default 2,10,20: both Merkle paths that many levels deep, every level with a real sibling),
+// BENCH_PROOFS proofs per prover (default 12) after one warm-up, each proof a different note.
 //
-// Reports p50 and p95, the ratio plain/ours at p50, the service's witness time, and the memory of each phase: RSS
-// of the whole process (worker threads included) at its start and at its peak, and the main thread's heap. The
-// service runs first, in a fresh process, and is closed before plain snarkjs starts (whose RSS starts from what
-// the service left). Prints a table and writes bench/results/prover.json.
+// Also measured, for the native prover: its own parts (the witness, computed by the circuit's wasm calculator
+// on a worker thread; the quotient's FFTs; the multi-exponentiations, from the prover's timings), the
+// verification of each proof against the verification key, and its two kernel builds (BMI2/ADX and portable)
+// on the same witnesses, and what the long-lived process saves: the same binary called once per proof
+// (rapidsnark's command line, reading the key each time). Prints a table and writes bench/results/prover.json.
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
 import { pino } from "pino";
+import { NativeProverProcess, builtNativeProver, type NativeProofTimings } from "../../relayer/prover/native-process.js";
 import { ProverService } from "../../relayer/prover/prover-service.js";
-import { buildWithdrawInput, proveWithdrawal, releaseProverThreads } from "../../sdk/index.js";
+import { WitnessCalculator } from "../../relayer/prover/witness.js";
+import {
+  WITHDRAW_ARTIFACTS,
+  buildWithdrawInput,
+  loadVerificationKey,
+  proveWithdrawal,
+  releaseProverThreads,
+  verifyWithdrawal,
+  type WithdrawCircuitInput,
+} from "../../sdk/index.js";
+import { atDepth } from "../../test/helpers/deep-path.js";
 import { buildWithdrawScenario } from "../../test/helpers/withdraw-scenario.js";
 import { percentile, printTable, writeResults } from "../report.js";
 
-const PROOFS = Number(process.env.BENCH_PROOFS ?? 20);
-const TREE_LEAVES = process.env.BENCH_TREE_LEAVES === undefined ? undefined : Number(process.env.BENCH_TREE_LEAVES);
-const MEMORY_SAMPLE_MS = 25;
-const MB = 1024 * 1024;
+const PROOFS = Number(process.env.BENCH_PROOFS ?? 12);
+const DEPTHS = (process.env.BENCH_DEPTHS ?? "2,10,20").split(",").map(Number);
 
-interface Phase {
-  latenciesMs: number[];
-  startRssMb: number;
-  peakRssMb: number;
-  peakHeapMb: number;
+const binary = builtNativeProver();
+if (!binary) throw new Error("no native prover built: run `node scripts/native/build-prover.mjs` first");
+
+/** PROOFS + 1 distinct inputs at `depth` (the first is the warm-up). */
+function inputsAt(depth: number): WithdrawCircuitInput[] {
+  return Array.from({ length: PROOFS + 1 }, (_, i) => {
+    const { request } = buildWithdrawScenario({ withdrawnValue: 1_000_000n + BigInt(i), secrets: { nullifier: 100n + BigInt(i), secret: 7n * BigInt(i + 1) } });
+    return buildWithdrawInput(atDepth(request, depth, BigInt(depth * 1000 + i)));
+  });
 }
 
-/** Runs `prove` once to warm up, then PROOFS times in a row, sampling memory throughout. */
-async function measure(prove: () => Promise<unknown>): Promise<Phase> {
-  const startRssMb = process.memoryUsage().rss / MB;
-  const peak = { rss: 0, heap: 0 };
-  const sample = () => {
-    const { rss, heapUsed } = process.memoryUsage();
-    peak.rss = Math.max(peak.rss, rss);
-    peak.heap = Math.max(peak.heap, heapUsed);
-  };
-  const sampler = setInterval(sample, MEMORY_SAMPLE_MS);
-  await prove();
-  const latenciesMs: number[] = [];
-  for (let i = 0; i < PROOFS; i++) {
+/** Latencies of `prove` over the inputs, the first (warm-up) left out. */
+async function latencies(inputs: WithdrawCircuitInput[], prove: (input: WithdrawCircuitInput) => Promise<unknown>): Promise<number[]> {
+  const measured: number[] = [];
+  for (const [i, input] of inputs.entries()) {
     const started = performance.now();
-    await prove();
-    latenciesMs.push(performance.now() - started);
+    await prove(input);
+    if (i > 0) measured.push(performance.now() - started);
   }
-  clearInterval(sampler);
-  sample();
-  return { latenciesMs, startRssMb, peakRssMb: peak.rss / MB, peakHeapMb: peak.heap / MB };
+  return measured;
 }
 
-const deepTrees =
-  TREE_LEAVES === undefined
-    ? {}
-    : { stateLeavesBefore: Math.floor(TREE_LEAVES / 2), stateLeavesAfter: Math.ceil(TREE_LEAVES / 2), otherAspLabels: TREE_LEAVES };
-const input = buildWithdrawInput(buildWithdrawScenario(deepTrees).request);
-const treeDepths = { state: Number(input.stateTreeDepth), asp: Number(input.aspTreeDepth) };
+/** The native prover process alone, on precomputed witnesses: its timings by kernel build. */
+async function kernelTimings(wtns: Uint8Array[], cpu: "bmi2adx" | "portable") {
+  const env = cpu === "portable" ? { ...process.env, GROTH16_PROVER_CPU: "portable" } : process.env;
+  const native = new NativeProverProcess(binary!, WITHDRAW_ARTIFACTS.zkey, env);
+  const chosen = (await native.ready).cpu;
+  const timings: (NativeProofTimings & { totalMs: number })[] = [];
+  for (const [i, witness] of wtns.entries()) {
+    const started = performance.now();
+    const { timings: parts } = await native.prove(witness);
+    if (i > 0) timings.push({ ...parts, totalMs: performance.now() - started });
+  }
+  await native.close();
+  return { cpu: chosen, timings };
+}
+
+/** The binary run once per witness, as rapidsnark is: wall time of each call, the first left out. */
+async function perCallMs(wtns: Uint8Array[]): Promise<number[]> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "prover-bench-"));
+  const measured: number[] = [];
+  try {
+    for (const [i, witness] of wtns.entries()) {
+      const file = path.join(dir, "witness.wtns");
+      await writeFile(file, witness);
+      const started = performance.now();
+      await promisify(execFile)(binary!, [WITHDRAW_ARTIFACTS.zkey, file, path.join(dir, "proof.json"), path.join(dir, "public.json")]);
+      if (i > 0) measured.push(performance.now() - started);
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return measured;
+}
+
+const p50 = (values: number[]) => Math.round(percentile(values, 50));
+const p95 = (values: number[]) => Math.round(percentile(values, 95));
+const verificationKey = await loadVerificationKey();
+const calculator = await WitnessCalculator.load(WITHDRAW_ARTIFACTS.wasm);
 const loadBefore = os.loadavg()[0]!;
+const results: Record<string, unknown>[] = [];
+const rows: [string, string][] = [];
 
-console.log(`prover service: ${PROOFS} withdrawal proofs after a warm-up...`);
-const service = new ProverService({ maxQueued: 0 }, pino({ level: "silent" }));
-const witnessMs: number[] = [];
-const ours = await measure(async () => witnessMs.push((await service.prove(input)).witnessTimeMs));
-await service.close();
+for (const depth of DEPTHS) {
+  const inputs = inputsAt(depth);
+  console.log(`depth ${depth}: ${PROOFS} proofs per prover after a warm-up...`);
 
-console.log(`plain snarkjs groth16.fullProve: ${PROOFS} withdrawal proofs after a warm-up...`);
-const plain = await measure(() => proveWithdrawal(input));
-await releaseProverThreads();
+  const native = new ProverService({ maxQueued: 0, prover: "native" }, pino({ level: "silent" }));
+  const witnessMs: number[] = [];
+  const verifyMs: number[] = [];
+  const nativeMs = await latencies(inputs, async (input) => {
+    const proof = await native.prove(input);
+    witnessMs.push(proof.witnessTimeMs);
+    const started = performance.now();
+    if (!(await verifyWithdrawal(proof, verificationKey))) throw new Error("a native proof does not verify");
+    verifyMs.push(performance.now() - started);
+  });
+  await native.close();
+
+  const wasm = new ProverService({ maxQueued: 0, prover: "wasm" }, pino({ level: "silent" }));
+  const wasmMs = await latencies(inputs, (input) => wasm.prove(input));
+  await wasm.close();
+
+  const plainMs = await latencies(inputs, (input) => proveWithdrawal(input));
+  await releaseProverThreads();
+
+  const wtns = await Promise.all(inputs.map((input) => calculator.calculate(input)));
+  // One after the other: two provers at once would share the cores.
+  const fast = await kernelTimings(wtns, "bmi2adx");
+  const portable = await kernelTimings(wtns, "portable");
+  const perCall = await perCallMs(wtns);
+
+  const result = {
+    depth,
+    native: { p50Ms: p50(nativeMs), p95Ms: p95(nativeMs) },
+    wasm: { p50Ms: p50(wasmMs), p95Ms: p95(wasmMs) },
+    plain: { p50Ms: p50(plainMs), p95Ms: p95(plainMs) },
+    ratioPlainOverNative: Number((percentile(plainMs, 50) / percentile(nativeMs, 50)).toFixed(2)),
+    ratioWasmOverNative: Number((percentile(wasmMs, 50) / percentile(nativeMs, 50)).toFixed(2)),
+    nativeParts: {
+      witnessP50Ms: p50(witnessMs.slice(1)),
+      verifyP50Ms: p50(verifyMs.slice(1)),
+      quotientP50Ms: p50(fast.timings.map((t) => t.quotientMs)),
+      msmP50Ms: p50(fast.timings.map((t) => t.msmMs)),
+    },
+    perCallP50Ms: p50(perCall),
+    kernels: Object.fromEntries(
+      [fast, portable].map(({ cpu, timings }) => [cpu, { proofP50Ms: p50(timings.map((t) => t.totalMs)), msmP50Ms: p50(timings.map((t) => t.msmMs)) }]),
+    ),
+  };
+  results.push(result);
+  rows.push(
+    [`depth ${depth}: native p50 / p95`, `${result.native.p50Ms} / ${result.native.p95Ms} ms`],
+    [`depth ${depth}: wasm engine p50 / p95`, `${result.wasm.p50Ms} / ${result.wasm.p95Ms} ms`],
+    [`depth ${depth}: plain fullProve p50 / p95`, `${result.plain.p50Ms} / ${result.plain.p95Ms} ms`],
+    [`depth ${depth}: ratio plain / native, wasm / native`, `${result.ratioPlainOverNative}x, ${result.ratioWasmOverNative}x`],
+    [
+      `depth ${depth}: native witness / FFTs / MSMs / verify p50`,
+      `${result.nativeParts.witnessP50Ms} / ${result.nativeParts.quotientP50Ms} / ${result.nativeParts.msmP50Ms} / ${result.nativeParts.verifyP50Ms} ms`,
+    ],
+    [
+      `depth ${depth}: kernels ${fast.cpu} / ${portable.cpu} (prove p50)`,
+      `${p50(fast.timings.map((t) => t.totalMs))} / ${p50(portable.timings.map((t) => t.totalMs))} ms`,
+    ],
+    [`depth ${depth}: native long-lived / one call per proof (p50)`, `${p50(fast.timings.map((t) => t.totalMs))} / ${result.perCallP50Ms} ms`],
+  );
+}
 const loadAfter = os.loadavg()[0]!;
-
-const results = {
-  oursP50Ms: Math.round(percentile(ours.latenciesMs, 50)),
-  oursP95Ms: Math.round(percentile(ours.latenciesMs, 95)),
-  plainP50Ms: Math.round(percentile(plain.latenciesMs, 50)),
-  plainP95Ms: Math.round(percentile(plain.latenciesMs, 95)),
-  ratio: Number((percentile(plain.latenciesMs, 50) / percentile(ours.latenciesMs, 50)).toFixed(2)),
-  witnessP50Ms: Math.round(percentile(witnessMs.slice(1), 50)), // the first is the warm-up
-  memory: Object.fromEntries(
-    Object.entries({ ours, plain }).map(([name, phase]) => [
-      name,
-      { startRssMb: Math.round(phase.startRssMb), peakRssMb: Math.round(phase.peakRssMb), peakHeapMb: Math.round(phase.peakHeapMb) },
-    ]),
-  ) as Record<"ours" | "plain", { startRssMb: number; peakRssMb: number; peakHeapMb: number }>,
-};
-
-const rows: [string, string][] = [
-  ["ours p50 / p95", `${results.oursP50Ms} / ${results.oursP95Ms} ms`],
-  ["plain fullProve p50 / p95", `${results.plainP50Ms} / ${results.plainP95Ms} ms`],
-  ["ratio plain / ours (p50)", `${results.ratio.toFixed(2)}x`],
-  ["ours witness p50", `${results.witnessP50Ms} ms`],
-  ["tree depths (state / ASP)", `${treeDepths.state} / ${treeDepths.asp}`],
-  ...(["ours", "plain"] as const).map((name): [string, string] => {
-    const { startRssMb, peakRssMb, peakHeapMb } = results.memory[name];
-    return [`${name}: RSS at start -> peak, main-thread heap peak`, `${startRssMb} -> ${peakRssMb} MB, ${peakHeapMb} MB`];
-  }),
-  ["load average (1 min) before / after", `${loadBefore.toFixed(2)} / ${loadAfter.toFixed(2)}`],
-];
+rows.push(["cores; load average (1 min) before / after", `${os.cpus().length}; ${loadBefore.toFixed(2)} / ${loadAfter.toFixed(2)}`]);
 printTable(["measurement", "result"], rows);
-await writeResults("prover", { proofs: PROOFS, treeDepths, loadAverage: { before: loadBefore, after: loadAfter }, ...results });
+await writeResults("prover", { proofs: PROOFS, loadAverage: { before: loadBefore, after: loadAfter }, depths: results });
+process.exit(0); // snarkjs' verifier leaves worker threads running

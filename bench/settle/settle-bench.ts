@@ -3,7 +3,8 @@
 // Server latency of POST /api/facilitator/settle and /settle-x402 on the local chain, each request a real proof and
 // a real relay: BENCH_SETTLES sequential requests of each (default 10, after one warm-up), then BENCH_AGENTS agents
 // (default 4) each making BENCH_AGENT_PAYMENTS settle-x402 payments (default 3) at once. Checks that every
-// concurrent settle succeeded on chain with its own relayer nonce. Prints a table and writes
+// concurrent settle succeeded on chain with its own relayer nonce. BENCH_PROVER (auto, native or wasm; default
+// auto: the native prover when `npm ci` built it) picks the relayer's prover. Prints a table and writes
 // bench/results/settle.json.
 import { Wallet } from "ethers";
 import { noteToWire } from "../../sdk/client/facilitator-client.js";
@@ -11,13 +12,17 @@ import type { Note } from "../../sdk/index.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
 import { deposit } from "../../test/indexer/helpers/pool-actions.js";
 import { startPaymentWorld } from "../../test/x402/helpers/payment-world.js";
+import { builtNativeProver } from "../../relayer/prover/native-process.js";
 import { elapsedMs, percentile, printTable, writeResults } from "../report.js";
 
 const SETTLES = Number(process.env.BENCH_SETTLES ?? 10);
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 4);
 const AGENT_PAYMENTS = Number(process.env.BENCH_AGENT_PAYMENTS ?? 3);
 
-const world = await startPaymentWorld();
+const PROVER = process.env.BENCH_PROVER ?? "auto";
+const proverInUse = PROVER === "wasm" || (PROVER === "auto" && !builtNativeProver()) ? "wasm" : "native";
+
+const world = await startPaymentWorld({ relayer: { prover: PROVER } });
 // Closed on failure too: its servers and the chain would keep the process alive.
 try {
   const required = await readPaymentRequired(await fetch(world.sellers.v2.resourceUrl));
@@ -97,6 +102,7 @@ try {
   });
   const withProof = ({ ms, proofMs }: { ms: number[]; proofMs: number[] }) => ({ ...summary(ms), proofP50Ms: Math.round(percentile(proofMs, 50)) });
   const results = {
+    prover: proverInUse,
     settle: withProof(settleMs),
     settleX402: withProof(x402Ms),
     concurrent: {
@@ -113,6 +119,7 @@ try {
   printTable(
     ["measurement", "result"],
     [
+      ["prover", proverInUse],
       [`settle, sequential (${results.settle.count})`, `p50 ${results.settle.p50Ms} ms, p95 ${results.settle.p95Ms} ms (proof p50 ${results.settle.proofP50Ms} ms)`],
       [`settle-x402, sequential (${results.settleX402.count})`, `p50 ${results.settleX402.p50Ms} ms, p95 ${results.settleX402.p95Ms} ms (proof p50 ${results.settleX402.proofP50Ms} ms)`],
       [`settle-x402, ${AGENTS} agents at once (${concurrent.length})`, `p50 ${results.concurrent.p50Ms} ms, p95 ${results.concurrent.p95Ms} ms`],

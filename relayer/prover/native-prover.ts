@@ -9,7 +9,7 @@ const run = promisify(execFile);
 
 /**
  * A rapidsnark-compatible prover binary, called as `<binary> <zkey> <witness.wtns> <proof.json> <public.json>`.
- * It is not trusted by itself: the prover service checks its first proof against the verification key.
+ * It is not trusted by itself: the prover service verifies each of its proofs against the verification key.
  */
 export class NativeProver {
   constructor(

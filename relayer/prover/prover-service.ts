@@ -3,6 +3,7 @@ import { availableParallelism } from "node:os";
 import { WITHDRAW_ARTIFACTS, type CircuitArtifacts, type WithdrawCircuitInput, type WithdrawProof } from "../../sdk/index.js";
 import { RELAYER_ERROR_STATUS, RelayerError } from "../errors.js";
 import type { Prover, TimedProof } from "../settlement/prover.js";
+import { NativeProverProcess, builtNativeProver } from "./native-process.js";
 import { NativeProver } from "./native-prover.js";
 import { proveWitness } from "./proof-schedule.js";
 import { ProofJobError, WorkerPool } from "./worker-pool.js";
@@ -12,9 +13,25 @@ export interface ProverServiceOptions {
   workers?: number;
   /** Proofs that may wait behind the one being proven; one more is refused at once with PROVER_BUSY. */
   maxQueued: number;
-  /** A rapidsnark-compatible binary to prove with once its first proof verifies. */
+  /**
+   * Which prover makes proofs: "native" this project's native prover (built by `npm ci` into build/native-prover;
+   * refused at start when it is missing), "wasm" the in-process engine, "auto" (default) native when built.
+   */
+  prover?: ProverChoice;
+  /** A rapidsnark-compatible binary, called once per proof, instead of the built native prover. */
   nativeProverPath?: string;
+  /** The native prover binary to run in serve mode (default: the one `npm ci` built). */
+  nativeServerPath?: string;
   artifacts?: CircuitArtifacts;
+}
+
+export type ProverChoice = "auto" | "native" | "wasm";
+
+/** A native prover, whichever kind: its proofs are verified before they leave the service. */
+interface NativeEngine {
+  readonly binary: string;
+  prove(wtns: Uint8Array): Promise<WithdrawProof>;
+  close?(): Promise<void>;
 }
 
 /** What a proof took before any was measured (in process, 2 cores), to size the first Retry-After. */
@@ -23,16 +40,15 @@ const INITIAL_PROOF_MS = 2_000;
 const AVERAGE_WEIGHT = 0.2;
 
 /**
- * Proves withdrawals on worker threads that hold the proving key, the verification key and the witness
- * calculator in memory. Back-pressure is an immediate PROVER_BUSY (503 with Retry-After), never a timeout.
- * With a native prover configured, its first proof is checked against the verification key; a binary that fails
- * that check, or fails at all, is refused for the life of the process and proofs are made in process.
+ * Proves withdrawals: witnesses on worker threads that hold the witness calculator and the verification key, the
+ * proof itself natively (native-prover/, a long-lived child process holding the proving key) or, without one, on
+ * the workers' wasm engine. Back-pressure is an immediate PROVER_BUSY (503 with Retry-After), never a timeout.
+ * Every native proof is checked against the verification key before it leaves; one that fails the check (or a
+ * native prover that fails) is logged and that proof is made by the wasm engine, and checked too.
  */
 export class ProverService implements Prover {
   private readonly pool: WorkerPool;
-  private readonly native?: NativeProver;
-  private nativeTrusted = false;
-  private nativeRefused = false;
+  private readonly native?: NativeEngine;
   /** Proofs accepted and not finished, running or waiting. */
   private inFlight = 0;
   /** Proofs ever accepted: the next one's place in line. */
@@ -44,10 +60,26 @@ export class ProverService implements Prover {
     private readonly logger: Logger,
   ) {
     const artifacts = options.artifacts ?? WITHDRAW_ARTIFACTS;
+    this.native = startNative(options, artifacts);
     this.pool = new WorkerPool(options.workers ?? availableParallelism(), { artifacts }, (error) =>
       logger.error({ err: error.message }, "a proof worker died; started another"),
     );
-    if (options.nativeProverPath) this.native = new NativeProver(options.nativeProverPath, artifacts.zkey);
+    if (this.native instanceof NativeProverProcess) {
+      const native = this.native;
+      native.ready.then(
+        (info) => logger.info({ prover: "native", binary: native.binary, ...info }, "prover: native (checked against the verification key per proof)"),
+        (error: Error) => logger.warn({ prover: "wasm", reason: error.message }, "prover: the native prover did not start; proving with the wasm engine"),
+      );
+    } else if (this.native) {
+      logger.info({ prover: "native", binary: this.native.binary }, "prover: rapidsnark-compatible binary (checked against the verification key per proof)");
+    } else {
+      logger.info({ prover: "wasm" }, "prover: wasm engine");
+    }
+  }
+
+  /** The prover proofs are made with now: "native" or "wasm" (the fallback when the native one is gone). */
+  get engine(): "native" | "wasm" {
+    return this.native && !(this.native instanceof NativeProverProcess && this.native.dead) ? "native" : "wasm";
   }
 
   async prove(input: WithdrawCircuitInput): Promise<TimedProof> {
@@ -67,7 +99,7 @@ export class ProverService implements Prover {
       const { wtns, witnessMs } = await this.pool.run({ kind: "witness", input }, priority);
       const started = performance.now();
       const proof =
-        this.native && !this.nativeRefused ? await this.proveNatively(this.native, wtns, priority) : await proveWitness(this.pool, wtns, priority);
+        this.engine === "native" ? await this.proveNatively(this.native!, wtns, priority) : await proveWitness(this.pool, wtns, priority);
       const proofTimeMs = Math.round(witnessMs + performance.now() - started);
       this.averageProofMs += AVERAGE_WEIGHT * (proofTimeMs - this.averageProofMs);
       return { ...proof, proofTimeMs, witnessTimeMs: Math.round(witnessMs) };
@@ -82,32 +114,47 @@ export class ProverService implements Prover {
     }
   }
 
-  /** Ends the worker threads; proofs not finished are rejected. */
+  /** Ends the worker threads and the native prover; proofs not finished are rejected. */
   async close(): Promise<void> {
-    await this.pool.close();
+    await Promise.all([this.pool.close(), this.native?.close?.()]);
   }
 
-  private async proveNatively(native: NativeProver, wtns: Uint8Array, priority: number): Promise<WithdrawProof> {
+  /**
+   * A native proof, verified; a failed check or a failed native prover falls back to the wasm engine for this
+   * proof, whose proof is verified as well: a proof that does not verify is never returned.
+   */
+  private async proveNatively(native: NativeEngine, wtns: Uint8Array, priority: number): Promise<WithdrawProof> {
+    let reason: string;
     try {
-      const proof = await native.prove(wtns);
-      if (!this.nativeTrusted) {
-        if (!(await this.pool.run({ kind: "verify", proof }, priority)).valid) throw new Error("its first proof does not verify");
-        this.nativeTrusted = true;
-        this.logger.info({ binary: native.binary }, "native prover checked; proving with it");
-      }
-      return proof;
+      const { proof, publicSignals } = await native.prove(wtns);
+      if ((await this.pool.run({ kind: "verify", proof: { proof, publicSignals } }, priority)).valid) return { proof, publicSignals };
+      reason = "its proof does not verify against the verification key";
     } catch (error) {
-      if (!this.nativeRefused) {
-        this.nativeRefused = true;
-        const reason = error instanceof Error ? error.message : String(error);
-        this.logger.warn({ binary: native.binary, reason }, "native prover refused; proving in process");
-      }
-      return proveWitness(this.pool, wtns, priority);
+      reason = error instanceof Error ? error.message : String(error);
     }
+    this.logger.warn({ binary: native.binary, reason }, "native proof refused; proving this one with the wasm engine");
+    const proof = await proveWitness(this.pool, wtns, priority);
+    if (!(await this.pool.run({ kind: "verify", proof }, priority)).valid) {
+      throw new RelayerError("INTERNAL", "The prover made no valid proof for this witness; nothing was relayed or spent. Retry the request.");
+    }
+    return proof;
   }
 
   /** When a retry can expect room: the proofs ahead of it, one after the other, at the recent proof time. */
   private retryAfterSeconds(): number {
     return Math.max(1, Math.ceil((this.inFlight * this.averageProofMs) / 1000));
   }
+}
+
+/** The native prover the options ask for, if any. */
+function startNative(options: ProverServiceOptions, artifacts: CircuitArtifacts): NativeEngine | undefined {
+  const choice = options.prover ?? "auto";
+  if (choice === "wasm") return undefined;
+  if (options.nativeProverPath) return new NativeProver(options.nativeProverPath, artifacts.zkey);
+  const server = options.nativeServerPath ?? builtNativeProver();
+  if (server) return new NativeProverProcess(server, artifacts.zkey);
+  if (choice === "native") {
+    throw new Error("RELAYER_PROVER=native but no native prover is built: run `node scripts/native/build-prover.mjs` (needs g++), or use auto or wasm");
+  }
+  return undefined;
 }

@@ -1,0 +1,18 @@
+// Readers of snarkjs' binary files: the Groth16 .zkey and the .wtns witness. Every size is checked; a truncated,
+// foreign or mismatched file throws FileError with a message that says which and why.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "prover.hpp"
+
+struct FileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::vector<uint8_t> readWholeFile(const std::string& path);
+ProvingKey parseZkey(const std::vector<uint8_t>& bytes);
+/** The witness values (standard form, 4 limbs each), checked against the key's field and signal count. */
+std::vector<uint64_t> parseWtns(const uint8_t* bytes, size_t size, const ProvingKey& key);

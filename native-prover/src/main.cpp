@@ -1,0 +1,186 @@
+// groth16-prover: a Groth16 prover for BN254 that reads snarkjs' .zkey and .wtns and writes snarkjs' proof JSON.
+//
+//   groth16-prover <circuit.zkey> <witness.wtns> <proof.json> <public.json>   (rapidsnark's command line)
+//   groth16-prover serve <circuit.zkey>   (loads the key once; stdin: u32 little-endian length + .wtns bytes,
+//                                          stdout: one JSON line per witness; length 0 or end of input stops it)
+//   groth16-prover cpu                    (prints the kernel variant this CPU gets)
+//
+// GROTH16_PROVER_CPU=portable forces the portable kernels; GROTH16_PROVER_THREADS caps the threads (default: all cores).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "key-files.hpp"
+#include "prover.hpp"
+
+namespace {
+
+using ProveFn = void (*)(const ProvingKey&, const uint64_t*, const Blinding&, int, ProofPoints&, ProofTimings&);
+
+struct Kernels {
+  const char* name;
+  ProveFn prove;
+};
+
+Kernels chooseKernels() {
+  const char* forced = std::getenv("GROTH16_PROVER_CPU");
+  const bool portableOnly = forced && std::string(forced) == "portable";
+  __builtin_cpu_init();
+  if (!portableOnly && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("adx") && bmi2adx::selfTest()) return {"bmi2adx", bmi2adx::prove};
+  if (!portable::selfTest()) throw std::runtime_error("the portable kernels fail their self-test");
+  return {"portable", portable::prove};
+}
+
+int threadCount() {
+  const char* cap = std::getenv("GROTH16_PROVER_THREADS");
+  const int cores = (int)std::max(1u, std::thread::hardware_concurrency());
+  return cap ? std::max(1, std::min(cores, std::atoi(cap))) : cores;
+}
+
+/** A 256-bit little-endian number in decimal. */
+std::string decimal(const uint64_t limbs[4]) {
+  uint64_t v[4] = {limbs[0], limbs[1], limbs[2], limbs[3]};
+  std::string digits;
+  while (v[0] | v[1] | v[2] | v[3]) {
+    unsigned __int128 rem = 0;
+    for (int i = 3; i >= 0; i--) {
+      const unsigned __int128 cur = (rem << 64) | v[i];
+      v[i] = (uint64_t)(cur / 10);
+      rem = cur % 10;
+    }
+    digits.push_back(char('0' + (int)rem));
+  }
+  if (digits.empty()) digits = "0";
+  return std::string(digits.rbegin(), digits.rend());
+}
+
+std::string quoted(const uint64_t limbs[4]) { return "\"" + decimal(limbs) + "\""; }
+
+/** r and s, uniform below the group order (rejection sampling on 254 bits). */
+Blinding freshBlinding() {
+  static std::random_device device;
+  const uint64_t order[4] = {0x43e1f593f0000001ULL, 0x2833e84879b97091ULL, 0xb85045b68181585dULL, 0x30644e72e131a029ULL};
+  auto draw = [&](uint64_t out[4]) {
+    for (;;) {
+      for (int i = 0; i < 4; i++) out[i] = (uint64_t(device()) << 32) | device();
+      out[3] &= (uint64_t(1) << 62) - 1;
+      bool below = false;
+      for (int i = 3; i >= 0; i--) {
+        if (out[i] != order[i]) {
+          below = out[i] < order[i];
+          break;
+        }
+      }
+      if (below && (out[0] | out[1] | out[2] | out[3])) return;
+    }
+  };
+  Blinding b;
+  draw(b.r);
+  draw(b.s);
+  return b;
+}
+
+std::string proofJson(const ProofPoints& p) {
+  return "{\"pi_a\":[" + quoted(p.a[0]) + "," + quoted(p.a[1]) + ",\"1\"],\"pi_b\":[[" + quoted(p.b[0]) + "," + quoted(p.b[1]) + "],[" +
+         quoted(p.b[2]) + "," + quoted(p.b[3]) + "],[\"1\",\"0\"]],\"pi_c\":[" + quoted(p.c[0]) + "," + quoted(p.c[1]) +
+         ",\"1\"],\"protocol\":\"groth16\",\"curve\":\"bn128\"}";
+}
+
+std::string publicJson(const ProvingKey& key, const std::vector<uint64_t>& witness) {
+  std::string out = "[";
+  for (uint32_t i = 1; i <= key.nPublic; i++) out += (i > 1 ? "," : "") + quoted(&witness[i * 4]);
+  return out + "]";
+}
+
+struct Proven {
+  std::string proof, publicSignals;
+  ProofTimings timings;
+};
+
+Proven proveWtns(const Kernels& kernels, const ProvingKey& key, const uint8_t* wtns, size_t size, int threads) {
+  const std::vector<uint64_t> witness = parseWtns(wtns, size, key);
+  ProofPoints points;
+  Proven proven;
+  kernels.prove(key, witness.data(), freshBlinding(), threads, points, proven.timings);
+  proven.proof = proofJson(points);
+  proven.publicSignals = publicJson(key, witness);
+  return proven;
+}
+
+std::string escaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c == '\n' ? ' ' : c);
+  }
+  return out;
+}
+
+bool readExactly(uint8_t* into, size_t bytes) { return std::fread(into, 1, bytes, stdin) == bytes; }
+
+int serve(const Kernels& kernels, const std::string& zkeyPath, int threads) {
+  const ProvingKey key = parseZkey(readWholeFile(zkeyPath));
+  std::printf("{\"ready\":true,\"cpu\":\"%s\",\"threads\":%d,\"nVars\":%u,\"nPublic\":%u,\"domainSize\":%u}\n", kernels.name, threads, key.nVars,
+              key.nPublic, key.domainSize);
+  std::fflush(stdout);
+  std::vector<uint8_t> wtns;
+  for (;;) {
+    uint8_t header[4];
+    if (!readExactly(header, 4)) return 0;
+    const uint32_t length = uint32_t(header[0]) | uint32_t(header[1]) << 8 | uint32_t(header[2]) << 16 | uint32_t(header[3]) << 24;
+    if (length == 0) return 0;
+    wtns.resize(length);
+    if (!readExactly(wtns.data(), length)) return 0;
+    std::string line;
+    try {
+      const Proven p = proveWtns(kernels, key, wtns.data(), wtns.size(), threads);
+      char timings[96];
+      std::snprintf(timings, sizeof timings, "{\"quotientMs\":%.2f,\"msmMs\":%.2f}", p.timings.quotientMs, p.timings.msmMs);
+      line = "{\"proof\":" + p.proof + ",\"publicSignals\":" + p.publicSignals + ",\"timings\":" + timings + "}";
+    } catch (const std::exception& error) {
+      line = std::string("{\"error\":\"") + escaped(error.what()) + "\"}";
+    }
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+  }
+}
+
+void writeFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw FileError("cannot write " + path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Kernels kernels = chooseKernels();
+    const int threads = threadCount();
+    if (argc == 2 && std::string(argv[1]) == "cpu") {
+      std::printf("%s\n", kernels.name);
+      return 0;
+    }
+    if (argc == 3 && std::string(argv[1]) == "serve") return serve(kernels, argv[2], threads);
+    if (argc != 5) {
+      std::fprintf(stderr, "usage: %s <circuit.zkey> <witness.wtns> <proof.json> <public.json> | serve <circuit.zkey> | cpu\n", argv[0]);
+      return 2;
+    }
+    const ProvingKey key = parseZkey(readWholeFile(argv[1]));
+    const std::vector<uint8_t> wtns = readWholeFile(argv[2]);
+    const Proven p = proveWtns(kernels, key, wtns.data(), wtns.size(), threads);
+    writeFile(argv[3], p.proof);
+    writeFile(argv[4], p.publicSignals);
+    return 0;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "groth16-prover: %s\n", error.what());
+    return 1;
+  }
+}

@@ -1,0 +1,40 @@
+// The proving key and witness as the kernels take them, and the kernels' entry points (one set per CPU path).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+struct Coefficient {
+  uint32_t matrix, constraint, signal, unused;
+  uint64_t value[4];  // Fr, as the zkey stores it: Montgomery form times R
+};
+
+/** A Groth16 key from a snarkjs .zkey, coordinates in Montgomery form (R = 2^256), 8-byte aligned. */
+struct ProvingKey {
+  uint32_t nVars = 0, nPublic = 0, domainSize = 0, domainPower = 0;
+  uint64_t alpha1[8], beta1[8], beta2[16], delta1[8], delta2[16];
+  std::vector<Coefficient> coefficients;
+  std::vector<uint64_t> pointsA, pointsB1, pointsB2, pointsC, pointsH;
+};
+
+/** Affine coordinates in standard form: a and c (x, y), b (x.c0, x.c1, y.c0, y.c1). */
+struct ProofPoints {
+  uint64_t a[2][4], b[4][4], c[2][4];
+};
+
+struct ProofTimings {
+  double quotientMs = 0, msmMs = 0;
+};
+
+/** The blinding scalars r and s, standard form, below the group order. */
+struct Blinding {
+  uint64_t r[4], s[4];
+};
+
+#define DECLARE_KERNELS(ns)                                                                                        \
+  namespace ns {                                                                                                   \
+  void prove(const ProvingKey& key, const uint64_t* witness, const Blinding& blinding, int threads, ProofPoints& out, \
+             ProofTimings& timings);                                                                               \
+  bool selfTest();                                                                                                 \
+  }
+DECLARE_KERNELS(portable)
+DECLARE_KERNELS(bmi2adx)

@@ -1,0 +1,118 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { createInterface } from "node:readline";
+import type { Groth16Proof, WithdrawProof } from "../../sdk/index.js";
+
+/** Where `npm ci` (scripts/native/build-prover.mjs) leaves this project's native prover, when it could build it. */
+export const BUILT_NATIVE_PROVER = fileURLToPath(new URL("../../build/native-prover/groth16-prover", import.meta.url));
+
+/** The built native prover, or undefined when the install could not build it. */
+export function builtNativeProver(): string | undefined {
+  return existsSync(BUILT_NATIVE_PROVER) ? BUILT_NATIVE_PROVER : undefined;
+}
+
+/** What the native prover says once its key is loaded. */
+export interface NativeProverInfo {
+  /** The kernels it chose for this CPU: "bmi2adx" or "portable". */
+  cpu: string;
+  threads: number;
+}
+
+/** Milliseconds the native prover spent in each part of one proof. */
+export interface NativeProofTimings {
+  quotientMs: number;
+  msmMs: number;
+}
+
+interface Answer {
+  ready?: true;
+  cpu?: string;
+  threads?: number;
+  error?: string;
+  proof?: Groth16Proof;
+  publicSignals?: string[];
+  timings?: NativeProofTimings;
+}
+
+interface Pending {
+  resolve(answer: Answer): void;
+  reject(error: Error): void;
+}
+
+/**
+ * This project's native prover (native-prover/) as a long-lived child process that loads the zkey once: each
+ * witness (a .wtns file) goes down its stdin length-prefixed, the proof comes back as one JSON line. It proves
+ * one witness at a time, in the order they were sent. Its proofs are not trusted here: the caller verifies them.
+ */
+export class NativeProverProcess {
+  readonly ready: Promise<NativeProverInfo>;
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly pending: Pending[] = [];
+  private exited?: Error;
+  /** Settles once the process is gone, whether it exited or never started. */
+  private readonly gone: Promise<void>;
+  private markGone!: () => void;
+  private stderr = "";
+
+  constructor(
+    readonly binary: string,
+    zkeyPath: string,
+    env: NodeJS.ProcessEnv = process.env,
+  ) {
+    this.gone = new Promise((resolve) => (this.markGone = resolve));
+    this.child = spawn(binary, ["serve", zkeyPath], { stdio: ["pipe", "pipe", "pipe"], env });
+    const readyWaiter = new Promise<Answer>((resolve, reject) => this.pending.push({ resolve, reject }));
+    this.ready = readyWaiter.then((answer) => {
+      if (!answer.ready) throw new Error(`the native prover did not start: ${answer.error ?? "no ready line"}`);
+      return { cpu: answer.cpu ?? "unknown", threads: answer.threads ?? 1 };
+    });
+    this.ready.catch(() => {}); // reported to whoever awaits it
+    this.child.stderr.on("data", (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString()).slice(-2_000)));
+    createInterface({ input: this.child.stdout }).on("line", (line) => this.answer(line));
+    this.child.on("error", (error) => this.fail(error));
+    this.child.on("exit", (code, signal) => this.fail(new Error(`the native prover exited (${signal ?? `code ${code}`}): ${this.stderr.trim()}`)));
+    this.child.stdin.on("error", (error) => this.fail(error));
+  }
+
+  /** Whether the process is gone (crashed, killed or closed). */
+  get dead(): boolean {
+    return this.exited !== undefined;
+  }
+
+  /** Proves the witness `wtns`. Rejects when the prover refuses it (the reason says why) or is gone. */
+  async prove(wtns: Uint8Array): Promise<WithdrawProof & { timings: NativeProofTimings }> {
+    await this.ready;
+    if (this.exited) throw this.exited;
+    const answer = new Promise<Answer>((resolve, reject) => this.pending.push({ resolve, reject }));
+    const length = Buffer.alloc(4);
+    length.writeUInt32LE(wtns.byteLength);
+    this.child.stdin.write(length);
+    this.child.stdin.write(wtns);
+    const { proof, publicSignals, timings, error } = await answer;
+    if (error !== undefined || !proof || !publicSignals || !timings) throw new Error(`the native prover refused the witness: ${error ?? "no proof"}`);
+    return { proof, publicSignals, timings };
+  }
+
+  /** Ends the process; proofs not answered are rejected. */
+  async close(): Promise<void> {
+    if (!this.exited) this.child.stdin.end(Buffer.alloc(4)); // length 0: stop
+    await this.gone;
+  }
+
+  private answer(line: string): void {
+    const waiter = this.pending.shift();
+    if (!waiter) return;
+    try {
+      waiter.resolve(JSON.parse(line) as Answer);
+    } catch {
+      waiter.reject(new Error("the native prover answered something that is not JSON"));
+    }
+  }
+
+  private fail(error: Error): void {
+    this.exited ??= error;
+    this.markGone();
+    for (const waiter of this.pending.splice(0)) waiter.reject(this.exited);
+  }
+}

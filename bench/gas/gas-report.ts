@@ -14,6 +14,8 @@ import { deployedFacilitator } from "../../test/contracts/helpers/fixtures.js";
 import { fundDepositor, secretsFor } from "../../test/contracts/helpers/notes.js";
 import { proveRelayedWithdrawal } from "../../test/contracts/helpers/withdrawals.js";
 import { printTable, writeResults } from "../report.js";
+import { facilitatorClassifier } from "./facilitator-parts.js";
+import { type Breakdown, gasBreakdown, PART_NAMES, PARTS } from "./gas-breakdown.js";
 import { fillStateTree } from "./simulated-state-tree.js";
 
 const TREE_SIZES = [1, 1_000, 100_000];
@@ -27,6 +29,8 @@ interface Measurement {
   treeSize: number;
   deposit: number;
   relay: number;
+  depositBreakdown: Breakdown;
+  relayBreakdown: Breakdown;
   aspRootUpdate: number;
   revokingAspRootUpdate: number;
   refundDeposit: number;
@@ -34,10 +38,14 @@ interface Measurement {
   verifier: number;
 }
 
-async function gasOf(sent: Promise<ContractTransactionResponse>): Promise<number> {
+async function mined(sent: Promise<ContractTransactionResponse>) {
   const receipt = await (await sent).wait();
   if (!receipt) throw new Error("transaction was not mined");
-  return Number(receipt.gasUsed);
+  return receipt;
+}
+
+async function gasOf(sent: Promise<ContractTransactionResponse>): Promise<number> {
+  return Number((await mined(sent)).gasUsed);
 }
 
 /** On a fresh chain whose state tree holds `treeSize` leaves: deposits, publishes an ASP root, relays a withdrawal. */
@@ -54,9 +62,10 @@ async function measure(treeSize: number): Promise<Measurement> {
   await fundDepositor(facilitator, accounts.depositor, DEPOSIT);
   const secrets = secretsFor(BigInt(treeSize));
   const note = createNote(DEPOSIT, labelOf(scope, BigInt(treeSize + 1)), secrets);
-  const deposit = await gasOf(
+  const depositReceipt = await mined(
     entrypoint.connect(accounts.depositor).deposit(usdc, DEPOSIT, precommitmentOf(secrets)),
   );
+  const deposit = Number(depositReceipt.gasUsed);
   stateTree.insert(note.commitment);
   if ((await privacyPool.currentRoot()) !== stateTree.root) {
     throw new Error(`the simulated tree of ${treeSize} leaves diverged from the TypeScript LeanIMT`);
@@ -85,7 +94,11 @@ async function measure(treeSize: number): Promise<Measurement> {
     scope,
   });
   const verifierGas = Number(await verifier.verifyProof.estimateGas(proof.pA, proof.pB, proof.pC, proof.pubSignals));
-  const relay = await gasOf(entrypoint.connect(accounts.stranger).relay(withdrawal, proof, scope));
+  const relayReceipt = await mined(entrypoint.connect(accounts.stranger).relay(withdrawal, proof, scope));
+  const relay = Number(relayReceipt.gasUsed);
+  const classifier = facilitatorClassifier(facilitator, [depositReceipt, relayReceipt], [aspTree.root]);
+  const depositBreakdown = await gasBreakdown(connection, depositReceipt.hash, classifier);
+  const relayBreakdown = await gasBreakdown(connection, relayReceipt.hash, classifier);
 
   // The recipient plays the single-use payer whose balance comes back as a refund of the note just spent.
   await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), accounts.admin);
@@ -106,14 +119,27 @@ async function measure(treeSize: number): Promise<Measurement> {
   await fundDepositor(facilitator, accounts.depositor, 5_000n);
   const accessFee = await gasOf(entrypoint.connect(accounts.depositor).payAccessFee(usdc, 42n, 5_000n));
   await connection.close();
-  return { treeSize, deposit, relay, aspRootUpdate, revokingAspRootUpdate, refundDeposit, accessFee, verifier: verifierGas };
+  return { treeSize, deposit, relay, depositBreakdown, relayBreakdown, aspRootUpdate, revokingAspRootUpdate, refundDeposit, accessFee, verifier: verifierGas };
 }
 
 const fmt = (n: number) => n.toLocaleString("en-US");
 const leaves = (n: number) => (n === 1 ? "1 leaf" : `${fmt(n)} leaves`);
 
 function compareWithEstimate(gas: number): string {
-  const { min, max } = PRIVACY_POOLS_RELAY_ESTIMATE;
+  for (const [operation, pick] of [
+  ["deposit", (m: Measurement) => m.depositBreakdown],
+  ["relayed withdrawal", (m: Measurement) => m.relayBreakdown],
+] as const) {
+  console.log(`\n${operation}, where the gas goes:`);
+  const header = measurements.map((m) => leaves(m.treeSize).padStart(12)).join("");
+  const width = Math.max(...PARTS.map((part) => PART_NAMES[part].length));
+  console.log(`${"".padEnd(width)}${header}`);
+  for (const part of PARTS) {
+    console.log(`${PART_NAMES[part].padEnd(width)}${measurements.map((m) => fmt(pick(m)[part]).padStart(12)).join("")}`);
+  }
+}
+
+const { min, max } = PRIVACY_POOLS_RELAY_ESTIMATE;
   if (gas < min) return `${(((min - gas) / min) * 100).toFixed(0)}% below its low end`;
   if (gas > max) return `${(((gas - max) / max) * 100).toFixed(0)}% above its high end`;
   return "within it";
@@ -138,18 +164,33 @@ const rows: [string, number][] = [
 ];
 printTable(["operation", "      gas"], rows.map(([name, gas]) => [name, fmt(gas).padStart(9)]));
 
+for (const [operation, pick] of [
+  ["deposit", (m: Measurement) => m.depositBreakdown],
+  ["relayed withdrawal", (m: Measurement) => m.relayBreakdown],
+] as const) {
+  console.log(`\n${operation}, where the gas goes:`);
+  const header = measurements.map((m) => leaves(m.treeSize).padStart(12)).join("");
+  const width = Math.max(...PARTS.map((part) => PART_NAMES[part].length));
+  console.log(`${"".padEnd(width)}${header}`);
+  for (const part of PARTS) {
+    console.log(`${PART_NAMES[part].padEnd(width)}${measurements.map((m) => fmt(pick(m)[part]).padStart(12)).join("")}`);
+  }
+}
+
 const { min, max } = PRIVACY_POOLS_RELAY_ESTIMATE;
 console.log(`\nPrivacy Pools relayer estimate per relayed withdrawal: ${fmt(min)}-${fmt(max)} gas`);
 for (const m of measurements) {
   console.log(`  ours with ${leaves(m.treeSize)}: ${fmt(m.relay)} gas, ${compareWithEstimate(m.relay)}`);
 }
 
-const bySize = (pick: (m: Measurement) => number) =>
+const bySize = <T>(pick: (m: Measurement) => T) =>
   Object.fromEntries(measurements.map((m) => [m.treeSize, pick(m)]));
 await writeResults("gas", {
   relay: largest.relay,
   relayByTreeSize: bySize((m) => m.relay),
   depositByTreeSize: bySize((m) => m.deposit),
+  relayBreakdownByTreeSize: bySize((m) => m.relayBreakdown),
+  depositBreakdownByTreeSize: bySize((m) => m.depositBreakdown),
   aspRootUpdate: largest.aspRootUpdate,
   revokingAspRootUpdate: largest.revokingAspRootUpdate,
   refundDeposit: largest.refundDeposit,

@@ -8,9 +8,11 @@ import type { PrivacyPool } from "../../types/ethers-contracts/index.js";
 // {ordinal, recordedAtBlock, epoch, depth} (64, 64, 64 and 8 bits, low to high); count and epoch share a slot.
 // fillStateTree checks what it wrote through the pool's own views, so a change of layout fails here instead of
 // measuring a broken tree.
-const SLOT = { nonce: 0n, treeSize: 1n, treeDepth: 2n, sideNodes: 3n, rootEntries: 5n, rootCount: 6n };
+export const SLOT = {
+  nonce: 0n, treeSize: 1n, treeDepth: 2n, sideNodes: 3n, leaves: 4n, rootEntries: 5n, rootCount: 6n, nullifiers: 7n, depositors: 8n,
+};
 
-const mappingSlot = (key: bigint, slot: bigint) =>
+export const mappingSlot = (key: bigint, slot: bigint) =>
   keccak256(AbiCoder.defaultAbiCoder().encode(["uint256", "uint256"], [key, slot]));
 
 /**

@@ -103,12 +103,9 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuard {
         RelayData memory relayData = abi.decode(withdrawal.data, (RelayData));
         if (relayData.relayFeeBPS > _assetConfigs[asset].maxRelayFeeBPS) revert RelayFeeAboveMaximum();
 
-        pool.withdraw(withdrawal, proof);
-
         uint256 withdrawnValue = proof.withdrawnValue();
         uint256 feeAmount = withdrawnValue * relayData.relayFeeBPS / BPS_DENOMINATOR;
-        asset.safeTransfer(relayData.recipient, withdrawnValue - feeAmount);
-        if (feeAmount != 0) asset.safeTransfer(relayData.feeRecipient, feeAmount);
+        pool.withdraw(withdrawal, proof, relayData.recipient, relayData.feeRecipient, feeAmount);
         emit WithdrawalRelayed(relayData.recipient, asset, relayData.feeRecipient, withdrawnValue, feeAmount);
     }
 

@@ -79,10 +79,13 @@ contract PrivacyPool is IPrivacyPool {
     }
 
     /// @inheritdoc IPrivacyPool
-    function withdraw(Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof)
-        external
-        onlyEntrypoint
-    {
+    function withdraw(
+        Withdrawal calldata withdrawal,
+        ProofLib.WithdrawProof calldata proof,
+        address recipient,
+        address feeRecipient,
+        uint256 feeAmount
+    ) external onlyEntrypoint {
         if (proof.context() != uint256(keccak256(abi.encode(withdrawal, SCOPE))) % SNARK_SCALAR_FIELD) {
             revert ContextMismatch();
         }
@@ -100,7 +103,8 @@ contract PrivacyPool is IPrivacyPool {
         uint256 newCommitment = proof.newCommitment();
         _insert(newCommitment);
         uint256 withdrawnValue = proof.withdrawnValue();
-        ASSET.safeTransfer(withdrawal.processooor, withdrawnValue);
+        ASSET.safeTransfer(recipient, withdrawnValue - feeAmount);
+        if (feeAmount != 0) ASSET.safeTransfer(feeRecipient, feeAmount);
         emit Withdrawn(withdrawal.processooor, withdrawnValue, nullifierHash, newCommitment);
     }
 

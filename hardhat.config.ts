@@ -7,22 +7,18 @@ import { configVariable, defineConfig } from "hardhat/config";
 const SOLC_VERSION = "0.8.28";
 const solcJsPath = createRequire(import.meta.url).resolve("solc/soljson.js");
 
+// The Yul optimizer is off: its SSA form runs the generated Poseidon (contracts/lib/poseidon, hand-scheduled
+// assembly) out of stack.
+const SOLC_SETTINGS = { optimizer: { enabled: true, runs: 200, details: { yul: false } }, evmVersion: "cancun" };
+
 export default defineConfig({
   plugins: [hardhatToolboxMochaEthers],
   solidity: {
-    version: SOLC_VERSION,
-    path: solcJsPath,
-    settings: {
-      optimizer: { enabled: true, runs: 200 },
-      evmVersion: "cancun",
-    },
-    // The pool links these libraries (inlined, it would exceed the contract size limit); deploying them needs
-    // their artifacts.
-    npmFilesToBuild: [
-      "poseidon-solidity/PoseidonT2.sol",
-      "poseidon-solidity/PoseidonT3.sol",
-      "poseidon-solidity/PoseidonT4.sol",
-    ],
+    compilers: [{ version: SOLC_VERSION, path: solcJsPath, settings: SOLC_SETTINGS }],
+    // The pool links its Poseidon libraries (inlined, they would exceed the contract size limit): PoseidonT2 from
+    // this npm package, PoseidonT3 and PoseidonT4 generated under contracts/lib/poseidon. Deploying needs the
+    // artifacts.
+    npmFilesToBuild: ["poseidon-solidity/PoseidonT2.sol"],
   },
   paths: {
     tests: { mocha: "test" },

@@ -3,15 +3,15 @@ pragma solidity 0.8.28;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import {InternalLeanIMT, LeanIMTData} from "@zk-kit/lean-imt.sol/InternalLeanIMT.sol";
 import {SNARK_SCALAR_FIELD} from "@zk-kit/lean-imt.sol/Constants.sol";
 import {PoseidonT2} from "poseidon-solidity/PoseidonT2.sol";
-import {PoseidonT3} from "poseidon-solidity/PoseidonT3.sol";
-import {PoseidonT4} from "poseidon-solidity/PoseidonT4.sol";
 import {IPrivacyPool} from "./interfaces/IPrivacyPool.sol";
 import {IWithdrawalVerifier} from "./interfaces/IWithdrawalVerifier.sol";
 import {ProofLib} from "./lib/ProofLib.sol";
+import {PoseidonT3} from "./lib/poseidon/PoseidonT3.sol";
+import {PoseidonT4} from "./lib/poseidon/PoseidonT4.sol";
 import {RootHistory} from "./lib/RootHistory.sol";
+import {StateTree} from "./lib/StateTree.sol";
 
 /// @title PrivacyPool
 /// @notice The pool of one ERC20 asset: a LeanIMT state tree of note commitments, its root history and the set of
@@ -19,7 +19,7 @@ import {RootHistory} from "./lib/RootHistory.sol";
 ///         pool under the contract size limit.
 contract PrivacyPool is IPrivacyPool {
     using SafeERC20 for IERC20;
-    using InternalLeanIMT for LeanIMTData;
+    using StateTree for StateTree.Data;
     using RootHistory for RootHistory.Roots;
     using ProofLib for ProofLib.WithdrawProof;
 
@@ -40,7 +40,7 @@ contract PrivacyPool is IPrivacyPool {
 
     /// @inheritdoc IPrivacyPool
     uint256 public nonce;
-    LeanIMTData private _stateTree;
+    StateTree.Data private _stateTree;
     RootHistory.Roots private _stateRoots;
     mapping(uint256 nullifierHash => bool) private _spentNullifierHashes;
     mapping(uint256 label => address) private _depositors;
@@ -112,7 +112,7 @@ contract PrivacyPool is IPrivacyPool {
     function ragequit(uint256 value, uint256 label, uint256 nullifier, uint256 secret) external {
         if (msg.sender != _depositors[label]) revert OnlyOriginalDepositor();
         uint256 commitment = PoseidonT4.hash([value, label, PoseidonT3.hash([nullifier, secret])]);
-        if (!_stateTree._has(commitment)) revert CommitmentNotInStateTree();
+        if (!_stateTree.has(commitment)) revert CommitmentNotInStateTree();
         uint256 nullifierHash = PoseidonT2.hash([nullifier]);
         if (_spentNullifierHashes[nullifierHash]) revert NullifierAlreadySpent();
 
@@ -147,7 +147,7 @@ contract PrivacyPool is IPrivacyPool {
 
     /// @inheritdoc IPrivacyPool
     function currentRoot() external view returns (uint256) {
-        return _stateTree._root();
+        return _stateTree.root();
     }
 
     /// @inheritdoc IPrivacyPool
@@ -166,7 +166,7 @@ contract PrivacyPool is IPrivacyPool {
 
     function _insert(uint256 leaf) private {
         uint256 leafIndex = _stateTree.size;
-        uint256 root = _stateTree._insert(leaf);
+        uint256 root = _stateTree.insert(leaf);
         _stateRoots.record(root, _stateTree.depth);
         emit LeafInserted(leafIndex, leaf, root);
     }

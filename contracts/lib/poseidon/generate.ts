@@ -1,0 +1,130 @@
+// tsx contracts/lib/poseidon/generate.ts
+//
+// Writes PoseidonT3.sol and PoseidonT4.sol next to this file: circomlib's Poseidon (the circuit's hash) for 2 and 3
+// inputs in the optimized form circomlib's poseidon.circom computes, whose partial rounds mix with a sparse matrix
+// (the first row and column only, 2t - 1 products) instead of the full t x t one. The constants are circomlib's own
+// (circuits/poseidon_constants.circom). The script checks its reference model against poseidon-lite before writing.
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { poseidon2, poseidon3 } from "poseidon-lite";
+
+const F = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
+const ROUNDS_F = 8;
+const ROUNDS_P: Record<number, number> = { 3: 57, 4: 56 };
+const constantsFile = createRequire(import.meta.url).resolve("circomlib/circuits/poseidon_constants.circom");
+const circom = readFileSync(constantsFile, "utf8");
+
+/** The hex numbers of `POSEIDON_<name>(t)`'s branch for `t`, in order. */
+function constants(name: string, t: number): bigint[] {
+  const body = circom.slice(circom.indexOf(`function POSEIDON_${name}(t)`));
+  const branch = body.slice(body.indexOf(`t==${t})`), body.indexOf(`t==${t + 1})`));
+  return [...branch.matchAll(/0x[0-9a-f]+/g)].map(([hex]) => BigInt(hex));
+}
+
+interface Params { t: number; C: bigint[]; S: bigint[]; M: bigint[][]; P: bigint[][] }
+
+function params(t: number): Params {
+  const square = (flat: bigint[]) => Array.from({ length: t }, (_, i) => flat.slice(i * t, (i + 1) * t));
+  return { t, C: constants("C", t), S: constants("S", t), M: square(constants("M", t)), P: square(constants("P", t)) };
+}
+
+const pow5 = (x: bigint) => (x * x % F) ** 2n % F * x % F;
+const mix = (state: bigint[], M: bigint[][]) => state.map((_, i) => state.reduce((acc, x, j) => (acc + M[j]![i]! * x) % F, 0n));
+
+/** The reference model, circomlib's PoseidonEx with one output. */
+function model({ t, C, S, M, P }: Params, inputs: bigint[]): bigint {
+  const half = ROUNDS_F / 2;
+  let state = [0n, ...inputs].map((x, i) => (x + C[i]!) % F);
+  for (let r = 0; r < half; r++) {
+    state = state.map((x, i) => (pow5(x) + C[(r + 1) * t + i]!) % F);
+    state = mix(state, r === half - 1 ? P : M);
+  }
+  for (let r = 0; r < ROUNDS_P[t]!; r++) {
+    const s = S.slice((2 * t - 1) * r);
+    const first = (pow5(state[0]!) + C[(half + 1) * t + r]!) % F;
+    state = [first, ...state.slice(1)];
+    const next0 = state.reduce((acc, x, j) => (acc + s[j]! * x) % F, 0n);
+    state = [next0, ...state.slice(1).map((x, k) => (x + first * s[t + k]!) % F)];
+  }
+  for (let r = 0; r < half - 1; r++) {
+    state = state.map((x, i) => (pow5(x) + C[(half + 1) * t + ROUNDS_P[t]! + r * t + i]!) % F);
+    state = mix(state, M);
+  }
+  return mix(state.map(pow5), M)[0]!;
+}
+
+const hex = (x: bigint) => `0x${x.toString(16).padStart(64, "0")}`;
+
+/** Yul for one hash: the state in s0..s{t-1}, every sum kept below 2^256 (at most t + 1 terms below F). */
+/** Yul for one hash, every sum kept below 2^256 (at most t + 1 terms below F). */
+function yul({ t, C, S, M, P }: Params): string[] {
+  const half = ROUNDS_F / 2;
+  const lines: string[] = [];
+  const idx = [...Array(t).keys()];
+  const get = (i: number) => `s${i}`;
+  const set = (i: number, value: string) => `s${i} := ${value}`;
+  // x := the sum of `terms`, one term at a time: nested, the sum of four would not fit the stack.
+  const sum = (terms: string[]) => [`x := ${terms[0]}`, ...terms.slice(1).map((term) => `x := add(x, ${term})`)];
+  const p5 = (i: number) => [`x := mulmod(${get(i)}, ${get(i)}, F)`, set(i, `mulmod(mulmod(x, x, F), ${get(i)}, F)`)];
+  // The full-round mixes are functions: inlined seven times, their repeated constants are what the Yul optimizer
+  // would hoist into variables, more than the stack holds. A mix leaves n_i = sum_j m[j][i] a_j in scratch memory
+  // (the hash returns straight from assembly, so memory from 0 on is free) for the caller to load.
+  const args = idx.map((j) => `a${j}`).join(", ");
+  const mixFunction = (name: string, m: bigint[][]) => [
+    `function ${name}(${args}) {`,
+    `    let F := ${F}`,
+    ...idx.map((i) => `    mstore(${0x20 * i}, ${idx.map((j) => `mulmod(a${j}, ${hex(m[j]![i]!)}, F)`).reduce((a, b) => `add(${a}, ${b})`)})`),
+    "}",
+  ];
+  const fullRound = (constantsAt: number, mix: string) => {
+    idx.forEach((i) => lines.push(...p5(i), set(i, `add(${get(i)}, ${hex(C[constantsAt + i]!)})`)));
+    lines.push(`${mix}(${idx.map(get).join(", ")})`, ...idx.map((i) => set(i, `mload(${0x20 * i})`)));
+  };
+  lines.push(...mixFunction("mixM", M), ...mixFunction("mixP", P));
+  lines.push(`let F := ${F}`, "let x := 0");
+  lines.push(`let s0 := ${hex(C[0]!)}`);
+  for (let i = 1; i < t; i++) lines.push(`let s${i} := add(mod(mload(${0x80 + 0x20 * (i - 1)}), F), ${hex(C[i]!)})`);
+  for (let r = 0; r < half; r++) fullRound((r + 1) * t, r === half - 1 ? "mixP" : "mixM");
+  for (let r = 0; r < ROUNDS_P[t]!; r++) {
+    const s = S.slice((2 * t - 1) * r);
+    lines.push(...p5(0), `s0 := add(s0, ${hex(C[(half + 1) * t + r]!)})`);
+    lines.push(...sum(idx.map((j) => `mulmod(${get(j)}, ${hex(s[j]!)}, F)`)));
+    for (let k = 1; k < t; k++) lines.push(set(k, `addmod(${get(k)}, mulmod(s0, ${hex(s[t + k - 1]!)}, F), F)`));
+    lines.push("s0 := x");
+  }
+  for (let r = 0; r < half - 1; r++) fullRound((half + 1) * t + ROUNDS_P[t]! + r * t, "mixM");
+  idx.forEach((i) => lines.push(...p5(i)));
+  lines.push(...sum(idx.map((j) => `mulmod(${get(j)}, ${hex(M[j]![0]!)}, F)`)), "mstore(0, mod(x, F))", "return(0, 0x20)");
+  return lines;
+}
+
+function library(p: Params): string {
+  const n = p.t - 1;
+  const body = yul(p).map((line) => `            ${line}`).join("\n");
+  return `// SPDX-License-Identifier: MIT
+// Generated by contracts/lib/poseidon/generate.ts from circomlib's constants; do not edit.
+pragma solidity 0.8.28;
+
+/// @title PoseidonT${p.t}
+/// @notice circomlib's Poseidon of ${n} inputs over BN254, the circuit's Poseidon(${n}), in the optimized form (sparse
+///         partial-round mixing). Same interface as poseidon-solidity's PoseidonT${p.t}; linked, not inlined.
+library PoseidonT${p.t} {
+    function hash(uint256[${n}] memory) public pure returns (uint256) {
+        assembly {
+${body}
+        }
+    }
+}
+`;
+}
+
+const reference: Record<number, (inputs: bigint[]) => bigint> = { 3: poseidon2, 4: poseidon3 };
+for (const t of [3, 4]) {
+  const p = params(t);
+  for (const inputs of [[1n, 2n, 3n], [0n, 0n, 0n], [F - 1n, 12345n, F - 2n]]) {
+    const input = inputs.slice(0, t - 1);
+    if (model(p, input) !== reference[t]!(input)) throw new Error(`the optimized model of t = ${t} disagrees with poseidon-lite`);
+  }
+  writeFileSync(new URL(`./PoseidonT${t}.sol`, import.meta.url), library(p));
+  console.log(`wrote PoseidonT${t}.sol`);
+}

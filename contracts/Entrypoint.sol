@@ -4,7 +4,7 @@ pragma solidity 0.8.28;
 import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol";
+import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {IEIP3009} from "./interfaces/IEIP3009.sol";
 import {IEntrypoint} from "./interfaces/IEntrypoint.sol";
 import {IPrivacyPool} from "./interfaces/IPrivacyPool.sol";
@@ -15,7 +15,7 @@ import {RootHistory} from "./lib/RootHistory.sol";
 /// @notice Registry of one privacy pool per asset, deposits, relayed withdrawals with a relay fee, the ASP root
 ///         history, refunds and access fees. DEFAULT_ADMIN_ROLE registers pools, sets the access-fee treasury and
 ///         manages roles; POSTMAN_ROLE publishes and revokes ASP roots; REFUNDER_ROLE deposits refunds.
-contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuard {
+contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
     using RootHistory for RootHistory.Roots;
     using ProofLib for ProofLib.WithdrawProof;

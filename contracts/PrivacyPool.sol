@@ -90,7 +90,7 @@ contract PrivacyPool is IPrivacyPool {
             revert ContextMismatch();
         }
         uint256 stateRoot = proof.stateRoot();
-        if (!_stateRoots.contains(stateRoot)) revert UnknownStateRoot();
+        if (!_stateRoots.containsAmong(stateRoot, _stateTree.size)) revert UnknownStateRoot();
         // One path per leaf: the circuit ties the path to the declared depth, the pool ties the depth to the root.
         if (proof.stateTreeDepth() != _stateRoots.depthOf(stateRoot)) revert StateTreeDepthMismatch();
         uint256 nullifierHash = proof.nullifierHash();
@@ -137,7 +137,7 @@ contract PrivacyPool is IPrivacyPool {
 
     /// @inheritdoc IPrivacyPool
     function isKnownStateRoot(uint256 root) external view returns (bool) {
-        return _stateRoots.contains(root);
+        return _stateRoots.containsAmong(root, _stateTree.size);
     }
 
     /// @inheritdoc IPrivacyPool
@@ -165,9 +165,10 @@ contract PrivacyPool is IPrivacyPool {
     //////////////////////////////////////////////////////////////*/
 
     function _insert(uint256 leaf) private {
-        uint256 leafIndex = _stateTree.size;
+        uint64 leafIndex = _stateTree.size;
         uint256 root = _stateTree.insert(leaf);
-        _stateRoots.record(root, _stateTree.depth);
+        // The tree's size counts the roots: the one of leaf index i is the (i + 1)-th.
+        _stateRoots.recordAs(root, _stateTree.depth, leafIndex + 1);
         emit LeafInserted(leafIndex, leaf, root);
     }
 }

@@ -94,10 +94,10 @@ export function formatUsdc(atomic: bigint): string {
  * insert is fixed: the Groth16 verifier, and the take and payment transfers, at their dearest when the treasury's
  * and the recipient's USDC balances are still zero (a fresh payer always is; a swept treasury is again). The
  * insert costs at most one Poseidon hash (about 22.1k gas) per level, when every bit of its leaf index is set.
- * Measured worst cases, treasury at zero: 498.0k at depth 1 (the insert deepens the tree), 494.8k at 2, 561.2k
- * at 5, 671.9k at 10. A tree of depth 0 or 1 deepens on the next insert, which costs what depth 1 does.
+ * Measured worst cases, treasury at zero: 488.6k at depth 1 (the insert deepens the tree), 488.5k at 2, 555.0k
+ * at 5, 665.9k at 10. A tree of depth 0 or 1 deepens on the next insert, which costs what depth 1 does.
  */
-export const RELAY_GAS = { base: 478_000n, perLevel: 22_200n } as const;
+export const RELAY_GAS = { base: 470_000n, perLevel: 22_200n } as const;
 
 export function relayGasAt(depth: bigint): bigint {
   return RELAY_GAS.base + RELAY_GAS.perLevel * (depth > 1n ? depth : 1n);

@@ -5,8 +5,8 @@ import type { Classifier, Part } from "./gas-breakdown.js";
 import { slotKey } from "./gas-breakdown.js";
 import { mappingSlot, SLOT } from "./simulated-state-tree.js";
 
-/** Entrypoint's storage: AccessControl's roles, ReentrancyGuard's status, then its own variables in order. */
-const ENTRYPOINT_SLOT = { aspRootEntries: 5n, aspRootCount: 6n };
+/** Entrypoint's storage: AccessControl's roles, then its own variables in order (the reentrancy guard is transient). */
+const ENTRYPOINT_SLOT = { aspRootEntries: 4n, aspRootCount: 5n };
 const MAX_LEVELS = 40;
 
 /**
@@ -28,9 +28,8 @@ export function facilitatorClassifier(
   const slots = new Map<string, Part>();
   const add = (contract: string, slot: bigint | string, part: Part) => slots.set(slotKey(contract, `${slot}`), part);
 
-  for (const slot of [SLOT.treeSize, SLOT.treeDepth]) add(pool, slot, "treeStorage");
+  add(pool, SLOT.treeSizeAndDepth, "treeStorage");
   for (let level = 0n; level <= MAX_LEVELS; level++) add(pool, mappingSlot(level, SLOT.sideNodes), "treeStorage");
-  add(pool, SLOT.rootCount, "rootHistory");
   for (const { leaf, root } of leavesInserted(pool, receipts)) {
     add(pool, mappingSlot(leaf, SLOT.leaves), "treeStorage");
     add(pool, mappingSlot(root, SLOT.rootEntries), "rootHistory");

@@ -5,15 +5,15 @@ import {SNARK_SCALAR_FIELD} from "@zk-kit/lean-imt.sol/Constants.sol";
 import {PoseidonT3} from "./poseidon/PoseidonT3.sol";
 
 /// @title StateTree
-/// @notice The insert-only part of zk-kit's LeanIMT (same tree, same roots, same storage layout as its
-///         LeanIMTData), hashing with the generated PoseidonT3 instead of poseidon-solidity's, which costs a third
-///         more per hash. Only what the pool uses: insert, membership and the root.
+/// @notice The insert-only part of zk-kit's LeanIMT (same tree, same roots), hashing with the generated PoseidonT3
+///         instead of poseidon-solidity's, which costs a third more per hash, and keeping size and depth in one
+///         slot. Only what the pool uses: insert, membership and the root.
 library StateTree {
     struct Data {
-        // Number of leaves.
-        uint256 size;
+        // Number of leaves; with depth, one slot.
+        uint64 size;
         // Depth of the tree, grown by one when an insert does not fit.
-        uint256 depth;
+        uint8 depth;
         // Per level, the last node at an even position; sideNodes[depth] is the root.
         mapping(uint256 level => uint256 node) sideNodes;
         // 1 + the index of each leaf; 0 for a value that is no leaf.
@@ -30,16 +30,16 @@ library StateTree {
         if (leaf == 0) revert LeafCannotBeZero();
         if (self.leaves[leaf] != 0) revert LeafAlreadyExists();
 
-        uint256 index = self.size;
-        uint256 depth = self.depth;
-        if (1 << depth < index + 1) self.depth = ++depth;
+        uint64 index = self.size;
+        uint8 depth = self.depth;
+        if (1 << depth < index + 1) ++depth;
 
         node = leaf;
-        for (uint256 level; level < depth; ++level) {
+        for (uint8 level; level < depth; ++level) {
             if ((index >> level) & 1 == 1) node = PoseidonT3.hash([self.sideNodes[level], node]);
             else self.sideNodes[level] = node;
         }
-        self.size = index + 1;
+        (self.size, self.depth) = (index + 1, depth);
         self.sideNodes[depth] = node;
         self.leaves[leaf] = index + 1;
     }

@@ -7,14 +7,21 @@ import { configVariable, defineConfig } from "hardhat/config";
 const SOLC_VERSION = "0.8.28";
 const solcJsPath = createRequire(import.meta.url).resolve("solc/soljson.js");
 
-// The Yul optimizer is off: its SSA form runs the generated Poseidon (contracts/lib/poseidon, hand-scheduled
-// assembly) out of stack.
-const SOLC_SETTINGS = { optimizer: { enabled: true, runs: 200, details: { yul: false } }, evmVersion: "cancun" };
+const SOLC_SETTINGS = { optimizer: { enabled: true, runs: 200 }, evmVersion: "cancun" };
+// The pool and the generated Poseidon it links (contracts/lib/poseidon, hand-scheduled assembly) compile without the
+// Yul optimizer, which would grow PoseidonT4 past the contract size limit.
+const WITHOUT_YUL_OPTIMIZER = ["contracts/PrivacyPool.sol", "contracts/lib/poseidon/PoseidonT3.sol", "contracts/lib/poseidon/PoseidonT4.sol"];
 
 export default defineConfig({
   plugins: [hardhatToolboxMochaEthers],
   solidity: {
     compilers: [{ version: SOLC_VERSION, path: solcJsPath, settings: SOLC_SETTINGS }],
+    overrides: Object.fromEntries(
+      WITHOUT_YUL_OPTIMIZER.map((source) => [
+        source,
+        { version: SOLC_VERSION, path: solcJsPath, settings: { ...SOLC_SETTINGS, optimizer: { ...SOLC_SETTINGS.optimizer, details: { yul: false } } } },
+      ]),
+    ),
     // The pool links its Poseidon libraries (inlined, they would exceed the contract size limit): PoseidonT2 from
     // this npm package, PoseidonT3 and PoseidonT4 generated under contracts/lib/poseidon. Deploying needs the
     // artifacts.

@@ -55,46 +55,40 @@ function model({ t, C, S, M, P }: Params, inputs: bigint[]): bigint {
 
 const hex = (x: bigint) => `0x${x.toString(16).padStart(64, "0")}`;
 
-/** Yul for one hash: the state in s0..s{t-1}, every sum kept below 2^256 (at most t + 1 terms below F). */
 /** Yul for one hash, every sum kept below 2^256 (at most t + 1 terms below F). */
 function yul({ t, C, S, M, P }: Params): string[] {
   const half = ROUNDS_F / 2;
-  const lines: string[] = [];
   const idx = [...Array(t).keys()];
-  const get = (i: number) => `s${i}`;
-  const set = (i: number, value: string) => `s${i} := ${value}`;
-  // x := the sum of `terms`, one term at a time: nested, the sum of four would not fit the stack.
-  const sum = (terms: string[]) => [`x := ${terms[0]}`, ...terms.slice(1).map((term) => `x := add(x, ${term})`)];
-  const p5 = (i: number) => [`x := mulmod(${get(i)}, ${get(i)}, F)`, set(i, `mulmod(mulmod(x, x, F), ${get(i)}, F)`)];
+  const sum = (terms: string[]) => terms.reduce((a, b) => `add(${a}, ${b})`);
+  // s_i := s_i^5 + c, through x := s_i^2.
+  const pow5Plus = (i: number, c: bigint) => [`x := mulmod(s${i}, s${i}, F)`, `s${i} := add(mulmod(mulmod(x, x, F), s${i}, F), ${hex(c)})`];
   // The full-round mixes are functions: inlined seven times, their repeated constants are what the Yul optimizer
   // would hoist into variables, more than the stack holds. A mix leaves n_i = sum_j m[j][i] a_j in scratch memory
   // (the hash returns straight from assembly, so memory from 0 on is free) for the caller to load.
-  const args = idx.map((j) => `a${j}`).join(", ");
   const mixFunction = (name: string, m: bigint[][]) => [
-    `function ${name}(${args}) {`,
+    `function ${name}(${idx.map((j) => `a${j}`).join(", ")}) {`,
     `    let F := ${F}`,
-    ...idx.map((i) => `    mstore(${0x20 * i}, ${idx.map((j) => `mulmod(a${j}, ${hex(m[j]![i]!)}, F)`).reduce((a, b) => `add(${a}, ${b})`)})`),
+    ...idx.map((i) => `    mstore(${0x20 * i}, ${sum(idx.map((j) => `mulmod(a${j}, ${hex(m[j]![i]!)}, F)`))})`),
     "}",
   ];
+  const lines = [...mixFunction("mixM", M), ...mixFunction("mixP", P), `let F := ${F}`, "let x := 0"];
   const fullRound = (constantsAt: number, mix: string) => {
-    idx.forEach((i) => lines.push(...p5(i), set(i, `add(${get(i)}, ${hex(C[constantsAt + i]!)})`)));
-    lines.push(`${mix}(${idx.map(get).join(", ")})`, ...idx.map((i) => set(i, `mload(${0x20 * i})`)));
+    idx.forEach((i) => lines.push(...pow5Plus(i, C[constantsAt + i]!)));
+    lines.push(`${mix}(${idx.map((i) => `s${i}`).join(", ")})`, ...idx.map((i) => `s${i} := mload(${0x20 * i})`));
   };
-  lines.push(...mixFunction("mixM", M), ...mixFunction("mixP", P));
-  lines.push(`let F := ${F}`, "let x := 0");
   lines.push(`let s0 := ${hex(C[0]!)}`);
   for (let i = 1; i < t; i++) lines.push(`let s${i} := add(mod(mload(${0x80 + 0x20 * (i - 1)}), F), ${hex(C[i]!)})`);
   for (let r = 0; r < half; r++) fullRound((r + 1) * t, r === half - 1 ? "mixP" : "mixM");
   for (let r = 0; r < ROUNDS_P[t]!; r++) {
+    // Sparse mix: s0 := sum_j S[j] s_j, s_k += s0 S[t + k - 1] (the old s0).
     const s = S.slice((2 * t - 1) * r);
-    lines.push(...p5(0), `s0 := add(s0, ${hex(C[(half + 1) * t + r]!)})`);
-    lines.push(...sum(idx.map((j) => `mulmod(${get(j)}, ${hex(s[j]!)}, F)`)));
-    for (let k = 1; k < t; k++) lines.push(set(k, `addmod(${get(k)}, mulmod(s0, ${hex(s[t + k - 1]!)}, F), F)`));
+    lines.push(...pow5Plus(0, C[(half + 1) * t + r]!), `x := ${sum(idx.map((j) => `mulmod(s${j}, ${hex(s[j]!)}, F)`))}`);
+    for (let k = 1; k < t; k++) lines.push(`s${k} := addmod(s${k}, mulmod(s0, ${hex(s[t + k - 1]!)}, F), F)`);
     lines.push("s0 := x");
   }
   for (let r = 0; r < half - 1; r++) fullRound((half + 1) * t + ROUNDS_P[t]! + r * t, "mixM");
-  idx.forEach((i) => lines.push(...p5(i)));
-  lines.push(...sum(idx.map((j) => `mulmod(${get(j)}, ${hex(M[j]![0]!)}, F)`)), "mstore(0, mod(x, F))", "return(0, 0x20)");
+  idx.forEach((i) => lines.push(`x := mulmod(s${i}, s${i}, F)`, `s${i} := mulmod(mulmod(x, x, F), s${i}, F)`));
+  lines.push(`mstore(0, mod(${sum(idx.map((j) => `mulmod(s${j}, ${hex(M[j]![0]!)}, F)`))}, F))`, "return(0, 0x20)");
   return lines;
 }
 

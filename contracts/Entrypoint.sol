@@ -36,10 +36,17 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     /// @inheritdoc IEntrypoint
     address public accessFeeTreasury;
     mapping(IERC20 asset => AssetConfig) private _assetConfigs;
-    mapping(uint256 scope => IPrivacyPool) private _poolsByScope;
+    mapping(uint256 scope => RelayTarget) private _relayTargets;
     RootHistory.Roots private _aspRoots;
     uint256 private _latestAspRoot;
     mapping(uint256 originNullifierHash => bool) private _refundedOrigins;
+
+    /// @dev What a relay needs of its scope's pool in one slot: the pool and its asset's maxRelayFeeBPS (at most
+    ///      BPS_DENOMINATOR), copied from the asset's config, which never changes once registered.
+    struct RelayTarget {
+        IPrivacyPool pool;
+        uint96 maxRelayFeeBPS;
+    }
 
     /// @param owner Receives DEFAULT_ADMIN_ROLE.
     /// @param postman Receives POSTMAN_ROLE.
@@ -65,7 +72,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
 
         uint256 scope = pool.SCOPE();
         _assetConfigs[asset] = AssetConfig(pool, minimumDepositAmount, maxRelayFeeBPS);
-        _poolsByScope[scope] = pool;
+        _relayTargets[scope] = RelayTarget(pool, uint96(maxRelayFeeBPS));
         emit PoolRegistered(asset, pool, scope, minimumDepositAmount, maxRelayFeeBPS);
     }
 
@@ -91,7 +98,8 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         uint256 scope
     ) external nonReentrant {
         if (withdrawal.processooor != address(this)) revert InvalidProcessooor();
-        IPrivacyPool pool = _poolsByScope[scope];
+        RelayTarget memory target = _relayTargets[scope];
+        IPrivacyPool pool = target.pool;
         if (address(pool) == address(0)) revert UnknownScope();
         uint256 aspRoot = proof.aspRoot();
         if (!_aspRoots.contains(aspRoot)) {
@@ -101,7 +109,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         if (proof.aspTreeDepth() != _aspRoots.depthOf(aspRoot)) revert AspTreeDepthMismatch();
         IERC20 asset = pool.ASSET();
         RelayData memory relayData = abi.decode(withdrawal.data, (RelayData));
-        if (relayData.relayFeeBPS > _assetConfigs[asset].maxRelayFeeBPS) revert RelayFeeAboveMaximum();
+        if (relayData.relayFeeBPS > target.maxRelayFeeBPS) revert RelayFeeAboveMaximum();
 
         uint256 withdrawnValue = proof.withdrawnValue();
         uint256 feeAmount = withdrawnValue * relayData.relayFeeBPS / BPS_DENOMINATOR;
@@ -188,7 +196,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
 
     /// @inheritdoc IEntrypoint
     function poolByScope(uint256 scope) external view returns (IPrivacyPool) {
-        return _poolsByScope[scope];
+        return _relayTargets[scope].pool;
     }
 
     /// @inheritdoc IEntrypoint

@@ -79,13 +79,22 @@ function yul({ t, C, S, M, P }: Params): string[] {
   lines.push(`let s0 := ${hex(C[0]!)}`);
   for (let i = 1; i < t; i++) lines.push(`let s${i} := add(mod(mload(${0x80 + 0x20 * (i - 1)}), F), ${hex(C[i]!)})`);
   for (let r = 0; r < half; r++) fullRound((r + 1) * t, r === half - 1 ? "mixP" : "mixM");
+  // Partial rounds: s0 and x trade places each round (the new s0 is written where the temporary was), which
+  // saves copying it back.
+  let [first, spare] = ["s0", "x"];
   for (let r = 0; r < ROUNDS_P[t]!; r++) {
     // Sparse mix: s0 := sum_j S[j] s_j, s_k += s0 S[t + k - 1] (the old s0).
     const s = S.slice((2 * t - 1) * r);
-    lines.push(...pow5Plus(0, C[(half + 1) * t + r]!), `x := ${sum(idx.map((j) => `mulmod(s${j}, ${hex(s[j]!)}, F)`))}`);
-    for (let k = 1; k < t; k++) lines.push(`s${k} := addmod(s${k}, mulmod(s0, ${hex(s[t + k - 1]!)}, F), F)`);
-    lines.push("s0 := x");
+    const state = (j: number) => (j === 0 ? first : `s${j}`);
+    lines.push(
+      `${spare} := mulmod(${first}, ${first}, F)`,
+      `${first} := add(mulmod(mulmod(${spare}, ${spare}, F), ${first}, F), ${hex(C[(half + 1) * t + r]!)})`,
+      `${spare} := ${sum(idx.map((j) => `mulmod(${state(j)}, ${hex(s[j]!)}, F)`))}`,
+    );
+    for (let k = 1; k < t; k++) lines.push(`s${k} := addmod(s${k}, mulmod(${first}, ${hex(s[t + k - 1]!)}, F), F)`);
+    [first, spare] = [spare, first];
   }
+  if (first !== "s0") lines.push(`s0 := ${first}`);
   for (let r = 0; r < half - 1; r++) fullRound((half + 1) * t + ROUNDS_P[t]! + r * t, "mixM");
   idx.forEach((i) => lines.push(`x := mulmod(s${i}, s${i}, F)`, `s${i} := mulmod(mulmod(x, x, F), s${i}, F)`));
   lines.push(`mstore(0, mod(${sum(idx.map((j) => `mulmod(s${j}, ${hex(M[j]![0]!)}, F)`))}, F))`, "return(0, 0x20)");

@@ -3,8 +3,8 @@
 // Gas of the facilitator's contract operations on the embedded chain, with real Groth16 proofs: deposit and
 // relayed withdrawal with 1, 1k and 100k leaves already in the state tree (filled as simulated-state-tree.ts
 // explains), an ASP root update (plain and revoking), a refund deposit, an access-fee payment and the verifier
-// alone. Prints a table, compares the relayed withdrawal with the Privacy Pools relayer's own estimate, and writes
-// bench/results/gas.json.
+// alone. Prints a table, where the deposit's and the relay's gas goes (gas-breakdown.ts), compares both with the
+// figures before the gas work and with Privacy Pools', and writes bench/results/gas.json.
 import type { ContractTransactionResponse } from "ethers";
 import { network } from "hardhat";
 import { hexlify, randomBytes } from "ethers";
@@ -24,6 +24,14 @@ const WITHDRAWAL = 1_000_000n;
 const RELAY_FEE_BPS = 500n;
 /** The Privacy Pools relayer's own estimate of gas per relayed withdrawal. */
 const PRIVACY_POOLS_RELAY_ESTIMATE = { min: 450_000, max: 650_000 };
+/** Privacy Pools' own contracts on the same kind of Hardhat chain, ~1k leaves: an ERC20 deposit, a relayed partial withdrawal. */
+const PRIVACY_POOLS_AT_1K = { treeSize: 1_000, deposit: 400_000, relay: 560_000 };
+/** This bench at commit 94b91ef, before the gas work (three transfers per relay, poseidon-solidity, LeanIMT). */
+const BEFORE: Record<number, { deposit: number; relay: number }> = {
+  1: { deposit: 296_193, relay: 491_377 },
+  1_000: { deposit: 441_132, relay: 675_200 },
+  100_000: { deposit: 477_266, relay: 711_358 },
+};
 
 interface Measurement {
   treeSize: number;
@@ -177,6 +185,18 @@ for (const [operation, pick] of [
   }
 }
 
+const change = (now: number, then: number) => `${(((now - then) / then) * 100).toFixed(0)}%`;
+console.log("\nagainst the figures before the gas work (94b91ef) and Privacy Pools' own contracts at ~1k leaves:");
+for (const operation of ["deposit", "relay"] as const) {
+  for (const m of measurements) {
+    const before = BEFORE[m.treeSize]!;
+    const pp = m.treeSize === PRIVACY_POOLS_AT_1K.treeSize
+      ? `; Privacy Pools ${fmt(PRIVACY_POOLS_AT_1K[operation])} (${change(m[operation], PRIVACY_POOLS_AT_1K[operation])})`
+      : "";
+    console.log(`  ${operation}, ${leaves(m.treeSize)}: ${fmt(m[operation])}, before ${fmt(before[operation])} (${change(m[operation], before[operation])})${pp}`);
+  }
+}
+
 const { min, max } = PRIVACY_POOLS_RELAY_ESTIMATE;
 console.log(`\nPrivacy Pools relayer estimate per relayed withdrawal: ${fmt(min)}-${fmt(max)} gas`);
 for (const m of measurements) {
@@ -185,8 +205,14 @@ for (const m of measurements) {
 
 const bySize = <T>(pick: (m: Measurement) => T) =>
   Object.fromEntries(measurements.map((m) => [m.treeSize, pick(m)]));
+const atOneK = measurements.find((m) => m.treeSize === PRIVACY_POOLS_AT_1K.treeSize)!;
 await writeResults("gas", {
-  relay: largest.relay,
+  // The headline figures are at 1k leaves, the size of a live pool; every size is below.
+  headlineTreeSize: atOneK.treeSize,
+  relay: atOneK.relay,
+  deposit: atOneK.deposit,
+  // No batch path yet (relayBatch): null, not a number, until there is one to measure.
+  relayBatchPerWithdrawal: null,
   relayByTreeSize: bySize((m) => m.relay),
   depositByTreeSize: bySize((m) => m.deposit),
   relayBreakdownByTreeSize: bySize((m) => m.relayBreakdown),
@@ -197,4 +223,6 @@ await writeResults("gas", {
   accessFee: largest.accessFee,
   verifier: largest.verifier,
   privacyPoolsRelayEstimate: PRIVACY_POOLS_RELAY_ESTIMATE,
+  privacyPoolsAt1k: PRIVACY_POOLS_AT_1K,
+  before: BEFORE,
 });

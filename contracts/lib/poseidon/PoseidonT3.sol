@@ -8,18 +8,6 @@ pragma solidity 0.8.28;
 library PoseidonT3 {
     function hash(uint256[2] memory) public pure returns (uint256) {
         assembly {
-            function mixM(a0, a1, a2) {
-                let F := 21888242871839275222246405745257275088548364400416034343698204186575808495617
-                mstore(0, add(add(mulmod(a0, 0x109b7f411ba0e4c9b2b70caf5c36a7b194be7c11ad24378bfedb68592ba8118b, F), mulmod(a1, 0x16ed41e13bb9c0c66ae119424fddbcbc9314dc9fdbdeea55d6c64543dc4903e0, F)), mulmod(a2, 0x2b90bba00fca0589f617e7dcbfe82e0df706ab640ceb247b791a93b74e36736d, F)))
-                mstore(32, add(add(mulmod(a0, 0x2969f27eed31a480b9c36c764379dbca2cc8fdd1415c3dded62940bcde0bd771, F), mulmod(a1, 0x2e2419f9ec02ec394c9871c832963dc1b89d743c8c7b964029b2311687b1fe23, F)), mulmod(a2, 0x101071f0032379b697315876690f053d148d4e109f5fb065c8aacc55a0f89bfa, F)))
-                mstore(64, add(add(mulmod(a0, 0x143021ec686a3f330d5f9e654638065ce6cd79e28c5b3753326244ee65a1b1a7, F), mulmod(a1, 0x176cc029695ad02582a70eff08a6fd99d057e12e58e7d7b6b16cdfabc8ee2911, F)), mulmod(a2, 0x19a3fc0a56702bf417ba7fee3802593fa644470307043f7773279cd71d25d5e0, F)))
-            }
-            function mixP(a0, a1, a2) {
-                let F := 21888242871839275222246405745257275088548364400416034343698204186575808495617
-                mstore(0, add(add(mulmod(a0, 0x109b7f411ba0e4c9b2b70caf5c36a7b194be7c11ad24378bfedb68592ba8118b, F), mulmod(a1, 0x16ed41e13bb9c0c66ae119424fddbcbc9314dc9fdbdeea55d6c64543dc4903e0, F)), mulmod(a2, 0x2b90bba00fca0589f617e7dcbfe82e0df706ab640ceb247b791a93b74e36736d, F)))
-                mstore(32, add(add(mulmod(a0, 0x1e6f20a11d1e31e43f83dcedddb9a0236203f5f24ae72c925a8a79a66831f51d, F), mulmod(a1, 0x2d51ba82c8073c6d6bacf1ad5e56655b7143625b0a9e9c3190527a1a5f05079a, F)), mulmod(a2, 0x11e12a40d262ae88e8376f62d19edf43093cdef1ccf34d985a3e53f0bc5765a0, F)))
-                mstore(64, add(add(mulmod(a0, 0x1bd8c528472e57bdc722a141f8785694484f426725403ae24084e3027e782467, F), mulmod(a1, 0x1b07d6d51e6f7e97e0ab10fc2e51ea83ce0611f940ff0731b5f927fe8d6a77c9, F)), mulmod(a2, 0x221c170e4d02a2479c6f3e47b5ff55781574f980d89038308a3ef37cce8463bd, F)))
-            }
             let F := 21888242871839275222246405745257275088548364400416034343698204186575808495617
             let x := 0
             let s0 := 0x0ee9a592ba9a9518d05986d656f40c2114c4993c11bb29938d21d47304cd8e6e
@@ -31,40 +19,52 @@ library PoseidonT3 {
             s1 := add(mulmod(mulmod(x, x, F), s1, F), 0x2d15d982d99577fa33da56722416fd734b3e667a2f9f15d8eb3e767ae0fd811e)
             x := mulmod(s2, s2, F)
             s2 := add(mulmod(mulmod(x, x, F), s2, F), 0x0ed2538844aba161cf1578a43cf0364e91601f6536a5996d0efbe65632c41b6d)
-            mixM(s0, s1, s2)
-            s0 := mload(0)
-            s1 := mload(32)
-            s2 := mload(64)
+            {
+                x := add(add(mulmod(s0, 0x109b7f411ba0e4c9b2b70caf5c36a7b194be7c11ad24378bfedb68592ba8118b, F), mulmod(s1, 0x16ed41e13bb9c0c66ae119424fddbcbc9314dc9fdbdeea55d6c64543dc4903e0, F)), mulmod(s2, 0x2b90bba00fca0589f617e7dcbfe82e0df706ab640ceb247b791a93b74e36736d, F))
+                let n1 := add(add(mulmod(s0, 0x2969f27eed31a480b9c36c764379dbca2cc8fdd1415c3dded62940bcde0bd771, F), mulmod(s1, 0x2e2419f9ec02ec394c9871c832963dc1b89d743c8c7b964029b2311687b1fe23, F)), mulmod(s2, 0x101071f0032379b697315876690f053d148d4e109f5fb065c8aacc55a0f89bfa, F))
+                s2 := add(add(mulmod(s0, 0x143021ec686a3f330d5f9e654638065ce6cd79e28c5b3753326244ee65a1b1a7, F), mulmod(s1, 0x176cc029695ad02582a70eff08a6fd99d057e12e58e7d7b6b16cdfabc8ee2911, F)), mulmod(s2, 0x19a3fc0a56702bf417ba7fee3802593fa644470307043f7773279cd71d25d5e0, F))
+                s0 := x
+                s1 := n1
+            }
             x := mulmod(s0, s0, F)
             s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x2600c27d879fbca186e739e6363c71cf804c877d829b735dcc3e3af02955e60a)
             x := mulmod(s1, s1, F)
             s1 := add(mulmod(mulmod(x, x, F), s1, F), 0x28f8bd44a583cbaa475bd15396430e7ccb99a5517440dfd970058558282bf2c5)
             x := mulmod(s2, s2, F)
             s2 := add(mulmod(mulmod(x, x, F), s2, F), 0x09cd7d4c380dc5488781aad012e7eaef1ed314d7f697a5572d030c55df153221)
-            mixM(s0, s1, s2)
-            s0 := mload(0)
-            s1 := mload(32)
-            s2 := mload(64)
+            {
+                x := add(add(mulmod(s0, 0x109b7f411ba0e4c9b2b70caf5c36a7b194be7c11ad24378bfedb68592ba8118b, F), mulmod(s1, 0x16ed41e13bb9c0c66ae119424fddbcbc9314dc9fdbdeea55d6c64543dc4903e0, F)), mulmod(s2, 0x2b90bba00fca0589f617e7dcbfe82e0df706ab640ceb247b791a93b74e36736d, F))
+                let n1 := add(add(mulmod(s0, 0x2969f27eed31a480b9c36c764379dbca2cc8fdd1415c3dded62940bcde0bd771, F), mulmod(s1, 0x2e2419f9ec02ec394c9871c832963dc1b89d743c8c7b964029b2311687b1fe23, F)), mulmod(s2, 0x101071f0032379b697315876690f053d148d4e109f5fb065c8aacc55a0f89bfa, F))
+                s2 := add(add(mulmod(s0, 0x143021ec686a3f330d5f9e654638065ce6cd79e28c5b3753326244ee65a1b1a7, F), mulmod(s1, 0x176cc029695ad02582a70eff08a6fd99d057e12e58e7d7b6b16cdfabc8ee2911, F)), mulmod(s2, 0x19a3fc0a56702bf417ba7fee3802593fa644470307043f7773279cd71d25d5e0, F))
+                s0 := x
+                s1 := n1
+            }
             x := mulmod(s0, s0, F)
             s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x11bb6ee1291aabb206120ecaace460d24b6713febe82234951e2bee7d0f855f5)
             x := mulmod(s1, s1, F)
             s1 := add(mulmod(mulmod(x, x, F), s1, F), 0x2d74e8fa0637d9853310f3c0e3fae1d06f171580f5b8fd05349cadeecfceb230)
             x := mulmod(s2, s2, F)
             s2 := add(mulmod(mulmod(x, x, F), s2, F), 0x2735e4ec9d39bdffac9bef31bacba338b1a09559a511a18be4b4d316ed889033)
-            mixM(s0, s1, s2)
-            s0 := mload(0)
-            s1 := mload(32)
-            s2 := mload(64)
+            {
+                x := add(add(mulmod(s0, 0x109b7f411ba0e4c9b2b70caf5c36a7b194be7c11ad24378bfedb68592ba8118b, F), mulmod(s1, 0x16ed41e13bb9c0c66ae119424fddbcbc9314dc9fdbdeea55d6c64543dc4903e0, F)), mulmod(s2, 0x2b90bba00fca0589f617e7dcbfe82e0df706ab640ceb247b791a93b74e36736d, F))
+                let n1 := add(add(mulmod(s0, 0x2969f27eed31a480b9c36c764379dbca2cc8fdd1415c3dded62940bcde0bd771, F), mulmod(s1, 0x2e2419f9ec02ec394c9871c832963dc1b89d743c8c7b964029b2311687b1fe23, F)), mulmod(s2, 0x101071f0032379b697315876690f053d148d4e109f5fb065c8aacc55a0f89bfa, F))
+                s2 := add(add(mulmod(s0, 0x143021ec686a3f330d5f9e654638065ce6cd79e28c5b3753326244ee65a1b1a7, F), mulmod(s1, 0x176cc029695ad02582a70eff08a6fd99d057e12e58e7d7b6b16cdfabc8ee2911, F)), mulmod(s2, 0x19a3fc0a56702bf417ba7fee3802593fa644470307043f7773279cd71d25d5e0, F))
+                s0 := x
+                s1 := n1
+            }
             x := mulmod(s0, s0, F)
             s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x0f03c1e9e0895db1a5da6312faa78e971106c33f826e08dcf617e24213132dfd)
             x := mulmod(s1, s1, F)
             s1 := add(mulmod(mulmod(x, x, F), s1, F), 0x17094cd297bf827caf92920205b719c18741090b8f777811848a7e9ead6778c4)
             x := mulmod(s2, s2, F)
             s2 := add(mulmod(mulmod(x, x, F), s2, F), 0x0db8f419c21f92461fc2b3219465798348df90d4178042c81ba7d4b4d559e2b8)
-            mixP(s0, s1, s2)
-            s0 := mload(0)
-            s1 := mload(32)
-            s2 := mload(64)
+            {
+                x := add(add(mulmod(s0, 0x109b7f411ba0e4c9b2b70caf5c36a7b194be7c11ad24378bfedb68592ba8118b, F), mulmod(s1, 0x16ed41e13bb9c0c66ae119424fddbcbc9314dc9fdbdeea55d6c64543dc4903e0, F)), mulmod(s2, 0x2b90bba00fca0589f617e7dcbfe82e0df706ab640ceb247b791a93b74e36736d, F))
+                let n1 := add(add(mulmod(s0, 0x1e6f20a11d1e31e43f83dcedddb9a0236203f5f24ae72c925a8a79a66831f51d, F), mulmod(s1, 0x2d51ba82c8073c6d6bacf1ad5e56655b7143625b0a9e9c3190527a1a5f05079a, F)), mulmod(s2, 0x11e12a40d262ae88e8376f62d19edf43093cdef1ccf34d985a3e53f0bc5765a0, F))
+                s2 := add(add(mulmod(s0, 0x1bd8c528472e57bdc722a141f8785694484f426725403ae24084e3027e782467, F), mulmod(s1, 0x1b07d6d51e6f7e97e0ab10fc2e51ea83ce0611f940ff0731b5f927fe8d6a77c9, F)), mulmod(s2, 0x221c170e4d02a2479c6f3e47b5ff55781574f980d89038308a3ef37cce8463bd, F))
+                s0 := x
+                s1 := n1
+            }
             x := mulmod(s0, s0, F)
             s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x243443613f64ffa417427ed5933fcfbc66809db60b9ca1724a22709ceceeece2)
             x := add(add(mulmod(s0, 0x109b7f411ba0e4c9b2b70caf5c36a7b194be7c11ad24378bfedb68592ba8118b, F), mulmod(s1, 0x03f0815ab463f1b76ee25a9b8768b3231a89752f427f4f063ab718e707576b31, F)), mulmod(s2, 0x15648bf46f60d82954c7e33029b3617357012a3d3b1d34c8e008859f1dbfb317, F))
@@ -357,30 +357,39 @@ library PoseidonT3 {
             s1 := add(mulmod(mulmod(x, x, F), s1, F), 0x1b894a2f45cb96647d910f6a710d38b7eb4f261beefff135aec04c1abe59427b)
             x := mulmod(s2, s2, F)
             s2 := add(mulmod(mulmod(x, x, F), s2, F), 0x0aeb1554e266693d8212652479107d5fdc077abf88651f5a42553d54ec242cc0)
-            mixM(s0, s1, s2)
-            s0 := mload(0)
-            s1 := mload(32)
-            s2 := mload(64)
+            {
+                x := add(add(mulmod(s0, 0x109b7f411ba0e4c9b2b70caf5c36a7b194be7c11ad24378bfedb68592ba8118b, F), mulmod(s1, 0x16ed41e13bb9c0c66ae119424fddbcbc9314dc9fdbdeea55d6c64543dc4903e0, F)), mulmod(s2, 0x2b90bba00fca0589f617e7dcbfe82e0df706ab640ceb247b791a93b74e36736d, F))
+                let n1 := add(add(mulmod(s0, 0x2969f27eed31a480b9c36c764379dbca2cc8fdd1415c3dded62940bcde0bd771, F), mulmod(s1, 0x2e2419f9ec02ec394c9871c832963dc1b89d743c8c7b964029b2311687b1fe23, F)), mulmod(s2, 0x101071f0032379b697315876690f053d148d4e109f5fb065c8aacc55a0f89bfa, F))
+                s2 := add(add(mulmod(s0, 0x143021ec686a3f330d5f9e654638065ce6cd79e28c5b3753326244ee65a1b1a7, F), mulmod(s1, 0x176cc029695ad02582a70eff08a6fd99d057e12e58e7d7b6b16cdfabc8ee2911, F)), mulmod(s2, 0x19a3fc0a56702bf417ba7fee3802593fa644470307043f7773279cd71d25d5e0, F))
+                s0 := x
+                s1 := n1
+            }
             x := mulmod(s0, s0, F)
             s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x16a735f6f7209d24e6888680d1781c7f04ba7d71bd4b7d0e11faf9da8d9ca28e)
             x := mulmod(s1, s1, F)
             s1 := add(mulmod(mulmod(x, x, F), s1, F), 0x0487b8b7fab5fc8fd7c13b4df0543cd260e4bcbb615b19374ff549dcf073d41b)
             x := mulmod(s2, s2, F)
             s2 := add(mulmod(mulmod(x, x, F), s2, F), 0x1e75b9d2c2006307124bea26b0772493cfb5d512068c3ad677fdf51c92388793)
-            mixM(s0, s1, s2)
-            s0 := mload(0)
-            s1 := mload(32)
-            s2 := mload(64)
+            {
+                x := add(add(mulmod(s0, 0x109b7f411ba0e4c9b2b70caf5c36a7b194be7c11ad24378bfedb68592ba8118b, F), mulmod(s1, 0x16ed41e13bb9c0c66ae119424fddbcbc9314dc9fdbdeea55d6c64543dc4903e0, F)), mulmod(s2, 0x2b90bba00fca0589f617e7dcbfe82e0df706ab640ceb247b791a93b74e36736d, F))
+                let n1 := add(add(mulmod(s0, 0x2969f27eed31a480b9c36c764379dbca2cc8fdd1415c3dded62940bcde0bd771, F), mulmod(s1, 0x2e2419f9ec02ec394c9871c832963dc1b89d743c8c7b964029b2311687b1fe23, F)), mulmod(s2, 0x101071f0032379b697315876690f053d148d4e109f5fb065c8aacc55a0f89bfa, F))
+                s2 := add(add(mulmod(s0, 0x143021ec686a3f330d5f9e654638065ce6cd79e28c5b3753326244ee65a1b1a7, F), mulmod(s1, 0x176cc029695ad02582a70eff08a6fd99d057e12e58e7d7b6b16cdfabc8ee2911, F)), mulmod(s2, 0x19a3fc0a56702bf417ba7fee3802593fa644470307043f7773279cd71d25d5e0, F))
+                s0 := x
+                s1 := n1
+            }
             x := mulmod(s0, s0, F)
             s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x05120e3d0e28003c253b46d5ff77d272ae46fa1e239d1c6c961dcb02da3b388f)
             x := mulmod(s1, s1, F)
             s1 := add(mulmod(mulmod(x, x, F), s1, F), 0x0da5feb534576492b822e8763240119ac0900a053b171823f890f5fd55d78372)
             x := mulmod(s2, s2, F)
             s2 := add(mulmod(mulmod(x, x, F), s2, F), 0x2e211b39a023031a22acc1a1f5f3bb6d8c2666a6379d9d2c40cc8f78b7bd9abe)
-            mixM(s0, s1, s2)
-            s0 := mload(0)
-            s1 := mload(32)
-            s2 := mload(64)
+            {
+                x := add(add(mulmod(s0, 0x109b7f411ba0e4c9b2b70caf5c36a7b194be7c11ad24378bfedb68592ba8118b, F), mulmod(s1, 0x16ed41e13bb9c0c66ae119424fddbcbc9314dc9fdbdeea55d6c64543dc4903e0, F)), mulmod(s2, 0x2b90bba00fca0589f617e7dcbfe82e0df706ab640ceb247b791a93b74e36736d, F))
+                let n1 := add(add(mulmod(s0, 0x2969f27eed31a480b9c36c764379dbca2cc8fdd1415c3dded62940bcde0bd771, F), mulmod(s1, 0x2e2419f9ec02ec394c9871c832963dc1b89d743c8c7b964029b2311687b1fe23, F)), mulmod(s2, 0x101071f0032379b697315876690f053d148d4e109f5fb065c8aacc55a0f89bfa, F))
+                s2 := add(add(mulmod(s0, 0x143021ec686a3f330d5f9e654638065ce6cd79e28c5b3753326244ee65a1b1a7, F), mulmod(s1, 0x176cc029695ad02582a70eff08a6fd99d057e12e58e7d7b6b16cdfabc8ee2911, F)), mulmod(s2, 0x19a3fc0a56702bf417ba7fee3802593fa644470307043f7773279cd71d25d5e0, F))
+                s0 := x
+                s1 := n1
+            }
             x := mulmod(s0, s0, F)
             s0 := mulmod(mulmod(x, x, F), s0, F)
             x := mulmod(s1, s1, F)

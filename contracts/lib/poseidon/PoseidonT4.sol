@@ -8,20 +8,6 @@ pragma solidity 0.8.28;
 library PoseidonT4 {
     function hash(uint256[3] memory) public pure returns (uint256) {
         assembly {
-            function mixM(a0, a1, a2, a3) {
-                let F := 21888242871839275222246405745257275088548364400416034343698204186575808495617
-                mstore(0, add(add(add(mulmod(a0, 0x236d13393ef85cc48a351dd786dd7a1de5e39942296127fd87947223ae5108ad, F), mulmod(a1, 0x277686494f7644bbc4a9b194e10724eb967f1dc58718e59e3cedc821b2a7ae19, F)), mulmod(a2, 0x023db68784e3f0cc0b85618826a9b3505129c16479973b0a84a4529e66b09c62, F)), mulmod(a3, 0x1d359d245f286c12d50d663bae733f978af08cdbd63017c57b3a75646ff382c1, F)))
-                mstore(32, add(add(add(mulmod(a0, 0x2a75a171563b807db525be259699ab28fe9bc7fb1f70943ff049bc970e841a0c, F), mulmod(a1, 0x083abff5e10051f078e2827d092e1ae808b4dd3e15ccc3706f38ce4157b6770e, F)), mulmod(a2, 0x1a5ad71bbbecd8a97dc49cfdbae303ad24d5c4741eab8b7568a9ff8253a1eb6f, F)), mulmod(a3, 0x0d745fd00dd167fb86772133640f02ce945004a7bc2c59e8790f725c5d84f0af, F)))
-                mstore(64, add(add(add(mulmod(a0, 0x2070679e798782ef592a52ca9cef820d497ad2eecbaa7e42f366b3e521c4ed42, F), mulmod(a1, 0x2e18c8570d20bf5df800739a53da75d906ece318cd224ab6b3a2be979e2d7eab, F)), mulmod(a2, 0x0fa86f0f27e4d3dd7f3367ce86f684f1f2e4386d3e5b9f38fa283c6aa723b608, F)), mulmod(a3, 0x03f3e6fab791f16628168e4b14dbaeb657035ee3da6b2ca83f0c2491e0b403eb, F)))
-                mstore(96, add(add(add(mulmod(a0, 0x2f545e578202c9732488540e41f783b68ff0613fd79375f8ba8b3d30958e7677, F), mulmod(a1, 0x23810bf82877fc19bff7eefeae3faf4bb8104c32ba4cd701596a15623d01476e, F)), mulmod(a2, 0x014fcd5eb0be6d5beeafc4944034cf321c068ef930f10be2207ed58d2a34cdd6, F)), mulmod(a3, 0x00c15fc3a1d5733dd835eae0823e377f8ba4a8b627627cc2bb661c25d20fb52a, F)))
-            }
-            function mixP(a0, a1, a2, a3) {
-                let F := 21888242871839275222246405745257275088548364400416034343698204186575808495617
-                mstore(0, add(add(add(mulmod(a0, 0x236d13393ef85cc48a351dd786dd7a1de5e39942296127fd87947223ae5108ad, F), mulmod(a1, 0x277686494f7644bbc4a9b194e10724eb967f1dc58718e59e3cedc821b2a7ae19, F)), mulmod(a2, 0x023db68784e3f0cc0b85618826a9b3505129c16479973b0a84a4529e66b09c62, F)), mulmod(a3, 0x1d359d245f286c12d50d663bae733f978af08cdbd63017c57b3a75646ff382c1, F)))
-                mstore(32, add(add(add(mulmod(a0, 0x02b257df708d2f3d6785ff39129c7f268c13aef87ee92e9096bd6bd8d2989a74, F), mulmod(a1, 0x27907df41fa277d8c74c3725e5b8be54f4b35d3d0b6e57b26ead3cde3d431897, F)), mulmod(a2, 0x02460a032cf84ecd1f57096c9d21f5d48d1b21abc6d70277d7a75946997aed17, F)), mulmod(a3, 0x2456b3c4841aabbcc4bcb4950dae4a0f8e60cf0511decb8b67afdabeca0dc590, F)))
-                mstore(64, add(add(add(mulmod(a0, 0x224a7cc70daf93a67ba74c0f2d80c5b0aea7ec1bb1f4e17ea21ff147c58b0a1b, F), mulmod(a1, 0x1b7e85dfcfe013c45746d870fb2114991d43131fadbf80494c01d5b105d44a5e, F)), mulmod(a2, 0x0c7a2ae4396db1838e5cb1ee490a768c1777efac919031924ab242d19be92806, F)), mulmod(a3, 0x1a2e45b92aba8f36f92110d68941ce37d39fe27d02b794d53f7b961b7ed377c5, F)))
-                mstore(96, add(add(add(mulmod(a0, 0x18ce43c42faa57788e66b11b59c98363b6970c4fbe9206a0986ac7a4438b96c9, F), mulmod(a1, 0x2c1597f81dc951f0b27440567676ac64ea1b184e65eb25292cc4da61d8bf9824, F)), mulmod(a2, 0x08c2147f957a152ffc37eec7b1cb029c07ecfabcc84489502a6e052aa6f94288, F)), mulmod(a3, 0x182d95b63ec720b3af3a3bc6d0a6012d4885ba5754f32aa1f1d92ba130fe5745, F)))
-            }
             let F := 21888242871839275222246405745257275088548364400416034343698204186575808495617
             let x := 0
             let s0 := 0x19b849f69450b06848da1d39bd5e4a4302bb86744edc26238b0878e269ed23e5
@@ -36,11 +22,15 @@ library PoseidonT4 {
             s2 := add(mulmod(mulmod(x, x, F), s2, F), 0x17a8784ecdcdd6e550875c36a89610f7b8c1d245d52f53ff96eeb91283585e0b)
             x := mulmod(s3, s3, F)
             s3 := add(mulmod(mulmod(x, x, F), s3, F), 0x09870a8b450722a2b2d5ee7ae865aaf0aa00adcfc31520a32e0ceaa250aaebaf)
-            mixM(s0, s1, s2, s3)
-            s0 := mload(0)
-            s1 := mload(32)
-            s2 := mload(64)
-            s3 := mload(96)
+            {
+                x := add(add(add(mulmod(s0, 0x236d13393ef85cc48a351dd786dd7a1de5e39942296127fd87947223ae5108ad, F), mulmod(s1, 0x277686494f7644bbc4a9b194e10724eb967f1dc58718e59e3cedc821b2a7ae19, F)), mulmod(s2, 0x023db68784e3f0cc0b85618826a9b3505129c16479973b0a84a4529e66b09c62, F)), mulmod(s3, 0x1d359d245f286c12d50d663bae733f978af08cdbd63017c57b3a75646ff382c1, F))
+                let n1 := add(add(add(mulmod(s0, 0x2a75a171563b807db525be259699ab28fe9bc7fb1f70943ff049bc970e841a0c, F), mulmod(s1, 0x083abff5e10051f078e2827d092e1ae808b4dd3e15ccc3706f38ce4157b6770e, F)), mulmod(s2, 0x1a5ad71bbbecd8a97dc49cfdbae303ad24d5c4741eab8b7568a9ff8253a1eb6f, F)), mulmod(s3, 0x0d745fd00dd167fb86772133640f02ce945004a7bc2c59e8790f725c5d84f0af, F))
+                let n2 := add(add(add(mulmod(s0, 0x2070679e798782ef592a52ca9cef820d497ad2eecbaa7e42f366b3e521c4ed42, F), mulmod(s1, 0x2e18c8570d20bf5df800739a53da75d906ece318cd224ab6b3a2be979e2d7eab, F)), mulmod(s2, 0x0fa86f0f27e4d3dd7f3367ce86f684f1f2e4386d3e5b9f38fa283c6aa723b608, F)), mulmod(s3, 0x03f3e6fab791f16628168e4b14dbaeb657035ee3da6b2ca83f0c2491e0b403eb, F))
+                s3 := add(add(add(mulmod(s0, 0x2f545e578202c9732488540e41f783b68ff0613fd79375f8ba8b3d30958e7677, F), mulmod(s1, 0x23810bf82877fc19bff7eefeae3faf4bb8104c32ba4cd701596a15623d01476e, F)), mulmod(s2, 0x014fcd5eb0be6d5beeafc4944034cf321c068ef930f10be2207ed58d2a34cdd6, F)), mulmod(s3, 0x00c15fc3a1d5733dd835eae0823e377f8ba4a8b627627cc2bb661c25d20fb52a, F))
+                s0 := x
+                s1 := n1
+                s2 := n2
+            }
             x := mulmod(s0, s0, F)
             s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x1e1d6aaa902574e3e4055c6b6f03a49b2bbdb7847f940ebc78c0a6d3f9372a64)
             x := mulmod(s1, s1, F)
@@ -49,11 +39,15 @@ library PoseidonT4 {
             s2 := add(mulmod(mulmod(x, x, F), s2, F), 0x17359fd88be36ba867000e83f76ffb46660634efbad15dcf4d4d502d427ff51c)
             x := mulmod(s3, s3, F)
             s3 := add(mulmod(mulmod(x, x, F), s3, F), 0x0e3004cb44ba455a3f16fefbd0c026404cbac203c0f236baad879610b8661022)
-            mixM(s0, s1, s2, s3)
-            s0 := mload(0)
-            s1 := mload(32)
-            s2 := mload(64)
-            s3 := mload(96)
+            {
+                x := add(add(add(mulmod(s0, 0x236d13393ef85cc48a351dd786dd7a1de5e39942296127fd87947223ae5108ad, F), mulmod(s1, 0x277686494f7644bbc4a9b194e10724eb967f1dc58718e59e3cedc821b2a7ae19, F)), mulmod(s2, 0x023db68784e3f0cc0b85618826a9b3505129c16479973b0a84a4529e66b09c62, F)), mulmod(s3, 0x1d359d245f286c12d50d663bae733f978af08cdbd63017c57b3a75646ff382c1, F))
+                let n1 := add(add(add(mulmod(s0, 0x2a75a171563b807db525be259699ab28fe9bc7fb1f70943ff049bc970e841a0c, F), mulmod(s1, 0x083abff5e10051f078e2827d092e1ae808b4dd3e15ccc3706f38ce4157b6770e, F)), mulmod(s2, 0x1a5ad71bbbecd8a97dc49cfdbae303ad24d5c4741eab8b7568a9ff8253a1eb6f, F)), mulmod(s3, 0x0d745fd00dd167fb86772133640f02ce945004a7bc2c59e8790f725c5d84f0af, F))
+                let n2 := add(add(add(mulmod(s0, 0x2070679e798782ef592a52ca9cef820d497ad2eecbaa7e42f366b3e521c4ed42, F), mulmod(s1, 0x2e18c8570d20bf5df800739a53da75d906ece318cd224ab6b3a2be979e2d7eab, F)), mulmod(s2, 0x0fa86f0f27e4d3dd7f3367ce86f684f1f2e4386d3e5b9f38fa283c6aa723b608, F)), mulmod(s3, 0x03f3e6fab791f16628168e4b14dbaeb657035ee3da6b2ca83f0c2491e0b403eb, F))
+                s3 := add(add(add(mulmod(s0, 0x2f545e578202c9732488540e41f783b68ff0613fd79375f8ba8b3d30958e7677, F), mulmod(s1, 0x23810bf82877fc19bff7eefeae3faf4bb8104c32ba4cd701596a15623d01476e, F)), mulmod(s2, 0x014fcd5eb0be6d5beeafc4944034cf321c068ef930f10be2207ed58d2a34cdd6, F)), mulmod(s3, 0x00c15fc3a1d5733dd835eae0823e377f8ba4a8b627627cc2bb661c25d20fb52a, F))
+                s0 := x
+                s1 := n1
+                s2 := n2
+            }
             x := mulmod(s0, s0, F)
             s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x0a55f276af1ceb6ebc6c6820f334b26f11ca4af98c833bc1b496193d6b04a7ca)
             x := mulmod(s1, s1, F)
@@ -62,11 +56,15 @@ library PoseidonT4 {
             s2 := add(mulmod(mulmod(x, x, F), s2, F), 0x14315e2753e7fb94f70199f8645d78f87c194a4054e69872b3841da1b4f482f1)
             x := mulmod(s3, s3, F)
             s3 := add(mulmod(mulmod(x, x, F), s3, F), 0x2b7b63ecffd55d95c660f435ad9e2e25f266cb57e17ebd1b6b0d75e88a6a56d6)
-            mixM(s0, s1, s2, s3)
-            s0 := mload(0)
-            s1 := mload(32)
-            s2 := mload(64)
-            s3 := mload(96)
+            {
+                x := add(add(add(mulmod(s0, 0x236d13393ef85cc48a351dd786dd7a1de5e39942296127fd87947223ae5108ad, F), mulmod(s1, 0x277686494f7644bbc4a9b194e10724eb967f1dc58718e59e3cedc821b2a7ae19, F)), mulmod(s2, 0x023db68784e3f0cc0b85618826a9b3505129c16479973b0a84a4529e66b09c62, F)), mulmod(s3, 0x1d359d245f286c12d50d663bae733f978af08cdbd63017c57b3a75646ff382c1, F))
+                let n1 := add(add(add(mulmod(s0, 0x2a75a171563b807db525be259699ab28fe9bc7fb1f70943ff049bc970e841a0c, F), mulmod(s1, 0x083abff5e10051f078e2827d092e1ae808b4dd3e15ccc3706f38ce4157b6770e, F)), mulmod(s2, 0x1a5ad71bbbecd8a97dc49cfdbae303ad24d5c4741eab8b7568a9ff8253a1eb6f, F)), mulmod(s3, 0x0d745fd00dd167fb86772133640f02ce945004a7bc2c59e8790f725c5d84f0af, F))
+                let n2 := add(add(add(mulmod(s0, 0x2070679e798782ef592a52ca9cef820d497ad2eecbaa7e42f366b3e521c4ed42, F), mulmod(s1, 0x2e18c8570d20bf5df800739a53da75d906ece318cd224ab6b3a2be979e2d7eab, F)), mulmod(s2, 0x0fa86f0f27e4d3dd7f3367ce86f684f1f2e4386d3e5b9f38fa283c6aa723b608, F)), mulmod(s3, 0x03f3e6fab791f16628168e4b14dbaeb657035ee3da6b2ca83f0c2491e0b403eb, F))
+                s3 := add(add(add(mulmod(s0, 0x2f545e578202c9732488540e41f783b68ff0613fd79375f8ba8b3d30958e7677, F), mulmod(s1, 0x23810bf82877fc19bff7eefeae3faf4bb8104c32ba4cd701596a15623d01476e, F)), mulmod(s2, 0x014fcd5eb0be6d5beeafc4944034cf321c068ef930f10be2207ed58d2a34cdd6, F)), mulmod(s3, 0x00c15fc3a1d5733dd835eae0823e377f8ba4a8b627627cc2bb661c25d20fb52a, F))
+                s0 := x
+                s1 := n1
+                s2 := n2
+            }
             x := mulmod(s0, s0, F)
             s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x00bb56fa3e9fd48ab46d4e7295bbe1204b652ebe958221860f56e38db80d83c0)
             x := mulmod(s1, s1, F)
@@ -75,11 +73,15 @@ library PoseidonT4 {
             s2 := add(mulmod(mulmod(x, x, F), s2, F), 0x2c575423e24b522655c5a976c65d069287900c8d5825514098c5b13c86f1fcdc)
             x := mulmod(s3, s3, F)
             s3 := add(mulmod(mulmod(x, x, F), s3, F), 0x2ff3a2ccdee91e09a32f74232b704cdd99f72c1f78557a2ce568b07e218071d7)
-            mixP(s0, s1, s2, s3)
-            s0 := mload(0)
-            s1 := mload(32)
-            s2 := mload(64)
-            s3 := mload(96)
+            {
+                x := add(add(add(mulmod(s0, 0x236d13393ef85cc48a351dd786dd7a1de5e39942296127fd87947223ae5108ad, F), mulmod(s1, 0x277686494f7644bbc4a9b194e10724eb967f1dc58718e59e3cedc821b2a7ae19, F)), mulmod(s2, 0x023db68784e3f0cc0b85618826a9b3505129c16479973b0a84a4529e66b09c62, F)), mulmod(s3, 0x1d359d245f286c12d50d663bae733f978af08cdbd63017c57b3a75646ff382c1, F))
+                let n1 := add(add(add(mulmod(s0, 0x02b257df708d2f3d6785ff39129c7f268c13aef87ee92e9096bd6bd8d2989a74, F), mulmod(s1, 0x27907df41fa277d8c74c3725e5b8be54f4b35d3d0b6e57b26ead3cde3d431897, F)), mulmod(s2, 0x02460a032cf84ecd1f57096c9d21f5d48d1b21abc6d70277d7a75946997aed17, F)), mulmod(s3, 0x2456b3c4841aabbcc4bcb4950dae4a0f8e60cf0511decb8b67afdabeca0dc590, F))
+                let n2 := add(add(add(mulmod(s0, 0x224a7cc70daf93a67ba74c0f2d80c5b0aea7ec1bb1f4e17ea21ff147c58b0a1b, F), mulmod(s1, 0x1b7e85dfcfe013c45746d870fb2114991d43131fadbf80494c01d5b105d44a5e, F)), mulmod(s2, 0x0c7a2ae4396db1838e5cb1ee490a768c1777efac919031924ab242d19be92806, F)), mulmod(s3, 0x1a2e45b92aba8f36f92110d68941ce37d39fe27d02b794d53f7b961b7ed377c5, F))
+                s3 := add(add(add(mulmod(s0, 0x18ce43c42faa57788e66b11b59c98363b6970c4fbe9206a0986ac7a4438b96c9, F), mulmod(s1, 0x2c1597f81dc951f0b27440567676ac64ea1b184e65eb25292cc4da61d8bf9824, F)), mulmod(s2, 0x08c2147f957a152ffc37eec7b1cb029c07ecfabcc84489502a6e052aa6f94288, F)), mulmod(s3, 0x182d95b63ec720b3af3a3bc6d0a6012d4885ba5754f32aa1f1d92ba130fe5745, F))
+                s0 := x
+                s1 := n1
+                s2 := n2
+            }
             x := mulmod(s0, s0, F)
             s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x1144734901a81c1543b8bc6fc9d365f50469eb89949491d3693dbe9c6238d90c)
             x := add(add(add(mulmod(s0, 0x236d13393ef85cc48a351dd786dd7a1de5e39942296127fd87947223ae5108ad, F), mulmod(s1, 0x2ca7b911ea4f6a11da0bd5e72ab3cc621c5908b59ff3d76c609ea9c2fba8fa41, F)), mulmod(s2, 0x2de5f3a5bbe5b20d77ba6a6f8ffe2db01ff5000901b9ce0140df133385fd9506, F)), mulmod(s3, 0x0a150cdbffe3c60c7a52cefa903bbee4d3846d24339f926c3655cdf9f81f67fb, F))
@@ -424,11 +426,15 @@ library PoseidonT4 {
             s2 := add(mulmod(mulmod(x, x, F), s2, F), 0x2209cb2e187df1522810d3f28868da6cf52af9a65dbd7b806049f472d966374a)
             x := mulmod(s3, s3, F)
             s3 := add(mulmod(mulmod(x, x, F), s3, F), 0x0a5eb2510e6f804d1830d7974ac1677d082034e5388bfaee91a319eca7c1ffab)
-            mixM(s0, s1, s2, s3)
-            s0 := mload(0)
-            s1 := mload(32)
-            s2 := mload(64)
-            s3 := mload(96)
+            {
+                x := add(add(add(mulmod(s0, 0x236d13393ef85cc48a351dd786dd7a1de5e39942296127fd87947223ae5108ad, F), mulmod(s1, 0x277686494f7644bbc4a9b194e10724eb967f1dc58718e59e3cedc821b2a7ae19, F)), mulmod(s2, 0x023db68784e3f0cc0b85618826a9b3505129c16479973b0a84a4529e66b09c62, F)), mulmod(s3, 0x1d359d245f286c12d50d663bae733f978af08cdbd63017c57b3a75646ff382c1, F))
+                let n1 := add(add(add(mulmod(s0, 0x2a75a171563b807db525be259699ab28fe9bc7fb1f70943ff049bc970e841a0c, F), mulmod(s1, 0x083abff5e10051f078e2827d092e1ae808b4dd3e15ccc3706f38ce4157b6770e, F)), mulmod(s2, 0x1a5ad71bbbecd8a97dc49cfdbae303ad24d5c4741eab8b7568a9ff8253a1eb6f, F)), mulmod(s3, 0x0d745fd00dd167fb86772133640f02ce945004a7bc2c59e8790f725c5d84f0af, F))
+                let n2 := add(add(add(mulmod(s0, 0x2070679e798782ef592a52ca9cef820d497ad2eecbaa7e42f366b3e521c4ed42, F), mulmod(s1, 0x2e18c8570d20bf5df800739a53da75d906ece318cd224ab6b3a2be979e2d7eab, F)), mulmod(s2, 0x0fa86f0f27e4d3dd7f3367ce86f684f1f2e4386d3e5b9f38fa283c6aa723b608, F)), mulmod(s3, 0x03f3e6fab791f16628168e4b14dbaeb657035ee3da6b2ca83f0c2491e0b403eb, F))
+                s3 := add(add(add(mulmod(s0, 0x2f545e578202c9732488540e41f783b68ff0613fd79375f8ba8b3d30958e7677, F), mulmod(s1, 0x23810bf82877fc19bff7eefeae3faf4bb8104c32ba4cd701596a15623d01476e, F)), mulmod(s2, 0x014fcd5eb0be6d5beeafc4944034cf321c068ef930f10be2207ed58d2a34cdd6, F)), mulmod(s3, 0x00c15fc3a1d5733dd835eae0823e377f8ba4a8b627627cc2bb661c25d20fb52a, F))
+                s0 := x
+                s1 := n1
+                s2 := n2
+            }
             x := mulmod(s0, s0, F)
             s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x1cb2864c38800736f8f3ad98669d3ad7a9d5ee52138e96b8a7015e1089e36ae0)
             x := mulmod(s1, s1, F)
@@ -437,11 +443,15 @@ library PoseidonT4 {
             s2 := add(mulmod(mulmod(x, x, F), s2, F), 0x0f85d1593b35be03f79b222885555a252bf1f0a3911d784132c49b1a96ac0f3c)
             x := mulmod(s3, s3, F)
             s3 := add(mulmod(mulmod(x, x, F), s3, F), 0x29095192ec53e0b859eba456295d95bc4567d351a6dad391b8b89707855008c5)
-            mixM(s0, s1, s2, s3)
-            s0 := mload(0)
-            s1 := mload(32)
-            s2 := mload(64)
-            s3 := mload(96)
+            {
+                x := add(add(add(mulmod(s0, 0x236d13393ef85cc48a351dd786dd7a1de5e39942296127fd87947223ae5108ad, F), mulmod(s1, 0x277686494f7644bbc4a9b194e10724eb967f1dc58718e59e3cedc821b2a7ae19, F)), mulmod(s2, 0x023db68784e3f0cc0b85618826a9b3505129c16479973b0a84a4529e66b09c62, F)), mulmod(s3, 0x1d359d245f286c12d50d663bae733f978af08cdbd63017c57b3a75646ff382c1, F))
+                let n1 := add(add(add(mulmod(s0, 0x2a75a171563b807db525be259699ab28fe9bc7fb1f70943ff049bc970e841a0c, F), mulmod(s1, 0x083abff5e10051f078e2827d092e1ae808b4dd3e15ccc3706f38ce4157b6770e, F)), mulmod(s2, 0x1a5ad71bbbecd8a97dc49cfdbae303ad24d5c4741eab8b7568a9ff8253a1eb6f, F)), mulmod(s3, 0x0d745fd00dd167fb86772133640f02ce945004a7bc2c59e8790f725c5d84f0af, F))
+                let n2 := add(add(add(mulmod(s0, 0x2070679e798782ef592a52ca9cef820d497ad2eecbaa7e42f366b3e521c4ed42, F), mulmod(s1, 0x2e18c8570d20bf5df800739a53da75d906ece318cd224ab6b3a2be979e2d7eab, F)), mulmod(s2, 0x0fa86f0f27e4d3dd7f3367ce86f684f1f2e4386d3e5b9f38fa283c6aa723b608, F)), mulmod(s3, 0x03f3e6fab791f16628168e4b14dbaeb657035ee3da6b2ca83f0c2491e0b403eb, F))
+                s3 := add(add(add(mulmod(s0, 0x2f545e578202c9732488540e41f783b68ff0613fd79375f8ba8b3d30958e7677, F), mulmod(s1, 0x23810bf82877fc19bff7eefeae3faf4bb8104c32ba4cd701596a15623d01476e, F)), mulmod(s2, 0x014fcd5eb0be6d5beeafc4944034cf321c068ef930f10be2207ed58d2a34cdd6, F)), mulmod(s3, 0x00c15fc3a1d5733dd835eae0823e377f8ba4a8b627627cc2bb661c25d20fb52a, F))
+                s0 := x
+                s1 := n1
+                s2 := n2
+            }
             x := mulmod(s0, s0, F)
             s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x1a92efde1f5fa56aeb02b4c4b8f51ac80831f898c7843407113fbb6011177854)
             x := mulmod(s1, s1, F)
@@ -450,11 +460,15 @@ library PoseidonT4 {
             s2 := add(mulmod(mulmod(x, x, F), s2, F), 0x12119f3b019cc3fc46ecc80893e86f510b1dd4030b2ce28c9dadcd1e71ad4891)
             x := mulmod(s3, s3, F)
             s3 := add(mulmod(mulmod(x, x, F), s3, F), 0x042b6ffe687bc23a2bf6b73317286a543c60ed122fc225aae742c3a1c2dd3a1d)
-            mixM(s0, s1, s2, s3)
-            s0 := mload(0)
-            s1 := mload(32)
-            s2 := mload(64)
-            s3 := mload(96)
+            {
+                x := add(add(add(mulmod(s0, 0x236d13393ef85cc48a351dd786dd7a1de5e39942296127fd87947223ae5108ad, F), mulmod(s1, 0x277686494f7644bbc4a9b194e10724eb967f1dc58718e59e3cedc821b2a7ae19, F)), mulmod(s2, 0x023db68784e3f0cc0b85618826a9b3505129c16479973b0a84a4529e66b09c62, F)), mulmod(s3, 0x1d359d245f286c12d50d663bae733f978af08cdbd63017c57b3a75646ff382c1, F))
+                let n1 := add(add(add(mulmod(s0, 0x2a75a171563b807db525be259699ab28fe9bc7fb1f70943ff049bc970e841a0c, F), mulmod(s1, 0x083abff5e10051f078e2827d092e1ae808b4dd3e15ccc3706f38ce4157b6770e, F)), mulmod(s2, 0x1a5ad71bbbecd8a97dc49cfdbae303ad24d5c4741eab8b7568a9ff8253a1eb6f, F)), mulmod(s3, 0x0d745fd00dd167fb86772133640f02ce945004a7bc2c59e8790f725c5d84f0af, F))
+                let n2 := add(add(add(mulmod(s0, 0x2070679e798782ef592a52ca9cef820d497ad2eecbaa7e42f366b3e521c4ed42, F), mulmod(s1, 0x2e18c8570d20bf5df800739a53da75d906ece318cd224ab6b3a2be979e2d7eab, F)), mulmod(s2, 0x0fa86f0f27e4d3dd7f3367ce86f684f1f2e4386d3e5b9f38fa283c6aa723b608, F)), mulmod(s3, 0x03f3e6fab791f16628168e4b14dbaeb657035ee3da6b2ca83f0c2491e0b403eb, F))
+                s3 := add(add(add(mulmod(s0, 0x2f545e578202c9732488540e41f783b68ff0613fd79375f8ba8b3d30958e7677, F), mulmod(s1, 0x23810bf82877fc19bff7eefeae3faf4bb8104c32ba4cd701596a15623d01476e, F)), mulmod(s2, 0x014fcd5eb0be6d5beeafc4944034cf321c068ef930f10be2207ed58d2a34cdd6, F)), mulmod(s3, 0x00c15fc3a1d5733dd835eae0823e377f8ba4a8b627627cc2bb661c25d20fb52a, F))
+                s0 := x
+                s1 := n1
+                s2 := n2
+            }
             x := mulmod(s0, s0, F)
             s0 := mulmod(mulmod(x, x, F), s0, F)
             x := mulmod(s1, s1, F)

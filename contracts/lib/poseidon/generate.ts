@@ -62,23 +62,26 @@ function yul({ t, C, S, M, P }: Params): string[] {
   const sum = (terms: string[]) => terms.reduce((a, b) => `add(${a}, ${b})`);
   // s_i := s_i^5 + c, through x := s_i^2.
   const pow5Plus = (i: number, c: bigint) => [`x := mulmod(s${i}, s${i}, F)`, `s${i} := add(mulmod(mulmod(x, x, F), s${i}, F), ${hex(c)})`];
-  // The full-round mixes are functions: inlined seven times, their repeated constants are what the Yul optimizer
-  // would hoist into variables, more than the stack holds. A mix leaves n_i = sum_j m[j][i] a_j in scratch memory
-  // (the hash returns straight from assembly, so memory from 0 on is free) for the caller to load.
-  const mixFunction = (name: string, m: bigint[][]) => [
-    `function ${name}(${idx.map((j) => `a${j}`).join(", ")}) {`,
-    `    let F := ${F}`,
-    ...idx.map((i) => `    mstore(${0x20 * i}, ${sum(idx.map((j) => `mulmod(a${j}, ${hex(m[j]![i]!)}, F)`))})`),
-    "}",
-  ];
-  const lines = [...mixFunction("mixM", M), ...mixFunction("mixP", P), `let F := ${F}`, "let x := 0"];
-  const fullRound = (constantsAt: number, mix: string) => {
+  // A full round's mix, n_i = sum_j m[j][i] s_j, inline: n_0 goes to x, the last row straight to its word (no
+  // other row reads it after), the rows between to block-scoped variables.
+  const lines = [`let F := ${F}`, "let x := 0"];
+  const row = (m: bigint[][], i: number) => sum(idx.map((j) => `mulmod(s${j}, ${hex(m[j]![i]!)}, F)`));
+  const fullRound = (constantsAt: number, m: bigint[][]) => {
     idx.forEach((i) => lines.push(...pow5Plus(i, C[constantsAt + i]!)));
-    lines.push(`${mix}(${idx.map((i) => `s${i}`).join(", ")})`, ...idx.map((i) => `s${i} := mload(${0x20 * i})`));
+    const between = idx.slice(1, t - 1);
+    lines.push(
+      "{",
+      `    x := ${row(m, 0)}`,
+      ...between.map((i) => `    let n${i} := ${row(m, i)}`),
+      `    s${t - 1} := ${row(m, t - 1)}`,
+      "    s0 := x",
+      ...between.map((i) => `    s${i} := n${i}`),
+      "}",
+    );
   };
   lines.push(`let s0 := ${hex(C[0]!)}`);
   for (let i = 1; i < t; i++) lines.push(`let s${i} := add(mod(mload(${0x80 + 0x20 * (i - 1)}), F), ${hex(C[i]!)})`);
-  for (let r = 0; r < half; r++) fullRound((r + 1) * t, r === half - 1 ? "mixP" : "mixM");
+  for (let r = 0; r < half; r++) fullRound((r + 1) * t, r === half - 1 ? P : M);
   // Partial rounds: s0 and x trade places each round (the new s0 is written where the temporary was), which
   // saves copying it back.
   let [first, spare] = ["s0", "x"];
@@ -95,7 +98,7 @@ function yul({ t, C, S, M, P }: Params): string[] {
     [first, spare] = [spare, first];
   }
   if (first !== "s0") lines.push(`s0 := ${first}`);
-  for (let r = 0; r < half - 1; r++) fullRound((half + 1) * t + ROUNDS_P[t]! + r * t, "mixM");
+  for (let r = 0; r < half - 1; r++) fullRound((half + 1) * t + ROUNDS_P[t]! + r * t, M);
   idx.forEach((i) => lines.push(`x := mulmod(s${i}, s${i}, F)`, `s${i} := mulmod(mulmod(x, x, F), s${i}, F)`));
   lines.push(`mstore(0, mod(${sum(idx.map((j) => `mulmod(s${j}, ${hex(M[j]![0]!)}, F)`))}, F))`, "return(0, 0x20)");
   return lines;

@@ -73,7 +73,7 @@ contract PrivacyPool is IPrivacyPool {
         if (value >= NOTE_VALUE_LIMIT) revert ValueAboveNoteLimit();
         uint256 label = uint256(keccak256(abi.encodePacked(SCOPE, ++nonce))) % SNARK_SCALAR_FIELD;
         _depositors[label] = depositor;
-        commitment = PoseidonT4.hash([value, label, precommitment]);
+        commitment = PoseidonT4.hash(value, label, precommitment);
         _insert(commitment);
         emit Deposited(depositor, commitment, label, value, precommitment);
     }
@@ -111,7 +111,7 @@ contract PrivacyPool is IPrivacyPool {
     /// @inheritdoc IPrivacyPool
     function ragequit(uint256 value, uint256 label, uint256 nullifier, uint256 secret) external {
         if (msg.sender != _depositors[label]) revert OnlyOriginalDepositor();
-        uint256 commitment = PoseidonT4.hash([value, label, PoseidonT3.hash([nullifier, secret])]);
+        uint256 commitment = PoseidonT4.hash(value, label, PoseidonT3.hash(nullifier, secret));
         if (!_stateTree.has(commitment)) revert CommitmentNotInStateTree();
         uint256 nullifierHash = PoseidonT2.hash([nullifier]);
         if (_spentNullifierHashes[nullifierHash]) revert NullifierAlreadySpent();

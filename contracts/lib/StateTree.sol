@@ -36,7 +36,7 @@ library StateTree {
 
         node = leaf;
         for (uint8 level; level < depth; ++level) {
-            if ((index >> level) & 1 == 1) node = PoseidonT3.hash([self.sideNodes[level], node]);
+            if ((index >> level) & 1 == 1) node = PoseidonT3.hash(self.sideNodes[level], node);
             else self.sideNodes[level] = node;
         }
         (self.size, self.depth) = (index + 1, depth);

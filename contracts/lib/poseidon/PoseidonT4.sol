@@ -4,16 +4,17 @@ pragma solidity 0.8.28;
 
 /// @title PoseidonT4
 /// @notice circomlib's Poseidon of 3 inputs over BN254, the circuit's Poseidon(3), in the optimized form (sparse
-///         partial-round mixing). Same interface as poseidon-solidity's PoseidonT4; linked, not inlined.
+///         partial-round mixing). Linked, not inlined. The inputs are words, not poseidon-solidity's memory array:
+///         neither side then copies one.
 library PoseidonT4 {
-    function hash(uint256[3] memory) public pure returns (uint256) {
+    function hash(uint256 in0, uint256 in1, uint256 in2) public pure returns (uint256) {
         assembly {
             let F := 21888242871839275222246405745257275088548364400416034343698204186575808495617
             let x := 0
             let s0 := 0x19b849f69450b06848da1d39bd5e4a4302bb86744edc26238b0878e269ed23e5
-            let s1 := add(mod(mload(128), F), 0x265ddfe127dd51bd7239347b758f0a1320eb2cc7450acc1dad47f80c8dcf34d6)
-            let s2 := add(mod(mload(160), F), 0x199750ec472f1809e0f66a545e1e51624108ac845015c2aa3dfc36bab497d8aa)
-            let s3 := add(mod(mload(192), F), 0x157ff3fe65ac7208110f06a5f74302b14d743ea25067f0ffd032f787c7f1cdf8)
+            let s1 := add(mod(in0, F), 0x265ddfe127dd51bd7239347b758f0a1320eb2cc7450acc1dad47f80c8dcf34d6)
+            let s2 := add(mod(in1, F), 0x199750ec472f1809e0f66a545e1e51624108ac845015c2aa3dfc36bab497d8aa)
+            let s3 := add(mod(in2, F), 0x157ff3fe65ac7208110f06a5f74302b14d743ea25067f0ffd032f787c7f1cdf8)
             x := mulmod(s0, s0, F)
             s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x1b0f68f0726a0514a4d05b377b58aabc45945842e70183784a4ab5a32337b8f8)
             x := mulmod(s1, s1, F)

@@ -80,7 +80,7 @@ function yul({ t, C, S, M, P }: Params): string[] {
     );
   };
   lines.push(`let s0 := ${hex(C[0]!)}`);
-  for (let i = 1; i < t; i++) lines.push(`let s${i} := add(mod(mload(${0x80 + 0x20 * (i - 1)}), F), ${hex(C[i]!)})`);
+  for (let i = 1; i < t; i++) lines.push(`let s${i} := add(mod(in${i - 1}, F), ${hex(C[i]!)})`);
   for (let r = 0; r < half; r++) fullRound((r + 1) * t, r === half - 1 ? P : M);
   // Partial rounds: s0 and x trade places each round (the new s0 is written where the temporary was), which
   // saves copying it back.
@@ -113,9 +113,10 @@ pragma solidity 0.8.28;
 
 /// @title PoseidonT${p.t}
 /// @notice circomlib's Poseidon of ${n} inputs over BN254, the circuit's Poseidon(${n}), in the optimized form (sparse
-///         partial-round mixing). Same interface as poseidon-solidity's PoseidonT${p.t}; linked, not inlined.
+///         partial-round mixing). Linked, not inlined. The inputs are words, not poseidon-solidity's memory array:
+///         neither side then copies one.
 library PoseidonT${p.t} {
-    function hash(uint256[${n}] memory) public pure returns (uint256) {
+    function hash(${[...Array(n).keys()].map((i) => `uint256 in${i}`).join(", ")}) public pure returns (uint256) {
         assembly {
 ${body}
         }

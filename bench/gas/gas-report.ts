@@ -134,20 +134,7 @@ const fmt = (n: number) => n.toLocaleString("en-US");
 const leaves = (n: number) => (n === 1 ? "1 leaf" : `${fmt(n)} leaves`);
 
 function compareWithEstimate(gas: number): string {
-  for (const [operation, pick] of [
-  ["deposit", (m: Measurement) => m.depositBreakdown],
-  ["relayed withdrawal", (m: Measurement) => m.relayBreakdown],
-] as const) {
-  console.log(`\n${operation}, where the gas goes:`);
-  const header = measurements.map((m) => leaves(m.treeSize).padStart(12)).join("");
-  const width = Math.max(...PARTS.map((part) => PART_NAMES[part].length));
-  console.log(`${"".padEnd(width)}${header}`);
-  for (const part of PARTS) {
-    console.log(`${PART_NAMES[part].padEnd(width)}${measurements.map((m) => fmt(pick(m)[part]).padStart(12)).join("")}`);
-  }
-}
-
-const { min, max } = PRIVACY_POOLS_RELAY_ESTIMATE;
+  const { min, max } = PRIVACY_POOLS_RELAY_ESTIMATE;
   if (gas < min) return `${(((min - gas) / min) * 100).toFixed(0)}% below its low end`;
   if (gas > max) return `${(((gas - max) / max) * 100).toFixed(0)}% above its high end`;
   return "within it";
@@ -185,7 +172,7 @@ for (const [operation, pick] of [
   }
 }
 
-const change = (now: number, then: number) => `${(((now - then) / then) * 100).toFixed(0)}%`;
+const change = (now: number, then: number) => `${(((now - then) / then) * 100).toFixed(1)}%`;
 console.log("\nagainst the figures before the gas work (94b91ef) and Privacy Pools' own contracts at ~1k leaves:");
 for (const operation of ["deposit", "relay"] as const) {
   for (const m of measurements) {

@@ -11,6 +11,7 @@ import { poseidon2, poseidon3 } from "poseidon-lite";
 const F = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
 const ROUNDS_F = 8;
 const ROUNDS_P: Record<number, number> = { 3: 57, 4: 56 };
+const REDUCE_EVERY = 4;
 const constantsFile = createRequire(import.meta.url).resolve("circomlib/circuits/poseidon_constants.circom");
 const circom = readFileSync(constantsFile, "utf8");
 
@@ -94,7 +95,10 @@ function yul({ t, C, S, M, P }: Params): string[] {
       `${first} := add(mulmod(mulmod(${spare}, ${spare}, F), ${first}, F), ${hex(C[(half + 1) * t + r]!)})`,
       `${spare} := ${sum(idx.map((j) => `mulmod(${state(j)}, ${hex(s[j]!)}, F)`))}`,
     );
-    for (let k = 1; k < t; k++) lines.push(`s${k} := addmod(s${k}, mulmod(${first}, ${hex(s[t + k - 1]!)}, F), F)`);
+    // s_k reduces every REDUCE_EVERY rounds, from below 4F (a full round's mix) to below F, and otherwise grows by
+    // under F a round: it stays below 5F < 2^256.
+    const plus = r % REDUCE_EVERY === 0 ? (a: string, b: string) => `addmod(${a}, ${b}, F)` : (a: string, b: string) => `add(${a}, ${b})`;
+    for (let k = 1; k < t; k++) lines.push(`s${k} := ${plus(`s${k}`, `mulmod(${first}, ${hex(s[t + k - 1]!)}, F)`)}`);
     [first, spare] = [spare, first];
   }
   if (first !== "s0") lines.push(`s0 := ${first}`);

@@ -11,11 +11,9 @@ library PoseidonT3 {
         assembly {
             let F := 21888242871839275222246405745257275088548364400416034343698204186575808495617
             let x := 0
-            let s0 := 0x0ee9a592ba9a9518d05986d656f40c2114c4993c11bb29938d21d47304cd8e6e
+            let s0 := 0x00ed240777580c0c8090662fd501f1a2b01a378add21648cf0604f113bb4eed5
             let s1 := add(mod(in0, F), 0x00f1445235f2148c5986587169fc1bcd887b08d4d00868df5696fff40956e864)
             let s2 := add(mod(in1, F), 0x08dff3487e8ac99e1f29a058d0fa80b930c728730b7ab36ce879f3890ecf73f5)
-            x := mulmod(s0, s0, F)
-            s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x084d520e4e5bb469e1f9075cb7c490efa59565eedae2d00ca8ef88ceea2b0197)
             x := mulmod(s1, s1, F)
             s1 := add(mulmod(mulmod(x, x, F), s1, F), 0x2d15d982d99577fa33da56722416fd734b3e667a2f9f15d8eb3e767ae0fd811e)
             x := mulmod(s2, s2, F)

@@ -11,12 +11,10 @@ library PoseidonT4 {
         assembly {
             let F := 21888242871839275222246405745257275088548364400416034343698204186575808495617
             let x := 0
-            let s0 := 0x19b849f69450b06848da1d39bd5e4a4302bb86744edc26238b0878e269ed23e5
+            let s0 := 0x0e510bbb7771816a1783c847dff70cbe55feb2e07713c7086c2a1f3d9c4373d5
             let s1 := add(mod(in0, F), 0x265ddfe127dd51bd7239347b758f0a1320eb2cc7450acc1dad47f80c8dcf34d6)
             let s2 := add(mod(in1, F), 0x199750ec472f1809e0f66a545e1e51624108ac845015c2aa3dfc36bab497d8aa)
             let s3 := add(mod(in2, F), 0x157ff3fe65ac7208110f06a5f74302b14d743ea25067f0ffd032f787c7f1cdf8)
-            x := mulmod(s0, s0, F)
-            s0 := add(mulmod(mulmod(x, x, F), s0, F), 0x1b0f68f0726a0514a4d05b377b58aabc45945842e70183784a4ab5a32337b8f8)
             x := mulmod(s1, s1, F)
             s1 := add(mulmod(mulmod(x, x, F), s1, F), 0x1228d2565787140430569d69342d374d85509dea4245db479fdef1a425e27526)
             x := mulmod(s2, s2, F)

@@ -68,7 +68,8 @@ function yul({ t, C, S, M, P }: Params): string[] {
   const lines = [`let F := ${F}`, "let x := 0"];
   const row = (m: bigint[][], i: number) => sum(idx.map((j) => `mulmod(s${j}, ${hex(m[j]![i]!)}, F)`));
   const fullRound = (constantsAt: number, m: bigint[][]) => {
-    idx.forEach((i) => lines.push(...pow5Plus(i, C[constantsAt + i]!)));
+    // The capacity word starts as the constant C[0], so its first S-box is computed here, not on chain.
+    idx.forEach((i) => lines.push(...(constantsAt === t && i === 0 ? [] : pow5Plus(i, C[constantsAt + i]!))));
     const between = idx.slice(1, t - 1);
     lines.push(
       "{",
@@ -80,7 +81,7 @@ function yul({ t, C, S, M, P }: Params): string[] {
       "}",
     );
   };
-  lines.push(`let s0 := ${hex(C[0]!)}`);
+  lines.push(`let s0 := ${hex((pow5(C[0]!) + C[t]!) % F)}`);
   for (let i = 1; i < t; i++) lines.push(`let s${i} := add(mod(in${i - 1}, F), ${hex(C[i]!)})`);
   for (let r = 0; r < half; r++) fullRound((r + 1) * t, r === half - 1 ? P : M);
   // Partial rounds: s0 and x trade places each round (the new s0 is written where the temporary was), which

@@ -6,8 +6,8 @@ import {PoseidonT3} from "./poseidon/PoseidonT3.sol";
 
 /// @title StateTree
 /// @notice The insert-only part of zk-kit's LeanIMT (same tree, same roots), hashing with the generated PoseidonT3
-///         instead of poseidon-solidity's, which costs a third more per hash, and keeping size and depth in one
-///         slot. Only what the pool uses: insert, membership and the root.
+///         instead of poseidon-solidity's, which costs about twice as much per hash, and keeping size and depth in
+///         one slot. Only what the pool uses: insert, membership and the root.
 library StateTree {
     struct Data {
         // Number of leaves; with depth, one slot.

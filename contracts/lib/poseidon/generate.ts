@@ -56,7 +56,7 @@ function model({ t, C, S, M, P }: Params, inputs: bigint[]): bigint {
 
 const hex = (x: bigint) => `0x${x.toString(16).padStart(64, "0")}`;
 
-/** Yul for one hash, every sum kept below 2^256 (at most t + 1 terms below F). */
+/** Yul for one hash. Words are reduced mod F only where they could otherwise pass 5F (< 2^256); mulmod takes any. */
 function yul({ t, C, S, M, P }: Params): string[] {
   const half = ROUNDS_F / 2;
   const idx = [...Array(t).keys()];

@@ -8,19 +8,18 @@ const SOLC_VERSION = "0.8.28";
 const solcJsPath = createRequire(import.meta.url).resolve("solc/soljson.js");
 
 const SOLC_SETTINGS = { optimizer: { enabled: true, runs: 200 }, evmVersion: "cancun" };
-// The pool and the generated Poseidon it links (contracts/lib/poseidon, hand-scheduled assembly) compile without the
-// Yul optimizer, which would grow PoseidonT4 past the contract size limit, and tuned for runtime gas: at fewer runs
-// the optimizer moves round constants into a data section that each use copies back into memory.
-const WITHOUT_YUL_OPTIMIZER = ["contracts/PrivacyPool.sol", "contracts/lib/poseidon/PoseidonT3.sol", "contracts/lib/poseidon/PoseidonT4.sol"];
+// The pool and the generated Poseidon it links (contracts/lib/poseidon) are tuned for runtime gas: at fewer runs
+// the optimizer moves Poseidon's round constants into a data section that each use copies back into memory.
+const TUNED_FOR_RUNTIME = ["contracts/PrivacyPool.sol", "contracts/lib/poseidon/PoseidonT3.sol", "contracts/lib/poseidon/PoseidonT4.sol"];
 
 export default defineConfig({
   plugins: [hardhatToolboxMochaEthers],
   solidity: {
     compilers: [{ version: SOLC_VERSION, path: solcJsPath, settings: SOLC_SETTINGS }],
     overrides: Object.fromEntries(
-      WITHOUT_YUL_OPTIMIZER.map((source) => [
+      TUNED_FOR_RUNTIME.map((source) => [
         source,
-        { version: SOLC_VERSION, path: solcJsPath, settings: { ...SOLC_SETTINGS, optimizer: { enabled: true, runs: 1_000_000, details: { yul: false } } } },
+        { version: SOLC_VERSION, path: solcJsPath, settings: { ...SOLC_SETTINGS, optimizer: { enabled: true, runs: 1_000_000 } } },
       ]),
     ),
     // The pool links its Poseidon libraries (inlined, they would exceed the contract size limit): PoseidonT2 from

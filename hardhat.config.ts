@@ -7,22 +7,25 @@ import { configVariable, defineConfig } from "hardhat/config";
 const SOLC_VERSION = "0.8.28";
 const solcJsPath = createRequire(import.meta.url).resolve("solc/soljson.js");
 
+const SOLC_SETTINGS = { optimizer: { enabled: true, runs: 200 }, evmVersion: "cancun" };
+// The pool and the generated Poseidon it links (contracts/lib/poseidon) are tuned for runtime gas: at fewer runs
+// the optimizer moves Poseidon's round constants into a data section that each use copies back into memory.
+const TUNED_FOR_RUNTIME = ["contracts/PrivacyPool.sol", "contracts/lib/poseidon/PoseidonT3.sol", "contracts/lib/poseidon/PoseidonT4.sol"];
+
 export default defineConfig({
   plugins: [hardhatToolboxMochaEthers],
   solidity: {
-    version: SOLC_VERSION,
-    path: solcJsPath,
-    settings: {
-      optimizer: { enabled: true, runs: 200 },
-      evmVersion: "cancun",
-    },
-    // The pool links these libraries (inlined, it would exceed the contract size limit); deploying them needs
-    // their artifacts.
-    npmFilesToBuild: [
-      "poseidon-solidity/PoseidonT2.sol",
-      "poseidon-solidity/PoseidonT3.sol",
-      "poseidon-solidity/PoseidonT4.sol",
-    ],
+    compilers: [{ version: SOLC_VERSION, path: solcJsPath, settings: SOLC_SETTINGS }],
+    overrides: Object.fromEntries(
+      TUNED_FOR_RUNTIME.map((source) => [
+        source,
+        { version: SOLC_VERSION, path: solcJsPath, settings: { ...SOLC_SETTINGS, optimizer: { enabled: true, runs: 1_000_000 } } },
+      ]),
+    ),
+    // The pool links its Poseidon libraries (inlined, they would exceed the contract size limit): PoseidonT2 from
+    // this npm package, PoseidonT3 and PoseidonT4 generated under contracts/lib/poseidon. Deploying needs the
+    // artifacts.
+    npmFilesToBuild: ["poseidon-solidity/PoseidonT2.sol"],
   },
   paths: {
     tests: { mocha: "test" },

@@ -4,7 +4,7 @@ pragma solidity 0.8.28;
 import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol";
+import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {IEIP3009} from "./interfaces/IEIP3009.sol";
 import {IEntrypoint} from "./interfaces/IEntrypoint.sol";
 import {IPrivacyPool} from "./interfaces/IPrivacyPool.sol";
@@ -15,7 +15,7 @@ import {RootHistory} from "./lib/RootHistory.sol";
 /// @notice Registry of one privacy pool per asset, deposits, relayed withdrawals with a relay fee, the ASP root
 ///         history, refunds and access fees. DEFAULT_ADMIN_ROLE registers pools, sets the access-fee treasury and
 ///         manages roles; POSTMAN_ROLE publishes and revokes ASP roots; REFUNDER_ROLE deposits refunds.
-contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuard {
+contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
     using RootHistory for RootHistory.Roots;
     using ProofLib for ProofLib.WithdrawProof;
@@ -36,10 +36,17 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuard {
     /// @inheritdoc IEntrypoint
     address public accessFeeTreasury;
     mapping(IERC20 asset => AssetConfig) private _assetConfigs;
-    mapping(uint256 scope => IPrivacyPool) private _poolsByScope;
+    mapping(uint256 scope => RelayTarget) private _relayTargets;
     RootHistory.Roots private _aspRoots;
     uint256 private _latestAspRoot;
     mapping(uint256 originNullifierHash => bool) private _refundedOrigins;
+
+    /// @dev What a relay needs of its scope's pool in one slot: the pool and its asset's maxRelayFeeBPS (at most
+    ///      BPS_DENOMINATOR), copied from the asset's config, which never changes once registered.
+    struct RelayTarget {
+        IPrivacyPool pool;
+        uint96 maxRelayFeeBPS;
+    }
 
     /// @param owner Receives DEFAULT_ADMIN_ROLE.
     /// @param postman Receives POSTMAN_ROLE.
@@ -65,7 +72,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuard {
 
         uint256 scope = pool.SCOPE();
         _assetConfigs[asset] = AssetConfig(pool, minimumDepositAmount, maxRelayFeeBPS);
-        _poolsByScope[scope] = pool;
+        _relayTargets[scope] = RelayTarget(pool, uint96(maxRelayFeeBPS));
         emit PoolRegistered(asset, pool, scope, minimumDepositAmount, maxRelayFeeBPS);
     }
 
@@ -91,7 +98,8 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuard {
         uint256 scope
     ) external nonReentrant {
         if (withdrawal.processooor != address(this)) revert InvalidProcessooor();
-        IPrivacyPool pool = _poolsByScope[scope];
+        RelayTarget memory target = _relayTargets[scope];
+        IPrivacyPool pool = target.pool;
         if (address(pool) == address(0)) revert UnknownScope();
         uint256 aspRoot = proof.aspRoot();
         if (!_aspRoots.contains(aspRoot)) {
@@ -101,14 +109,11 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuard {
         if (proof.aspTreeDepth() != _aspRoots.depthOf(aspRoot)) revert AspTreeDepthMismatch();
         IERC20 asset = pool.ASSET();
         RelayData memory relayData = abi.decode(withdrawal.data, (RelayData));
-        if (relayData.relayFeeBPS > _assetConfigs[asset].maxRelayFeeBPS) revert RelayFeeAboveMaximum();
-
-        pool.withdraw(withdrawal, proof);
+        if (relayData.relayFeeBPS > target.maxRelayFeeBPS) revert RelayFeeAboveMaximum();
 
         uint256 withdrawnValue = proof.withdrawnValue();
         uint256 feeAmount = withdrawnValue * relayData.relayFeeBPS / BPS_DENOMINATOR;
-        asset.safeTransfer(relayData.recipient, withdrawnValue - feeAmount);
-        if (feeAmount != 0) asset.safeTransfer(relayData.feeRecipient, feeAmount);
+        pool.withdraw(withdrawal, proof, relayData.recipient, relayData.feeRecipient, feeAmount);
         emit WithdrawalRelayed(relayData.recipient, asset, relayData.feeRecipient, withdrawnValue, feeAmount);
     }
 
@@ -191,7 +196,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuard {
 
     /// @inheritdoc IEntrypoint
     function poolByScope(uint256 scope) external view returns (IPrivacyPool) {
-        return _poolsByScope[scope];
+        return _relayTargets[scope].pool;
     }
 
     /// @inheritdoc IEntrypoint

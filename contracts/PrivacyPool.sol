@@ -3,15 +3,15 @@ pragma solidity 0.8.28;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import {InternalLeanIMT, LeanIMTData} from "@zk-kit/lean-imt.sol/InternalLeanIMT.sol";
 import {SNARK_SCALAR_FIELD} from "@zk-kit/lean-imt.sol/Constants.sol";
 import {PoseidonT2} from "poseidon-solidity/PoseidonT2.sol";
-import {PoseidonT3} from "poseidon-solidity/PoseidonT3.sol";
-import {PoseidonT4} from "poseidon-solidity/PoseidonT4.sol";
 import {IPrivacyPool} from "./interfaces/IPrivacyPool.sol";
 import {IWithdrawalVerifier} from "./interfaces/IWithdrawalVerifier.sol";
 import {ProofLib} from "./lib/ProofLib.sol";
+import {PoseidonT3} from "./lib/poseidon/PoseidonT3.sol";
+import {PoseidonT4} from "./lib/poseidon/PoseidonT4.sol";
 import {RootHistory} from "./lib/RootHistory.sol";
+import {StateTree} from "./lib/StateTree.sol";
 
 /// @title PrivacyPool
 /// @notice The pool of one ERC20 asset: a LeanIMT state tree of note commitments, its root history and the set of
@@ -19,7 +19,7 @@ import {RootHistory} from "./lib/RootHistory.sol";
 ///         pool under the contract size limit.
 contract PrivacyPool is IPrivacyPool {
     using SafeERC20 for IERC20;
-    using InternalLeanIMT for LeanIMTData;
+    using StateTree for StateTree.Data;
     using RootHistory for RootHistory.Roots;
     using ProofLib for ProofLib.WithdrawProof;
 
@@ -40,7 +40,7 @@ contract PrivacyPool is IPrivacyPool {
 
     /// @inheritdoc IPrivacyPool
     uint256 public nonce;
-    LeanIMTData private _stateTree;
+    StateTree.Data private _stateTree;
     RootHistory.Roots private _stateRoots;
     mapping(uint256 nullifierHash => bool) private _spentNullifierHashes;
     mapping(uint256 label => address) private _depositors;
@@ -73,21 +73,24 @@ contract PrivacyPool is IPrivacyPool {
         if (value >= NOTE_VALUE_LIMIT) revert ValueAboveNoteLimit();
         uint256 label = uint256(keccak256(abi.encodePacked(SCOPE, ++nonce))) % SNARK_SCALAR_FIELD;
         _depositors[label] = depositor;
-        commitment = PoseidonT4.hash([value, label, precommitment]);
+        commitment = PoseidonT4.hash(value, label, precommitment);
         _insert(commitment);
         emit Deposited(depositor, commitment, label, value, precommitment);
     }
 
     /// @inheritdoc IPrivacyPool
-    function withdraw(Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof)
-        external
-        onlyEntrypoint
-    {
+    function withdraw(
+        Withdrawal calldata withdrawal,
+        ProofLib.WithdrawProof calldata proof,
+        address recipient,
+        address feeRecipient,
+        uint256 feeAmount
+    ) external onlyEntrypoint {
         if (proof.context() != uint256(keccak256(abi.encode(withdrawal, SCOPE))) % SNARK_SCALAR_FIELD) {
             revert ContextMismatch();
         }
         uint256 stateRoot = proof.stateRoot();
-        if (!_stateRoots.contains(stateRoot)) revert UnknownStateRoot();
+        if (!_stateRoots.containsAmong(stateRoot, _stateTree.size)) revert UnknownStateRoot();
         // One path per leaf: the circuit ties the path to the declared depth, the pool ties the depth to the root.
         if (proof.stateTreeDepth() != _stateRoots.depthOf(stateRoot)) revert StateTreeDepthMismatch();
         uint256 nullifierHash = proof.nullifierHash();
@@ -100,15 +103,16 @@ contract PrivacyPool is IPrivacyPool {
         uint256 newCommitment = proof.newCommitment();
         _insert(newCommitment);
         uint256 withdrawnValue = proof.withdrawnValue();
-        ASSET.safeTransfer(withdrawal.processooor, withdrawnValue);
+        ASSET.safeTransfer(recipient, withdrawnValue - feeAmount);
+        if (feeAmount != 0) ASSET.safeTransfer(feeRecipient, feeAmount);
         emit Withdrawn(withdrawal.processooor, withdrawnValue, nullifierHash, newCommitment);
     }
 
     /// @inheritdoc IPrivacyPool
     function ragequit(uint256 value, uint256 label, uint256 nullifier, uint256 secret) external {
         if (msg.sender != _depositors[label]) revert OnlyOriginalDepositor();
-        uint256 commitment = PoseidonT4.hash([value, label, PoseidonT3.hash([nullifier, secret])]);
-        if (!_stateTree._has(commitment)) revert CommitmentNotInStateTree();
+        uint256 commitment = PoseidonT4.hash(value, label, PoseidonT3.hash(nullifier, secret));
+        if (!_stateTree.has(commitment)) revert CommitmentNotInStateTree();
         uint256 nullifierHash = PoseidonT2.hash([nullifier]);
         if (_spentNullifierHashes[nullifierHash]) revert NullifierAlreadySpent();
 
@@ -133,7 +137,7 @@ contract PrivacyPool is IPrivacyPool {
 
     /// @inheritdoc IPrivacyPool
     function isKnownStateRoot(uint256 root) external view returns (bool) {
-        return _stateRoots.contains(root);
+        return _stateRoots.containsAmong(root, _stateTree.size);
     }
 
     /// @inheritdoc IPrivacyPool
@@ -143,7 +147,7 @@ contract PrivacyPool is IPrivacyPool {
 
     /// @inheritdoc IPrivacyPool
     function currentRoot() external view returns (uint256) {
-        return _stateTree._root();
+        return _stateTree.root();
     }
 
     /// @inheritdoc IPrivacyPool
@@ -161,9 +165,10 @@ contract PrivacyPool is IPrivacyPool {
     //////////////////////////////////////////////////////////////*/
 
     function _insert(uint256 leaf) private {
-        uint256 leafIndex = _stateTree.size;
-        uint256 root = _stateTree._insert(leaf);
-        _stateRoots.record(root, _stateTree.depth);
+        uint64 leafIndex = _stateTree.size;
+        uint256 root = _stateTree.insert(leaf);
+        // The tree's size counts the roots: the one of leaf index i is the (i + 1)-th.
+        _stateRoots.recordAs(root, _stateTree.depth, leafIndex + 1);
         emit LeafInserted(leafIndex, leaf, root);
     }
 }

@@ -93,11 +93,11 @@ export function formatUsdc(atomic: bigint): string {
  * real proofs (test/relayer/relay-gas.test.ts checks it against relays' gasUsed). Everything but the change note's
  * insert is fixed: the Groth16 verifier, and the take and payment transfers, at their dearest when the treasury's
  * and the recipient's USDC balances are still zero (a fresh payer always is; a swept treasury is again). The
- * insert costs at most one Poseidon hash (about 32.2k gas) per level, when every bit of its leaf index is set.
- * Measured worst cases, treasury at zero: 506.7k at depth 1 (the insert deepens the tree), 513.8k at 2, 610.5k
- * at 5, 754.7k at 10. A tree of depth 0 or 1 deepens on the next insert, which costs what depth 1 does.
+ * insert costs at most one Poseidon hash (about 16.1k gas) per level, when every bit of its leaf index is set.
+ * Measured worst cases, treasury at zero: 474.4k at depth 1 (the insert deepens the tree), 468.2k at 2, 516.5k
+ * at 5, 597.1k at 10. A tree of depth 0 or 1 deepens on the next insert, which costs what depth 1 does.
  */
-export const RELAY_GAS = { base: 480_000n, perLevel: 32_500n } as const;
+export const RELAY_GAS = { base: 460_500n, perLevel: 16_150n } as const;
 
 export function relayGasAt(depth: bigint): bigint {
   return RELAY_GAS.base + RELAY_GAS.perLevel * (depth > 1n ? depth : 1n);

@@ -3,8 +3,8 @@
 // Gas of the facilitator's contract operations on the embedded chain, with real Groth16 proofs: deposit and
 // relayed withdrawal with 1, 1k and 100k leaves already in the state tree (filled as simulated-state-tree.ts
 // explains), an ASP root update (plain and revoking), a refund deposit, an access-fee payment and the verifier
-// alone. Prints a table, compares the relayed withdrawal with the Privacy Pools relayer's own estimate, and writes
-// bench/results/gas.json.
+// alone. Prints a table, where the deposit's and the relay's gas goes (gas-breakdown.ts), compares both with the
+// figures before the gas work and with Privacy Pools', and writes bench/results/gas.json.
 import type { ContractTransactionResponse } from "ethers";
 import { network } from "hardhat";
 import { hexlify, randomBytes } from "ethers";
@@ -14,6 +14,8 @@ import { deployedFacilitator } from "../../test/contracts/helpers/fixtures.js";
 import { fundDepositor, secretsFor } from "../../test/contracts/helpers/notes.js";
 import { proveRelayedWithdrawal } from "../../test/contracts/helpers/withdrawals.js";
 import { printTable, writeResults } from "../report.js";
+import { facilitatorClassifier } from "./facilitator-parts.js";
+import { type Breakdown, gasBreakdown, PART_NAMES, PARTS } from "./gas-breakdown.js";
 import { fillStateTree } from "./simulated-state-tree.js";
 
 const TREE_SIZES = [1, 1_000, 100_000];
@@ -22,11 +24,21 @@ const WITHDRAWAL = 1_000_000n;
 const RELAY_FEE_BPS = 500n;
 /** The Privacy Pools relayer's own estimate of gas per relayed withdrawal. */
 const PRIVACY_POOLS_RELAY_ESTIMATE = { min: 450_000, max: 650_000 };
+/** Privacy Pools' own contracts on the same kind of Hardhat chain, ~1k leaves: an ERC20 deposit, a relayed partial withdrawal. */
+const PRIVACY_POOLS_AT_1K = { treeSize: 1_000, deposit: 400_000, relay: 560_000 };
+/** This bench at commit 94b91ef, before the gas work (three transfers per relay, poseidon-solidity, LeanIMT). */
+const BEFORE: Record<number, { deposit: number; relay: number }> = {
+  1: { deposit: 296_193, relay: 491_377 },
+  1_000: { deposit: 441_132, relay: 675_200 },
+  100_000: { deposit: 477_266, relay: 711_358 },
+};
 
 interface Measurement {
   treeSize: number;
   deposit: number;
   relay: number;
+  depositBreakdown: Breakdown;
+  relayBreakdown: Breakdown;
   aspRootUpdate: number;
   revokingAspRootUpdate: number;
   refundDeposit: number;
@@ -34,10 +46,14 @@ interface Measurement {
   verifier: number;
 }
 
-async function gasOf(sent: Promise<ContractTransactionResponse>): Promise<number> {
+async function mined(sent: Promise<ContractTransactionResponse>) {
   const receipt = await (await sent).wait();
   if (!receipt) throw new Error("transaction was not mined");
-  return Number(receipt.gasUsed);
+  return receipt;
+}
+
+async function gasOf(sent: Promise<ContractTransactionResponse>): Promise<number> {
+  return Number((await mined(sent)).gasUsed);
 }
 
 /** On a fresh chain whose state tree holds `treeSize` leaves: deposits, publishes an ASP root, relays a withdrawal. */
@@ -54,9 +70,10 @@ async function measure(treeSize: number): Promise<Measurement> {
   await fundDepositor(facilitator, accounts.depositor, DEPOSIT);
   const secrets = secretsFor(BigInt(treeSize));
   const note = createNote(DEPOSIT, labelOf(scope, BigInt(treeSize + 1)), secrets);
-  const deposit = await gasOf(
+  const depositReceipt = await mined(
     entrypoint.connect(accounts.depositor).deposit(usdc, DEPOSIT, precommitmentOf(secrets)),
   );
+  const deposit = Number(depositReceipt.gasUsed);
   stateTree.insert(note.commitment);
   if ((await privacyPool.currentRoot()) !== stateTree.root) {
     throw new Error(`the simulated tree of ${treeSize} leaves diverged from the TypeScript LeanIMT`);
@@ -85,7 +102,11 @@ async function measure(treeSize: number): Promise<Measurement> {
     scope,
   });
   const verifierGas = Number(await verifier.verifyProof.estimateGas(proof.pA, proof.pB, proof.pC, proof.pubSignals));
-  const relay = await gasOf(entrypoint.connect(accounts.stranger).relay(withdrawal, proof, scope));
+  const relayReceipt = await mined(entrypoint.connect(accounts.stranger).relay(withdrawal, proof, scope));
+  const relay = Number(relayReceipt.gasUsed);
+  const classifier = facilitatorClassifier(facilitator, [depositReceipt, relayReceipt], [aspTree.root]);
+  const depositBreakdown = await gasBreakdown(connection, depositReceipt.hash, classifier);
+  const relayBreakdown = await gasBreakdown(connection, relayReceipt.hash, classifier);
 
   // The recipient plays the single-use payer whose balance comes back as a refund of the note just spent.
   await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), accounts.admin);
@@ -106,7 +127,7 @@ async function measure(treeSize: number): Promise<Measurement> {
   await fundDepositor(facilitator, accounts.depositor, 5_000n);
   const accessFee = await gasOf(entrypoint.connect(accounts.depositor).payAccessFee(usdc, 42n, 5_000n));
   await connection.close();
-  return { treeSize, deposit, relay, aspRootUpdate, revokingAspRootUpdate, refundDeposit, accessFee, verifier: verifierGas };
+  return { treeSize, deposit, relay, depositBreakdown, relayBreakdown, aspRootUpdate, revokingAspRootUpdate, refundDeposit, accessFee, verifier: verifierGas };
 }
 
 const fmt = (n: number) => n.toLocaleString("en-US");
@@ -138,22 +159,57 @@ const rows: [string, number][] = [
 ];
 printTable(["operation", "      gas"], rows.map(([name, gas]) => [name, fmt(gas).padStart(9)]));
 
+for (const [operation, pick] of [
+  ["deposit", (m: Measurement) => m.depositBreakdown],
+  ["relayed withdrawal", (m: Measurement) => m.relayBreakdown],
+] as const) {
+  console.log(`\n${operation}, where the gas goes:`);
+  const header = measurements.map((m) => leaves(m.treeSize).padStart(12)).join("");
+  const width = Math.max(...PARTS.map((part) => PART_NAMES[part].length));
+  console.log(`${"".padEnd(width)}${header}`);
+  for (const part of PARTS) {
+    console.log(`${PART_NAMES[part].padEnd(width)}${measurements.map((m) => fmt(pick(m)[part]).padStart(12)).join("")}`);
+  }
+}
+
+const change = (now: number, then: number) => `${(((now - then) / then) * 100).toFixed(1)}%`;
+console.log("\nagainst the figures before the gas work (94b91ef) and Privacy Pools' own contracts at ~1k leaves:");
+for (const operation of ["deposit", "relay"] as const) {
+  for (const m of measurements) {
+    const before = BEFORE[m.treeSize]!;
+    const pp = m.treeSize === PRIVACY_POOLS_AT_1K.treeSize
+      ? `; Privacy Pools ${fmt(PRIVACY_POOLS_AT_1K[operation])} (${change(m[operation], PRIVACY_POOLS_AT_1K[operation])})`
+      : "";
+    console.log(`  ${operation}, ${leaves(m.treeSize)}: ${fmt(m[operation])}, before ${fmt(before[operation])} (${change(m[operation], before[operation])})${pp}`);
+  }
+}
+
 const { min, max } = PRIVACY_POOLS_RELAY_ESTIMATE;
 console.log(`\nPrivacy Pools relayer estimate per relayed withdrawal: ${fmt(min)}-${fmt(max)} gas`);
 for (const m of measurements) {
   console.log(`  ours with ${leaves(m.treeSize)}: ${fmt(m.relay)} gas, ${compareWithEstimate(m.relay)}`);
 }
 
-const bySize = (pick: (m: Measurement) => number) =>
+const bySize = <T>(pick: (m: Measurement) => T) =>
   Object.fromEntries(measurements.map((m) => [m.treeSize, pick(m)]));
+const atOneK = measurements.find((m) => m.treeSize === PRIVACY_POOLS_AT_1K.treeSize)!;
 await writeResults("gas", {
-  relay: largest.relay,
+  // The headline figures are at 1k leaves, the size of a live pool; every size is below.
+  headlineTreeSize: atOneK.treeSize,
+  relay: atOneK.relay,
+  deposit: atOneK.deposit,
+  // No batch path yet (relayBatch): null, not a number, until there is one to measure.
+  relayBatchPerWithdrawal: null,
   relayByTreeSize: bySize((m) => m.relay),
   depositByTreeSize: bySize((m) => m.deposit),
+  relayBreakdownByTreeSize: bySize((m) => m.relayBreakdown),
+  depositBreakdownByTreeSize: bySize((m) => m.depositBreakdown),
   aspRootUpdate: largest.aspRootUpdate,
   revokingAspRootUpdate: largest.revokingAspRootUpdate,
   refundDeposit: largest.refundDeposit,
   accessFee: largest.accessFee,
   verifier: largest.verifier,
   privacyPoolsRelayEstimate: PRIVACY_POOLS_RELAY_ESTIMATE,
+  privacyPoolsAt1k: PRIVACY_POOLS_AT_1K,
+  before: BEFORE,
 });

@@ -46,7 +46,7 @@ interface IPrivacyPool {
     event LeafInserted(uint256 leafIndex, uint256 leaf, uint256 root);
 
     /// @notice A note was spent by a withdrawal proof.
-    /// @param processooor The address that received the withdrawn value.
+    /// @param processooor The withdrawal's processooor (the entrypoint, which had the value paid out directly).
     /// @param withdrawnValue The amount that left the pool.
     /// @param spentNullifierHash The nullifier hash of the spent note.
     /// @param newCommitment The change note's commitment (a zero-value note when the whole note was withdrawn).
@@ -118,13 +118,25 @@ interface IPrivacyPool {
     /// @return commitment The note's commitment, now a leaf of the state tree.
     function deposit(address depositor, uint256 value, uint256 precommitment) external returns (uint256 commitment);
 
-    /// @notice Spends a note by a withdrawal proof, inserts its change note and pays the withdrawn value to the
-    ///         withdrawal's processooor.
-    /// @dev Only the entrypoint, which checks the ASP root and its depth before calling. The state root must be
-    ///      accepted (isKnownStateRoot) and the proof's stateTreeDepth must equal the depth recorded with it.
+    /// @notice Spends a note by a withdrawal proof, inserts its change note and pays the withdrawn value out: the
+    ///         fee to `feeRecipient`, the rest to `recipient`. Paying both directly, instead of the processooor
+    ///         that would pass it on, saves a token transfer per withdrawal.
+    /// @dev Only the entrypoint, which checks the ASP root and its depth before calling and takes `recipient`,
+    ///      `feeRecipient` and `feeAmount` from the withdrawal's relay data, which the proof's context binds. The
+    ///      state root must be accepted (isKnownStateRoot) and the proof's stateTreeDepth must equal the depth
+    ///      recorded with it.
     /// @param withdrawal What the proof's context commits to.
     /// @param proof The Groth16 proof and its public signals.
-    function withdraw(Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof) external;
+    /// @param recipient Receives the withdrawn value less `feeAmount`.
+    /// @param feeRecipient Receives `feeAmount` (no transfer when it is zero).
+    /// @param feeAmount At most the withdrawn value.
+    function withdraw(
+        Withdrawal calldata withdrawal,
+        ProofLib.WithdrawProof calldata proof,
+        address recipient,
+        address feeRecipient,
+        uint256 feeAmount
+    ) external;
 
     /// @notice Returns a note to the original depositor of its label without a withdrawal proof.
     /// @dev Reveals the note's nullifier and secret on chain. It is the exit for a deposit the ASP never approved:

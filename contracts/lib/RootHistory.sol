@@ -7,7 +7,8 @@ pragma solidity 0.8.28;
 ///         OR was recorded less than `MIN_LIFETIME_BLOCKS` blocks ago: any number of roots recorded in one block
 ///         (a flood of deposits) cannot evict a root a proof in flight uses. A revocation starts a new epoch:
 ///         every root recorded before it is refused from then on, except those carried into the epoch by `keep`.
-///         Used for the pool's state roots (never revoked) and the entrypoint's ASP roots.
+///         Used for the pool's state roots (never revoked, counted by the pool's tree size: one root per insert,
+///         so the history keeps no count of its own) and the entrypoint's ASP roots.
 library RootHistory {
     uint256 internal constant SIZE = 64;
     uint256 internal constant MIN_LIFETIME_BLOCKS = 128;
@@ -32,6 +33,12 @@ library RootHistory {
     function record(Roots storage self, uint256 root, uint256 depth) internal {
         uint64 ordinal = self.count + 1;
         self.count = ordinal;
+        recordAs(self, root, depth, ordinal);
+    }
+
+    /// @notice Records `root` as the `ordinal`-th root of a history whose count the caller keeps (and passes to
+    ///         `containsAmong`); such a history is never revoked and never updates `count`.
+    function recordAs(Roots storage self, uint256 root, uint256 depth, uint64 ordinal) internal {
         self.entries[root] = Entry(ordinal, uint64(block.number), self.epoch, uint8(depth));
     }
 
@@ -44,7 +51,7 @@ library RootHistory {
     /// @return Whether the root was accepted in the previous epoch (only then is it kept).
     function keep(Roots storage self, uint256 root) internal returns (bool) {
         Entry storage entry = self.entries[root];
-        if (!_accepted(self, entry, self.epoch - 1)) return false;
+        if (!_accepted(entry, self.epoch - 1, self.count)) return false;
         entry.epoch = self.epoch;
         return true;
     }
@@ -52,7 +59,12 @@ library RootHistory {
     /// @return Whether `root` is accepted: recorded, in the current epoch, and recent by count or by block.
     ///         Zero, the root of no recorded tree, never is.
     function contains(Roots storage self, uint256 root) internal view returns (bool) {
-        return root != 0 && _accepted(self, self.entries[root], self.epoch);
+        return root != 0 && _accepted(self.entries[root], self.epoch, self.count);
+    }
+
+    /// @return Whether `root` is accepted in a history recorded with `recordAs`, `count` roots long.
+    function containsAmong(Roots storage self, uint256 root, uint256 count) internal view returns (bool) {
+        return root != 0 && _accepted(self.entries[root], self.epoch, count);
     }
 
     /// @return Whether `root` was recorded in an epoch that a revocation has since closed (and not kept).
@@ -66,9 +78,9 @@ library RootHistory {
         return self.entries[root].depth;
     }
 
-    function _accepted(Roots storage self, Entry storage entry, uint64 epoch) private view returns (bool) {
+    function _accepted(Entry storage entry, uint64 epoch, uint256 count) private view returns (bool) {
         uint64 ordinal = entry.ordinal;
         if (ordinal == 0 || entry.epoch != epoch) return false;
-        return self.count - ordinal < SIZE || block.number - entry.recordedAtBlock < MIN_LIFETIME_BLOCKS;
+        return count - ordinal < SIZE || block.number - entry.recordedAtBlock < MIN_LIFETIME_BLOCKS;
     }
 }

@@ -119,7 +119,7 @@ describe("deposits", function () {
       "OnlyEntrypoint",
     );
     await expect(
-      pool.withdraw({ processooor: await entrypoint.getAddress(), data: "0x" }, proof),
+      pool.withdraw({ processooor: await entrypoint.getAddress(), data: "0x" }, proof, accounts.stranger, accounts.stranger, 0n),
     ).to.be.revertedWithCustomError(privacyPool, "OnlyEntrypoint");
   });
 });

@@ -104,6 +104,20 @@ describe("relayed withdrawals", function () {
         );
     });
 
+    it("pays both straight from the pool: two transfers, none through the entrypoint", async function () {
+      const { entrypoint, privacyPool, usdc, scope, accounts } = await loadFixture(aspRootPublished);
+      const receipt = await (await entrypoint.relay(partial.withdrawal, partial.proof, scope)).wait();
+      const transfers = receipt!.logs
+        .filter((log) => log.address === usdc.target)
+        .map((log) => usdc.interface.parseLog(log)!)
+        .map(({ name, args }) => [name, args[0], args[1], args[2]]);
+      const pool = await privacyPool.getAddress();
+      expect(transfers).to.deep.equal([
+        ["Transfer", pool, accounts.recipient.address, PARTIAL_WITHDRAWAL - 61_728n],
+        ["Transfer", pool, accounts.feeRecipient.address, 61_728n],
+      ]);
+    });
+
     it("spends the note and inserts its change note, with events matching a TypeScript LeanIMT", async function () {
       const { entrypoint, privacyPool, scope, note, stateLeaves } = await loadFixture(aspRootPublished);
       const tree = createLeanIMT([...stateLeaves, partial.changeNote.commitment]);

@@ -85,7 +85,8 @@ describe("the relaying party's transactions", function () {
       expect(second.status, JSON.stringify(second.body)).to.equal(200);
 
       const gasUsed = async (body: Record<string, unknown>) => (await chain.connection.ethers.provider.getTransactionReceipt(body.txHash as string))!.gasUsed;
-      expect(await gasUsed(second.body), "the second insert hashes five levels more").to.be.greaterThan((await gasUsed(first.body)) + 100_000n);
+      // Five hashes more (about 14k gas each), less the five side-node stores they replace.
+      expect(await gasUsed(second.body), "the second insert hashes five levels more").to.be.greaterThan((await gasUsed(first.body)) + 40_000n);
     });
   });
 });

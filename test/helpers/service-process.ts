@@ -5,8 +5,11 @@ import { createInterface } from "node:readline";
 export interface ServiceProcess {
   /** Every line the process wrote, stdout and stderr. */
   readonly lines: string[];
-  /** Resolves with the first pino log line whose message is `msg`, written so far or later. */
-  logLine(msg: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /**
+   * Resolves with the first pino log line whose message is `match` (or, given fields, whose fields all equal
+   * them), written so far or later.
+   */
+  logLine(match: string | Record<string, unknown>, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** Resolves with the exit code, or the signal that ended the process. */
   readonly exited: Promise<number | NodeJS.Signals | null>;
   /** SIGTERM, as an operator stops it; resolves as `exited`. */
@@ -43,8 +46,12 @@ export function spawnService(entry: string, args: string[], env: Record<string, 
   return {
     lines,
     exited,
-    logLine(msg, timeoutMs = 60_000) {
-      const matches = (line: string) => parseLog(line)?.msg === msg;
+    logLine(match, timeoutMs = 60_000) {
+      const fields = typeof match === "string" ? { msg: match } : match;
+      const matches = (line: string) => {
+        const parsed = parseLog(line);
+        return parsed !== undefined && Object.entries(fields).every(([name, value]) => parsed[name] === value);
+      };
       const written = lines.find(matches);
       if (written !== undefined) return Promise.resolve(parseLog(written)!);
       return new Promise((resolve, reject) => {
@@ -56,7 +63,7 @@ export function spawnService(entry: string, args: string[], env: Record<string, 
         };
         const timer = setTimeout(() => {
           newLine.off("line", onLine);
-          reject(new Error(`no "${msg}" log line:\n${lines.join("\n")}`));
+          reject(new Error(`no log line with ${JSON.stringify(fields)}:\n${lines.join("\n")}`));
         }, timeoutMs);
         newLine.on("line", onLine);
       });

@@ -59,7 +59,7 @@ port.on("message", (job: ProofJob) => {
       const failure: ProofJobFailure =
         error instanceof NoWitnessError
           ? { reason: "no_witness" }
-          : { reason: "failed", message: error instanceof Error ? error.message : String(error) };
+          : { reason: "failed", message: `${job.kind}: ${error instanceof Error ? error.message : String(error)}` };
       port.postMessage({ ok: false, failure } satisfies ProofWorkerMessage);
     },
   );

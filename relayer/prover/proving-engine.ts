@@ -78,8 +78,9 @@ export class ProvingEngine {
     const bases = Object.values(points).reduce((sum, [, bytes]) => sum + bytes.byteLength, 0);
     const domainBytes = key.domainSize * N8;
     const regions = bases + key.coefficients.byteLength + 3 * domainBytes + 2 * N8 + maxCount * (N8 + g2.affine + g2.jacobian) + 2 * g2.jacobian;
-    // What the kernel allocates past our regions: its bucket table, or batchToAffine's inverses.
-    const kernelScratch = Math.max(...counts.map((count) => 2 ** windowBitsFor(count) * g2.jacobian), maxCount * COORDINATE_BYTES.g2m);
+    // What the kernel allocates past our regions: its bucket table, or batchToAffine's n coordinates plus the
+    // n + 1 running products of the batchInverse it calls.
+    const kernelScratch = Math.max(...counts.map((count) => 2 ** windowBitsFor(count) * g2.jacobian), (2 * maxCount + 1) * COORDINATE_BYTES.g2m);
 
     const memory = new WebAssembly.Memory({ initial: MODULE_PAGES });
     const instance = new WebAssembly.Instance(new WebAssembly.Module(code), { env: { memory } });

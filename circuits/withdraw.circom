@@ -10,20 +10,23 @@ include "./lean_imt.circom";
 // Spends a note of the privacy pool, partially or fully, and creates its change note (docs/design.md section 3).
 //
 // Public signals, in snarkjs order (outputs first, then public inputs in declaration order):
-//   [newCommitment, nullifierHash, withdrawnValue, stateRoot, stateTreeDepth, aspRoot, aspTreeDepth, context]
-// The same order is mirrored by contracts/lib/ProofLib.sol and sdk/circuit/public-signals.ts.
+//   [newCommitment, nullifierHash, valueAndDepths, stateRoot, aspRoot, context]
+// The same order is mirrored by contracts/lib/ProofLib.sol and sdk/circuit/public-signals.ts. The withdrawn value and
+// the two tree depths travel packed in one public input: every public input costs the verifier an elliptic-curve
+// multiplication (~6k gas), and these three fit in 144 bits.
 //
 // Parameters: maxTreeDepth, the largest depth of the state and ASP trees (circuits/circuit.config.json).
 template Withdraw(maxTreeDepth) {
     // ---- public inputs ----
-    signal input withdrawnValue;   // amount leaving the pool, atomic USDC
+    signal input valueAndDepths;   // withdrawnValue + stateTreeDepth * 2^128 + aspTreeDepth * 2^136
     signal input stateRoot;        // a root of the pool's state tree (the contract checks its history)
-    signal input stateTreeDepth;   // depth of the state tree under stateRoot
     signal input aspRoot;          // a root of the ASP tree of approved labels (the entrypoint checks it)
-    signal input aspTreeDepth;     // depth of the ASP tree under aspRoot
     signal input context;          // keccak256(withdrawal, scope) % FIELD, binds recipient and fee
 
     // ---- private inputs ----
+    signal input withdrawnValue;                 // amount leaving the pool, atomic USDC (packed, public)
+    signal input stateTreeDepth;                 // depth of the state tree under stateRoot (packed, public)
+    signal input aspTreeDepth;                   // depth of the ASP tree under aspRoot (packed, public)
     signal input label;                          // label of the spent note (kept by the change note)
     signal input existingValue;                  // value of the spent note
     signal input existingNullifier;
@@ -78,7 +81,13 @@ template Withdraw(maxTreeDepth) {
     change.secret <== newSecret;
     newCommitment <== change.commitment;
 
-    // 7. Bind the context. It takes part in no other constraint, and a public input that appears in no
+    // 7. Pack the withdrawn value and the depths into their public input. The parts are range checked (the value
+    //    to 128 bits in step 4, each depth to [0, maxTreeDepth] by its inclusion proof, and maxTreeDepth < 2^8),
+    //    so each packed value has exactly one decomposition.
+    assert(maxTreeDepth < 256);
+    valueAndDepths === withdrawnValue + stateTreeDepth * 2**128 + aspTreeDepth * 2**136;
+
+    // 8. Bind the context. It takes part in no other constraint, and a public input that appears in no
     //    constraint could be changed after proving; squaring it puts it in the constraint system.
     signal contextSquared <== context * context;
 }

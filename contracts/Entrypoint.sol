@@ -95,7 +95,8 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     function relay(
         IPrivacyPool.Withdrawal calldata withdrawal,
         ProofLib.WithdrawProof calldata proof,
-        uint256 scope
+        uint256 scope,
+        uint256 stateTreeSize
     ) external nonReentrant {
         if (withdrawal.processooor != address(this)) revert InvalidProcessooor();
         RelayTarget memory target = _relayTargets[scope];
@@ -113,7 +114,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
 
         uint256 withdrawnValue = proof.withdrawnValue();
         uint256 feeAmount = withdrawnValue * relayData.relayFeeBPS / BPS_DENOMINATOR;
-        pool.withdraw(withdrawal, proof, relayData.recipient, relayData.feeRecipient, feeAmount);
+        pool.withdraw(withdrawal, proof, stateTreeSize, relayData.recipient, relayData.feeRecipient, feeAmount);
         emit WithdrawalRelayed(relayData.recipient, asset, relayData.feeRecipient, withdrawnValue, feeAmount);
     }
 

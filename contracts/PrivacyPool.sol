@@ -10,23 +10,21 @@ import {IWithdrawalVerifier} from "./interfaces/IWithdrawalVerifier.sol";
 import {ProofLib} from "./lib/ProofLib.sol";
 import {PoseidonT3} from "./lib/poseidon/PoseidonT3.sol";
 import {PoseidonT4} from "./lib/poseidon/PoseidonT4.sol";
-import {RootHistory} from "./lib/RootHistory.sol";
 import {StateTree} from "./lib/StateTree.sol";
 
 /// @title PrivacyPool
-/// @notice The pool of one ERC20 asset: a LeanIMT state tree of note commitments, its root history and the set of
-///         spent nullifier hashes. The Poseidon libraries are linked at deployment, not inlined, which keeps the
-///         pool under the contract size limit.
+/// @notice The pool of one ERC20 asset: a LeanIMT state tree of note commitments with the history of its roots
+///         (StateTree) and the set of spent nullifier hashes. The Poseidon libraries are linked at deployment, not
+///         inlined, which keeps the pool under the contract size limit.
 contract PrivacyPool is IPrivacyPool {
     using SafeERC20 for IERC20;
     using StateTree for StateTree.Data;
-    using RootHistory for RootHistory.Roots;
     using ProofLib for ProofLib.WithdrawProof;
 
     /// @inheritdoc IPrivacyPool
-    uint256 public constant ROOT_HISTORY_SIZE = RootHistory.SIZE;
+    uint256 public constant ROOT_HISTORY_SIZE = StateTree.SIZE;
     /// @inheritdoc IPrivacyPool
-    uint256 public constant ROOT_MIN_LIFETIME_BLOCKS = RootHistory.MIN_LIFETIME_BLOCKS;
+    uint256 public constant ROOT_MIN_LIFETIME_BLOCKS = StateTree.MIN_LIFETIME_BLOCKS;
     uint256 private constant NOTE_VALUE_LIMIT = 1 << 128;
 
     /// @inheritdoc IPrivacyPool
@@ -41,7 +39,6 @@ contract PrivacyPool is IPrivacyPool {
     /// @inheritdoc IPrivacyPool
     uint256 public nonce;
     StateTree.Data private _stateTree;
-    RootHistory.Roots private _stateRoots;
     mapping(uint256 nullifierHash => bool) private _spentNullifierHashes;
     mapping(uint256 label => address) private _depositors;
 
@@ -58,6 +55,7 @@ contract PrivacyPool is IPrivacyPool {
         WITHDRAWAL_VERIFIER = verifier;
         ASSET = asset;
         SCOPE = uint256(keccak256(abi.encodePacked(address(this), block.chainid, asset))) % SNARK_SCALAR_FIELD;
+        _stateTree.initialize();
     }
 
     /*//////////////////////////////////////////////////////////////
@@ -82,6 +80,7 @@ contract PrivacyPool is IPrivacyPool {
     function withdraw(
         Withdrawal calldata withdrawal,
         ProofLib.WithdrawProof calldata proof,
+        uint256 stateTreeSize,
         address recipient,
         address feeRecipient,
         uint256 feeAmount
@@ -89,10 +88,9 @@ contract PrivacyPool is IPrivacyPool {
         if (proof.context() != uint256(keccak256(abi.encode(withdrawal, SCOPE))) % SNARK_SCALAR_FIELD) {
             revert ContextMismatch();
         }
-        uint256 stateRoot = proof.stateRoot();
-        if (!_stateRoots.containsAmong(stateRoot, _stateTree.size)) revert UnknownStateRoot();
+        if (!_stateTree.isAccepted(proof.stateRoot(), stateTreeSize)) revert UnknownStateRoot();
         // One path per leaf: the circuit ties the path to the declared depth, the pool ties the depth to the root.
-        if (proof.stateTreeDepth() != _stateRoots.depthOf(stateRoot)) revert StateTreeDepthMismatch();
+        if (proof.stateTreeDepth() != StateTree.depthFor(stateTreeSize)) revert StateTreeDepthMismatch();
         uint256 nullifierHash = proof.nullifierHash();
         if (_spentNullifierHashes[nullifierHash]) revert NullifierAlreadySpent();
         if (!WITHDRAWAL_VERIFIER.verifyProof(proof.pA, proof.pB, proof.pC, proof.pubSignals)) revert InvalidProof();
@@ -109,10 +107,14 @@ contract PrivacyPool is IPrivacyPool {
     }
 
     /// @inheritdoc IPrivacyPool
-    function ragequit(uint256 value, uint256 label, uint256 nullifier, uint256 secret) external {
+    function ragequit(uint256 value, uint256 label, uint256 nullifier, uint256 secret, StatePath calldata path)
+        external
+    {
         if (msg.sender != _depositors[label]) revert OnlyOriginalDepositor();
         uint256 commitment = PoseidonT4.hash(value, label, PoseidonT3.hash(nullifier, secret));
-        if (!_stateTree.has(commitment)) revert CommitmentNotInStateTree();
+        if (path.siblings.length != StateTree.depthFor(path.stateTreeSize)) revert StateTreeDepthMismatch();
+        uint256 root = StateTree.rootOfPath(commitment, path.leafIndex, path.siblings);
+        if (!_stateTree.isAccepted(root, path.stateTreeSize)) revert CommitmentNotInStateTree();
         uint256 nullifierHash = PoseidonT2.hash([nullifier]);
         if (_spentNullifierHashes[nullifierHash]) revert NullifierAlreadySpent();
 
@@ -137,12 +139,17 @@ contract PrivacyPool is IPrivacyPool {
 
     /// @inheritdoc IPrivacyPool
     function isKnownStateRoot(uint256 root) external view returns (bool) {
-        return _stateRoots.containsAmong(root, _stateTree.size);
+        return _stateTree.ordinalOf(root) != 0;
+    }
+
+    /// @inheritdoc IPrivacyPool
+    function stateTreeSizeAt(uint256 root) external view returns (uint256) {
+        return _stateTree.ordinalOf(root);
     }
 
     /// @inheritdoc IPrivacyPool
     function stateTreeDepthAt(uint256 root) external view returns (uint256) {
-        return _stateRoots.depthOf(root);
+        return StateTree.depthFor(_stateTree.ordinalOf(root));
     }
 
     /// @inheritdoc IPrivacyPool
@@ -165,10 +172,7 @@ contract PrivacyPool is IPrivacyPool {
     //////////////////////////////////////////////////////////////*/
 
     function _insert(uint256 leaf) private {
-        uint64 leafIndex = _stateTree.size;
-        uint256 root = _stateTree.insert(leaf);
-        // The tree's size counts the roots: the one of leaf index i is the (i + 1)-th.
-        _stateRoots.recordAs(root, _stateTree.depth, leafIndex + 1);
-        emit LeafInserted(leafIndex, leaf, root);
+        uint256 leafIndex = _stateTree.size;
+        emit LeafInserted(leafIndex, leaf, _stateTree.insert(leaf));
     }
 }

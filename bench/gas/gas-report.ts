@@ -88,7 +88,7 @@ async function measure(treeSize: number): Promise<Measurement> {
   const aspTree = createLeanIMT([note.label]);
   const aspRootUpdate = await gasOf(entrypoint.updateRoot(aspTree.root, aspTree.depth, "bench-asp-root"));
 
-  const { withdrawal, proof } = await proveRelayedWithdrawal({
+  const { withdrawal, proof, stateTreeSize } = await proveRelayedWithdrawal({
     note,
     withdrawnValue: WITHDRAWAL,
     stateTree,
@@ -102,9 +102,9 @@ async function measure(treeSize: number): Promise<Measurement> {
     scope,
   });
   const verifierGas = Number(await verifier.verifyProof.estimateGas(proof.pA, proof.pB, proof.pC, proof.pubSignals));
-  const relayReceipt = await mined(entrypoint.connect(accounts.stranger).relay(withdrawal, proof, scope));
+  const relayReceipt = await mined(entrypoint.connect(accounts.stranger).relay(withdrawal, proof, scope, stateTreeSize));
   const relay = Number(relayReceipt.gasUsed);
-  const classifier = facilitatorClassifier(facilitator, [depositReceipt, relayReceipt], [aspTree.root]);
+  const classifier = facilitatorClassifier(facilitator, [aspTree.root]);
   const depositBreakdown = await gasBreakdown(connection, depositReceipt.hash, classifier);
   const relayBreakdown = await gasBreakdown(connection, relayReceipt.hash, classifier);
 

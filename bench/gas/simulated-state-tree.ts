@@ -4,13 +4,11 @@ import { createLeanIMT } from "../../sdk/index.js";
 import type { PrivacyPool } from "../../types/ethers-contracts/index.js";
 
 // PrivacyPool's storage layout, in declaration order (it inherits no state): nonce, then the state tree
-// {(size, depth), sideNodes, leaves}, size and depth sharing a slot (64 and 8 bits, low to high), then the root
-// history {entries, (count, epoch)}, whose count the pool leaves at zero (its tree size counts the roots), then
-// the nullifiers and the depositors. An entry packs {ordinal, recordedAtBlock, epoch, depth} (64, 64, 64 and 8
-// bits, low to high).
+// {(size, depth, window, windowInserts, previousWindowInserts), sideNodes, roots[ROOT_HISTORY_SIZE], evicted}, the
+// first five sharing a slot (64, 8, 32, 32 and 32 bits, low to high), then the nullifiers and the depositors.
 // fillStateTree checks what it wrote through the pool's own views, so a change of layout fails here instead of
 // measuring a broken tree.
-export const SLOT = { nonce: 0n, treeSizeAndDepth: 1n, sideNodes: 2n, leaves: 3n, rootEntries: 4n, nullifiers: 6n, depositors: 7n };
+export const SLOT = { nonce: 0n, treeSizeAndDepth: 1n, sideNodes: 2n, roots: 3n };
 
 export const mappingSlot = (key: bigint, slot: bigint) =>
   keccak256(AbiCoder.defaultAbiCoder().encode(["uint256", "uint256"], [key, slot]));
@@ -19,10 +17,10 @@ export const mappingSlot = (key: bigint, slot: bigint) =>
  * Puts the pool's state tree in the state `leaves.length` deposits of `leaves` would leave, without sending
  * them (100k Poseidon inserts through the EVM take hours). An insert's gas depends only on the tree's size (which
  * levels hash, which store) and on which slots are already non-zero, so this writes exactly the storage an insert
- * reads or overwrites: size, depth, the side nodes (the last left node of each level, and the root), the history
- * entries of the last ROOT_HISTORY_SIZE roots (recorded at the current block) and the deposit nonce. The
- * leaf -> index map is left out: an insert only reads the entry of its own, new leaf. Side nodes and roots are those of the real tree, so the next insert's root is the
- * true root of leaves + 1, which the caller can check against the returned tree.
+ * reads or overwrites: size and depth, the side nodes (the last left node of each level), the ring of the last
+ * ROOT_HISTORY_SIZE roots and the deposit nonce. The window counts stay zero: the measured inserts are no flood.
+ * Side nodes and roots are those of the real tree, so the next insert's root is the true root of leaves + 1,
+ * which the caller can check against the returned tree.
  *
  * @returns The TypeScript LeanIMT of `leaves`, for the caller's next inserts and Merkle witnesses.
  */
@@ -34,11 +32,9 @@ export async function fillStateTree(connection: NetworkConnection, pool: Privacy
 
   const bulk = Math.max(0, leaves.length - historySize);
   const tree = createLeanIMT(leaves.slice(0, bulk));
-  const block = BigInt(await connection.ethers.provider.getBlockNumber());
-  for (const [i, leaf] of leaves.slice(bulk).entries()) {
+  for (const leaf of leaves.slice(bulk)) {
     tree.insert(leaf);
-    const ordinal = BigInt(bulk + i + 1);
-    await write(mappingSlot(tree.root, SLOT.rootEntries), ordinal | (block << 64n) | (BigInt(tree.depth) << 192n));
+    await write(SLOT.roots + BigInt(tree.size % historySize), tree.root);
   }
 
   const nodes = JSON.parse(tree.export()) as string[][];
@@ -47,7 +43,6 @@ export async function fillStateTree(connection: NetworkConnection, pool: Privacy
     const lastLeftNode = nodes[level]![position - (position & 1)]!;
     await write(mappingSlot(BigInt(level), SLOT.sideNodes), BigInt(lastLeftNode));
   }
-  await write(mappingSlot(BigInt(tree.depth), SLOT.sideNodes), tree.root);
   await write(SLOT.treeSizeAndDepth, BigInt(tree.size) | (BigInt(tree.depth) << 64n));
   await write(SLOT.nonce, BigInt(tree.size));
 
@@ -55,7 +50,7 @@ export async function fillStateTree(connection: NetworkConnection, pool: Privacy
     (await pool.currentTreeSize()) === BigInt(tree.size) &&
     (await pool.currentTreeDepth()) === BigInt(tree.depth) &&
     (await pool.currentRoot()) === tree.root &&
-    (await pool.isKnownStateRoot(tree.root)) &&
+    (await pool.stateTreeSizeAt(tree.root)) === BigInt(tree.size) &&
     (await pool.stateTreeDepthAt(tree.root)) === BigInt(tree.depth) &&
     (await pool.nonce()) === BigInt(tree.size);
   if (!matches) throw new Error("PrivacyPool's storage layout changed: update SLOT in simulated-state-tree.ts");

@@ -208,7 +208,7 @@ interface IEntrypoint {
     /// @return commitment The note's commitment; its label is in the pool's Deposited event.
     function deposit(IERC20 asset, uint256 value, uint256 precommitment) external returns (uint256 commitment);
 
-    /// @notice Relays a withdrawal: the pool pays this contract, which pays the recipient and the relay fee.
+    /// @notice Relays a withdrawal: the pool pays the recipient and the relay fee directly.
     /// @dev Open to anyone: the proof's context binds recipient, fee recipient and fee, so a relayer cannot
     ///      redirect the funds. Pays fee = withdrawnValue * relayFeeBPS / BPS_DENOMINATOR to the fee recipient and
     ///      the rest to the recipient.
@@ -217,10 +217,13 @@ interface IEntrypoint {
     ///      declared ASP tree depth is not the one published with the root.
     /// @param proof The Groth16 proof; its ASP root must be accepted (isKnownAspRoot).
     /// @param scope The scope of the pool to withdraw from.
+    /// @param stateTreeSize The number of leaves of the state tree whose root the proof uses (the pool's
+    ///        stateTreeSizeAt).
     function relay(
         IPrivacyPool.Withdrawal calldata withdrawal,
         ProofLib.WithdrawProof calldata proof,
-        uint256 scope
+        uint256 scope,
+        uint256 stateTreeSize
     ) external;
 
     /// @notice Publishes a new ASP root that revokes nothing: the tree only gained labels.

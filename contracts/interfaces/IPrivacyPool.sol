@@ -21,6 +21,17 @@ interface IPrivacyPool {
         bytes data;
     }
 
+    /// @notice The path of a leaf of the state tree, in the circuit's form.
+    /// @param stateTreeSize The number of leaves of the tree whose root the path leads to; its root must be accepted
+    ///        (isKnownStateRoot) and its depth, the least d with 2^d >= stateTreeSize, is the path's length.
+    /// @param leafIndex The leaf's position.
+    /// @param siblings The sibling at each level, 0 where the node has none and is promoted.
+    struct StatePath {
+        uint256 stateTreeSize;
+        uint256 leafIndex;
+        uint256[] siblings;
+    }
+
     /*//////////////////////////////////////////////////////////////
                                  EVENTS
     //////////////////////////////////////////////////////////////*/
@@ -90,11 +101,12 @@ interface IPrivacyPool {
     /// @notice The proof's context does not match the withdrawal and the pool's scope.
     error ContextMismatch();
 
-    /// @notice The proof's state root is not an accepted state root: never recorded, or older than the last
-    ///         ROOT_HISTORY_SIZE roots and than ROOT_MIN_LIFETIME_BLOCKS blocks.
+    /// @notice The proof's state root is not the accepted root of a state tree of the given size: never its root,
+    ///         or older than the last ROOT_HISTORY_SIZE roots and than ROOT_MIN_LIFETIME_BLOCKS blocks.
     error UnknownStateRoot();
 
-    /// @notice The proof's declared state tree depth is not the depth the pool recorded with its state root.
+    /// @notice The declared state tree depth (a proof's, or a path's length) is not the depth of a tree of the given
+    ///         size.
     error StateTreeDepthMismatch();
 
     /// @notice The note's nullifier hash has already been spent.
@@ -103,7 +115,7 @@ interface IPrivacyPool {
     /// @notice The verifier rejected the proof.
     error InvalidProof();
 
-    /// @notice No leaf of the state tree is the commitment of the note being taken back.
+    /// @notice The path of the note being taken back does not lead to an accepted state root.
     error CommitmentNotInStateTree();
 
     /*//////////////////////////////////////////////////////////////
@@ -123,16 +135,19 @@ interface IPrivacyPool {
     ///         that would pass it on, saves a token transfer per withdrawal.
     /// @dev Only the entrypoint, which checks the ASP root and its depth before calling and takes `recipient`,
     ///      `feeRecipient` and `feeAmount` from the withdrawal's relay data, which the proof's context binds. The
-    ///      state root must be accepted (isKnownStateRoot) and the proof's stateTreeDepth must equal the depth
-    ///      recorded with it.
+    ///      state root must be the accepted root of the tree with `stateTreeSize` leaves, and the proof's
+    ///      stateTreeDepth the depth of that tree.
     /// @param withdrawal What the proof's context commits to.
     /// @param proof The Groth16 proof and its public signals.
+    /// @param stateTreeSize The number of leaves of the tree whose root the proof uses (stateTreeSizeAt): it names
+    ///        the one slot of the root history to read.
     /// @param recipient Receives the withdrawn value less `feeAmount`.
     /// @param feeRecipient Receives `feeAmount` (no transfer when it is zero).
     /// @param feeAmount At most the withdrawn value.
     function withdraw(
         Withdrawal calldata withdrawal,
         ProofLib.WithdrawProof calldata proof,
+        uint256 stateTreeSize,
         address recipient,
         address feeRecipient,
         uint256 feeAmount
@@ -146,7 +161,9 @@ interface IPrivacyPool {
     /// @param label The note's label.
     /// @param nullifier The note's nullifier.
     /// @param secret The note's secret.
-    function ragequit(uint256 value, uint256 label, uint256 nullifier, uint256 secret) external;
+    /// @param path The note commitment's path in the state tree, to an accepted root.
+    function ragequit(uint256 value, uint256 label, uint256 nullifier, uint256 secret, StatePath calldata path)
+        external;
 
     /*//////////////////////////////////////////////////////////////
                                  VIEWS
@@ -184,7 +201,11 @@ interface IPrivacyPool {
     ///         recorded less than ROOT_MIN_LIFETIME_BLOCKS blocks ago.
     function isKnownStateRoot(uint256 root) external view returns (bool);
 
-    /// @notice The depth of the state tree when `root` was its root (0 for a root never recorded).
+    /// @notice The number of leaves of the state tree when `root` was its root, while `root` is accepted; else 0.
+    ///         What a withdrawal names as its stateTreeSize.
+    function stateTreeSizeAt(uint256 root) external view returns (uint256);
+
+    /// @notice The depth of the state tree when `root` was its root, while `root` is accepted; else 0.
     function stateTreeDepthAt(uint256 root) external view returns (uint256);
 
     /// @notice The current root of the state tree (0 while it is empty).

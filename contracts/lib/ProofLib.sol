@@ -4,15 +4,18 @@ pragma solidity 0.8.28;
 /// @title ProofLib
 /// @notice The one place that names the withdrawal circuit's public signals. Their order is fixed by the circuit
 ///         (circuits/withdraw.circom) and mirrored by sdk/circuit/public-signals.ts:
-///         [0 newCommitment, 1 nullifierHash, 2 withdrawnValue, 3 stateRoot, 4 stateTreeDepth, 5 aspRoot,
-///          6 aspTreeDepth, 7 context].
+///         [0 newCommitment, 1 nullifierHash, 2 valueAndDepths, 3 stateRoot, 4 aspRoot, 5 context].
+///         valueAndDepths packs withdrawnValue (bits 0-127), stateTreeDepth (bits 128-135) and aspTreeDepth (bits
+///         136 and up); the circuit range checks each part, so a verified proof's parts are what was proven.
 library ProofLib {
+    uint256 private constant VALUE_MASK = (1 << 128) - 1;
+
     /// @notice A Groth16 proof of the withdrawal circuit with its public signals, in snarkjs' calldata layout.
     struct WithdrawProof {
         uint256[2] pA;
         uint256[2][2] pB;
         uint256[2] pC;
-        uint256[8] pubSignals;
+        uint256[6] pubSignals;
     }
 
     /// @notice Commitment of the change note, inserted into the state tree.
@@ -27,7 +30,17 @@ library ProofLib {
 
     /// @notice Amount leaving the pool, in the asset's atomic units.
     function withdrawnValue(WithdrawProof calldata proof) internal pure returns (uint256) {
-        return proof.pubSignals[2];
+        return proof.pubSignals[2] & VALUE_MASK;
+    }
+
+    /// @notice Depth of the state tree under `stateRoot`.
+    function stateTreeDepth(WithdrawProof calldata proof) internal pure returns (uint256) {
+        return (proof.pubSignals[2] >> 128) & 0xff;
+    }
+
+    /// @notice Depth of the ASP tree under `aspRoot`.
+    function aspTreeDepth(WithdrawProof calldata proof) internal pure returns (uint256) {
+        return proof.pubSignals[2] >> 136;
     }
 
     /// @notice State tree root the spent note was proven against.
@@ -35,23 +48,13 @@ library ProofLib {
         return proof.pubSignals[3];
     }
 
-    /// @notice Depth of the state tree under `stateRoot`.
-    function stateTreeDepth(WithdrawProof calldata proof) internal pure returns (uint256) {
-        return proof.pubSignals[4];
-    }
-
     /// @notice ASP root the note's label was proven against.
     function aspRoot(WithdrawProof calldata proof) internal pure returns (uint256) {
-        return proof.pubSignals[5];
-    }
-
-    /// @notice Depth of the ASP tree under `aspRoot`.
-    function aspTreeDepth(WithdrawProof calldata proof) internal pure returns (uint256) {
-        return proof.pubSignals[6];
+        return proof.pubSignals[4];
     }
 
     /// @notice keccak256(abi.encode(withdrawal, scope)) % SNARK_SCALAR_FIELD, binding recipient and fee.
     function context(WithdrawProof calldata proof) internal pure returns (uint256) {
-        return proof.pubSignals[7];
+        return proof.pubSignals[5];
     }
 }

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.28;
 
+/// @dev How many of the latest roots a history accepts, whatever their age; shared with StateTree.
+uint256 constant ROOT_HISTORY_SIZE = 64;
+
 /// @title RootHistory
 /// @notice The recorded roots of a tree, each with the depth of the tree it is the root of. A proof built against
 ///         a root that has since been replaced stays acceptable while the root is one of the last `SIZE` recorded
 ///         OR was recorded less than `MIN_LIFETIME_BLOCKS` blocks ago: any number of roots recorded in one block
 ///         (a flood of deposits) cannot evict a root a proof in flight uses. A revocation starts a new epoch:
 ///         every root recorded before it is refused from then on, except those carried into the epoch by `keep`.
-///         Used for the pool's state roots (never revoked, counted by the pool's tree size: one root per insert,
-///         so the history keeps no count of its own) and the entrypoint's ASP roots.
+///         Used for the entrypoint's ASP roots; the pool's state roots follow the same rule in StateTree, laid out
+///         for an insert per withdrawal.
 library RootHistory {
-    uint256 internal constant SIZE = 64;
+    uint256 internal constant SIZE = ROOT_HISTORY_SIZE;
     uint256 internal constant MIN_LIFETIME_BLOCKS = 128;
 
     struct Entry {
@@ -33,12 +36,6 @@ library RootHistory {
     function record(Roots storage self, uint256 root, uint256 depth) internal {
         uint64 ordinal = self.count + 1;
         self.count = ordinal;
-        recordAs(self, root, depth, ordinal);
-    }
-
-    /// @notice Records `root` as the `ordinal`-th root of a history whose count the caller keeps (and passes to
-    ///         `containsAmong`); such a history is never revoked and never updates `count`.
-    function recordAs(Roots storage self, uint256 root, uint256 depth, uint64 ordinal) internal {
         self.entries[root] = Entry(ordinal, uint64(block.number), self.epoch, uint8(depth));
     }
 
@@ -60,11 +57,6 @@ library RootHistory {
     ///         Zero, the root of no recorded tree, never is.
     function contains(Roots storage self, uint256 root) internal view returns (bool) {
         return root != 0 && _accepted(self.entries[root], self.epoch, self.count);
-    }
-
-    /// @return Whether `root` is accepted in a history recorded with `recordAs`, `count` roots long.
-    function containsAmong(Roots storage self, uint256 root, uint256 count) internal view returns (bool) {
-        return root != 0 && _accepted(self.entries[root], self.epoch, count);
     }
 
     /// @return Whether `root` was recorded in an epoch that a revocation has since closed (and not kept).

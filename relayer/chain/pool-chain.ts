@@ -37,6 +37,9 @@ const REVERT_MEANINGS: Record<string, RelayerError> = {
   ContextMismatch: new RelayerError("INVALID_PROOF", "The proof is bound to other relay data than submitted."),
 };
 
+/** Entrypoint.relay's arguments: withdrawal, proof, scope and the size of the proof's state tree. */
+type RelayArgs = readonly [Withdrawal, SolidityWithdrawProof, bigint, bigint];
+
 /** A relay's gas limit over its estimate, for what varies besides the insert (storage slots warm or fresh). */
 const RELAY_GAS_MARGIN_PERCENT = 110n;
 /**
@@ -105,11 +108,11 @@ export class PoolChain {
    * SETTLEMENT_UNCERTAIN; a relay mined but reverted is RelayRevertedError (it says nothing of who spent the note).
    */
   async relay(withdrawal: Withdrawal, proof: SolidityWithdrawProof, hooks: RelayHooks = {}): Promise<TransactionReceipt> {
-    const args = [withdrawal, proof, this.deployment.scope] as const;
+    const args = [withdrawal, proof, this.deployment.scope, await this.stateTreeSizeAt(namePublicSignals(proof.pubSignals).stateRoot)] as const;
     await this.call(() => this.entrypoint.relay.staticCall(...args));
     const request = await this.call(async () => ({
       ...(await this.entrypoint.relay.populateTransaction(...args)),
-      gasLimit: await this.relayGasLimit(withdrawal, proof),
+      gasLimit: await this.relayGasLimit(args),
     }));
     const tx = await this.inNonceOrder(async () => {
       const signed = await this.call(() => this.signWithNextNonce(request));
@@ -129,6 +132,16 @@ export class PoolChain {
     });
     if (receipt === null || receipt.status !== 1) throw new RelayRevertedError(tx.hash);
     return receipt;
+  }
+
+  /**
+   * The number of leaves of the state tree whose root `stateRoot` is: the slot of the pool's root history a relay
+   * names. A root the pool no longer accepts is the proof's problem, said before anything is signed.
+   */
+  private async stateTreeSizeAt(stateRoot: bigint): Promise<bigint> {
+    const size = await this.call(() => this.pool.stateTreeSizeAt(stateRoot));
+    if (size === 0n) throw REVERT_MEANINGS.UnknownStateRoot!;
+    return size;
   }
 
   /** Sends a transaction of the relaying party (one not a relay: the payer sweep's gas), in nonce order with relays. */
@@ -160,11 +173,11 @@ export class PoolChain {
    * level and deepens the tree by one, serves every later relay at that depth: the hot path skips an estimate
    * (an EVM execution per binary-search step).
    */
-  private async relayGasLimit(withdrawal: Withdrawal, proof: SolidityWithdrawProof): Promise<bigint> {
-    const depth = namePublicSignals(proof.pubSignals).stateTreeDepth;
+  private async relayGasLimit(args: RelayArgs): Promise<bigint> {
+    const depth = namePublicSignals(args[1].pubSignals).stateTreeDepth;
     let estimate = this.relayGasByDepth.get(depth);
     if (estimate === undefined) {
-      estimate = await this.entrypoint.relay.estimateGas(withdrawal, proof, this.deployment.scope);
+      estimate = await this.entrypoint.relay.estimateGas(...args);
       this.relayGasByDepth.set(depth, estimate);
     }
     return (estimate * RELAY_GAS_MARGIN_PERCENT) / 100n + (depth + 1n) * INSERT_LEVEL_GAS;

@@ -2,6 +2,7 @@ import { assertFieldElement } from "../crypto/field.js";
 import { assertNoteValue, type Note, type NoteSecrets } from "../note/note.js";
 import type { MerkleWitness } from "../tree/merkle-witness.js";
 import { MAX_TREE_DEPTH } from "./config.js";
+import { packValueAndDepths } from "./public-signals.js";
 
 export interface WithdrawRequest {
   /** The note being spent. */
@@ -47,13 +48,19 @@ export function buildWithdrawInput(request: WithdrawRequest): WithdrawCircuitInp
   assertWitnessShape(aspWitness, "ASP witness");
 
   const str = (x: bigint | number) => x.toString();
+  const valueAndDepths = packValueAndDepths({
+    withdrawnValue,
+    stateTreeDepth: BigInt(stateWitness.depth),
+    aspTreeDepth: BigInt(aspWitness.depth),
+  });
   return {
-    withdrawnValue: str(withdrawnValue),
+    valueAndDepths: str(valueAndDepths),
     stateRoot: str(stateWitness.root),
-    stateTreeDepth: str(stateWitness.depth),
     aspRoot: str(aspWitness.root),
-    aspTreeDepth: str(aspWitness.depth),
     context: str(context),
+    withdrawnValue: str(withdrawnValue),
+    stateTreeDepth: str(stateWitness.depth),
+    aspTreeDepth: str(aspWitness.depth),
     label: str(note.label),
     existingValue: str(note.value),
     existingNullifier: str(note.nullifier),

@@ -54,3 +54,16 @@ export function rootOfWitness(leaf: bigint, { depth, index, siblings }: MerkleWi
   }
   return node;
 }
+
+/** PrivacyPool.StatePath: a leaf's path as ragequit takes it, only the levels below the tree's depth. */
+export interface StatePath {
+  /** Number of leaves of the tree whose root the path leads to (the pool's stateTreeSizeAt(root)). */
+  stateTreeSize: bigint;
+  leafIndex: bigint;
+  siblings: bigint[];
+}
+
+/** The StatePath of a witness taken from the state tree when it held `stateTreeSize` leaves. */
+export function statePathOf({ depth, index, siblings }: MerkleWitness, stateTreeSize: number | bigint): StatePath {
+  return { stateTreeSize: BigInt(stateTreeSize), leafIndex: BigInt(index), siblings: siblings.slice(0, depth) };
+}

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import * as snarkjs from "snarkjs";
-import { CIRCUIT_CONFIG, loadVerificationKey, WITHDRAW_ARTIFACTS } from "../../sdk/index.js";
+import { CIRCUIT_CONFIG, loadVerificationKey, WITHDRAW_ARTIFACTS, WITHDRAW_PUBLIC_SIGNALS } from "../../sdk/index.js";
 import { compileCircuit, REPO_ROOT } from "../../scripts/circuits/compile.js";
 import { readManifest, sha256File, type ArtifactManifest } from "../../scripts/circuits/manifest.js";
 import { generateVerifier, VERIFIER_PATH } from "../../scripts/circuits/verifier.js";
@@ -43,7 +43,7 @@ describe("committed circuit artifacts", function () {
     const info = await snarkjs.r1cs.info(compiled.r1cs);
     expect(info.nConstraints).to.equal(manifest.constraints);
     expect(info.nConstraints).to.be.below(2 ** CIRCUIT_CONFIG.ptauPower);
-    expect(info.nPubInputs + info.nOutputs).to.equal(8);
+    expect(info.nPubInputs + info.nOutputs).to.equal(WITHDRAW_PUBLIC_SIGNALS.length);
   });
 
   it("hold a verification key and a Solidity verifier derived from the committed zkey", async function () {

@@ -11,6 +11,7 @@ import {
   proveWithdrawal,
   verifyWithdrawal,
   WITHDRAW_PUBLIC_SIGNALS,
+  type ValueAndDepths,
   type WithdrawCircuitInput,
   type WithdrawProof,
 } from "../../sdk/index.js";
@@ -18,6 +19,18 @@ import { calculateWitness } from "../helpers/circuit.js";
 import { buildWithdrawScenario, type ScenarioOptions } from "../helpers/withdraw-scenario.js";
 
 const inputFor = (overrides: Partial<ScenarioOptions> = {}) => buildWithdrawInput(buildWithdrawScenario(overrides).request);
+
+/**
+ * `input` with some of the parts of valueAndDepths changed, the packed public input following them, so that the
+ * constraint under test is the one that fails and not the packing.
+ */
+function withParts(input: WithdrawCircuitInput, parts: Partial<Record<keyof ValueAndDepths, bigint>>): WithdrawCircuitInput {
+  const part = (name: keyof ValueAndDepths) => parts[name] ?? BigInt(input[name] as string);
+  const [withdrawnValue, stateTreeDepth, aspTreeDepth] = [part("withdrawnValue"), part("stateTreeDepth"), part("aspTreeDepth")];
+  const valueAndDepths = withdrawnValue + (stateTreeDepth << 128n) + (aspTreeDepth << 136n);
+  const str = (x: bigint) => x.toString();
+  return { ...input, withdrawnValue: str(withdrawnValue), stateTreeDepth: str(stateTreeDepth), aspTreeDepth: str(aspTreeDepth), valueAndDepths: str(valueAndDepths) };
+}
 
 async function expectNoWitness(input: WithdrawCircuitInput): Promise<void> {
   let failure: unknown;
@@ -86,11 +99,11 @@ describe("withdraw circuit", function () {
     it("rejects a withdrawal larger than the note's value", async function () {
       const { request } = buildWithdrawScenario({ value: 1_000_000n, withdrawnValue: 1_000_000n });
       // Bypass the builder's own check to reach the circuit with the bad amount.
-      await expectNoWitness({ ...buildWithdrawInput(request), withdrawnValue: "1000001" });
+      await expectNoWitness(withParts(buildWithdrawInput(request), { withdrawnValue: 1_000_001n }));
     });
 
     it("rejects a withdrawal of zero", async function () {
-      await expectNoWitness({ ...inputFor(), withdrawnValue: "0" });
+      await expectNoWitness(withParts(inputFor(), { withdrawnValue: 0n }));
     });
 
     it("rejects a note whose value is 2^128 or more", async function () {
@@ -102,9 +115,8 @@ describe("withdraw circuit", function () {
       const { request } = buildWithdrawScenario({ stateLeavesBefore: 0, stateLeavesAfter: 0 });
       const input = buildWithdrawInput(request);
       await expectNoWitness({
-        ...input,
+        ...withParts(input, { withdrawnValue: 1n }),
         existingValue: value.toString(),
-        withdrawnValue: "1",
         stateRoot: commitment.toString(),
       });
     });
@@ -117,7 +129,7 @@ describe("withdraw circuit", function () {
     it("rejects the same leaf proven at one level deeper (a trailing promotion)", async function () {
       const input = inputFor();
       const depth = Number(input.stateTreeDepth);
-      await expectNoWitness({ ...input, stateTreeDepth: String(depth + 1) });
+      await expectNoWitness(withParts(input, { stateTreeDepth: BigInt(depth + 1) }));
     });
 
     it("rejects the same leaf proven at a shallower depth", async function () {
@@ -126,11 +138,11 @@ describe("withdraw circuit", function () {
       const siblings = [...(input.stateSiblings as string[])];
       siblings[depth - 1] = "0";
       const index = Number(input.stateIndex) % 2 ** (depth - 1);
-      await expectNoWitness({ ...input, stateTreeDepth: String(depth - 1), stateIndex: String(index), stateSiblings: siblings });
+      await expectNoWitness({ ...withParts(input, { stateTreeDepth: BigInt(depth - 1) }), stateIndex: String(index), stateSiblings: siblings });
     });
 
     it("rejects a depth beyond the maximum", async function () {
-      await expectNoWitness({ ...inputFor(), aspTreeDepth: "33" });
+      await expectNoWitness(withParts(inputFor(), { aspTreeDepth: 33n }));
     });
 
     it("rejects index bits above the declared depth", async function () {
@@ -149,6 +161,29 @@ describe("withdraw circuit", function () {
     });
   });
 
+  describe("soundness: the packed public input", function () {
+    it("rejects a packed value that disagrees with its parts", async function () {
+      const input = inputFor();
+      await expectNoWitness({ ...input, valueAndDepths: (BigInt(input.valueAndDepths as string) + 1n).toString() });
+    });
+
+    it("rejects a withdrawn value of 2^128 or more that borrows from the state depth (same packed value)", async function () {
+      const input = inputFor();
+      const depth = BigInt(input.stateTreeDepth as string);
+      const shifted = withParts(input, { withdrawnValue: BigInt(input.withdrawnValue as string) + (1n << 128n), stateTreeDepth: depth - 1n });
+      expect(shifted.valueAndDepths).to.equal(input.valueAndDepths);
+      await expectNoWitness(shifted);
+    });
+
+    it("rejects a state depth of 256 or more that borrows from the ASP depth (same packed value)", async function () {
+      const input = inputFor();
+      const stateTreeDepth = BigInt(input.stateTreeDepth as string) + 256n;
+      const shifted = withParts(input, { stateTreeDepth, aspTreeDepth: BigInt(input.aspTreeDepth as string) - 1n });
+      expect(shifted.valueAndDepths).to.equal(input.valueAndDepths);
+      await expectNoWitness(shifted);
+    });
+  });
+
   describe("soundness: a proof is bound to its public signals", function () {
     let valid: WithdrawProof;
 
@@ -156,7 +191,7 @@ describe("withdraw circuit", function () {
       valid = await proveWithdrawal(inputFor());
     });
 
-    for (const name of ["context", "withdrawnValue", "newCommitment"] as const) {
+    for (const name of ["context", "valueAndDepths", "newCommitment"] as const) {
       it(`fails verification when ${name} is changed after proving`, async function () {
         const index = WITHDRAW_PUBLIC_SIGNALS.indexOf(name);
         const publicSignals = [...valid.publicSignals];

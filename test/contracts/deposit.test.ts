@@ -8,6 +8,7 @@ import {
   precommitmentOf,
   scopeOf,
   type SolidityWithdrawProof,
+  WITHDRAW_PUBLIC_SIGNALS,
 } from "../../sdk/index.js";
 import { deployedFacilitator } from "./helpers/fixtures.js";
 import { fundDepositor, secretsFor } from "./helpers/notes.js";
@@ -111,7 +112,7 @@ describe("deposits", function () {
         [0n, 0n],
       ],
       pC: [0n, 0n],
-      pubSignals: Array<bigint>(8).fill(0n),
+      pubSignals: Array<bigint>(WITHDRAW_PUBLIC_SIGNALS.length).fill(0n),
     };
 
     await expect(pool.deposit(accounts.stranger, ONE_USDC, 1n)).to.be.revertedWithCustomError(
@@ -119,7 +120,7 @@ describe("deposits", function () {
       "OnlyEntrypoint",
     );
     await expect(
-      pool.withdraw({ processooor: await entrypoint.getAddress(), data: "0x" }, proof, accounts.stranger, accounts.stranger, 0n),
+      pool.withdraw({ processooor: await entrypoint.getAddress(), data: "0x" }, proof, 1n, accounts.stranger, accounts.stranger, 0n),
     ).to.be.revertedWithCustomError(privacyPool, "OnlyEntrypoint");
   });
 });

@@ -4,7 +4,7 @@ import { network } from "hardhat";
 import { createNote, nullifierHashOf, precommitmentOf } from "../../sdk/index.js";
 import { buildAuthorization, signAuthorization } from "./helpers/authorizations.js";
 import { deployedFacilitator, type DeployedFacilitator } from "./helpers/fixtures.js";
-import { depositNote, fundDepositor, secretsFor } from "./helpers/notes.js";
+import { depositNote, fundDepositor, ragequitNote, secretsFor } from "./helpers/notes.js";
 
 const { ethers, networkHelpers } = await network.create();
 const { loadFixture } = networkHelpers;
@@ -21,7 +21,7 @@ async function payerWithBalance() {
   const facilitator = await loadFixture(deployedFacilitator);
   const { entrypoint, privacyPool, usdc, accounts } = facilitator;
   const origin = await depositNote(facilitator, accounts.depositor, 1_000_000n, secretsFor(1n));
-  await privacyPool.connect(accounts.depositor).ragequit(origin.value, origin.label, origin.nullifier, origin.secret);
+  await ragequitNote(privacyPool, accounts.depositor, origin);
   const payer = ethers.Wallet.createRandom(ethers.provider);
   await usdc.mint(payer, REFUND);
   await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), accounts.admin);

@@ -2,8 +2,8 @@ import { expect } from "chai";
 import { network } from "hardhat";
 import { createLeanIMT, encodeRelayData, nullifierHashOf, type RelayData } from "../../sdk/index.js";
 import { deployedFacilitator, type DeployedFacilitator } from "./helpers/fixtures.js";
-import { depositNote, fundDepositor, secretsFor } from "./helpers/notes.js";
-import { proveRelayedWithdrawal, withSignal, type RelayedWithdrawal } from "./helpers/withdrawals.js";
+import { depositNote, fundDepositor, ragequitNote, secretsFor } from "./helpers/notes.js";
+import { proveRelayedWithdrawal, withPackedParts, withSignal, type RelayedWithdrawal } from "./helpers/withdrawals.js";
 
 const { ethers, networkHelpers } = await network.create();
 const { loadFixture } = networkHelpers;
@@ -50,7 +50,7 @@ let ofChange: RelayedWithdrawal;
 /** aspRootPublished after the partial withdrawal was relayed: the change note is in the tree. */
 async function partiallyWithdrawn() {
   const facilitator = await loadFixture(aspRootPublished);
-  await facilitator.entrypoint.relay(partial.withdrawal, partial.proof, facilitator.scope);
+  await facilitator.entrypoint.relay(partial.withdrawal, partial.proof, facilitator.scope, partial.stateTreeSize);
   return facilitator;
 }
 
@@ -86,7 +86,7 @@ describe("relayed withdrawals", function () {
       const fee = 61_728n;
 
       // Relayed by an account with no role: relaying is open to anyone.
-      const relay = entrypoint.connect(accounts.stranger).relay(partial.withdrawal, partial.proof, scope);
+      const relay = entrypoint.connect(accounts.stranger).relay(partial.withdrawal, partial.proof, scope, partial.stateTreeSize);
       await expect(relay).to.changeTokenBalances(
         ethers,
         usdc,
@@ -106,7 +106,7 @@ describe("relayed withdrawals", function () {
 
     it("pays both straight from the pool: two transfers, none through the entrypoint", async function () {
       const { entrypoint, privacyPool, usdc, scope, accounts } = await loadFixture(aspRootPublished);
-      const receipt = await (await entrypoint.relay(partial.withdrawal, partial.proof, scope)).wait();
+      const receipt = await (await entrypoint.relay(partial.withdrawal, partial.proof, scope, partial.stateTreeSize)).wait();
       const transfers = receipt!.logs
         .filter((log) => log.address === usdc.target)
         .map((log) => usdc.interface.parseLog(log)!)
@@ -122,7 +122,7 @@ describe("relayed withdrawals", function () {
       const { entrypoint, privacyPool, scope, note, stateLeaves } = await loadFixture(aspRootPublished);
       const tree = createLeanIMT([...stateLeaves, partial.changeNote.commitment]);
 
-      const relay = entrypoint.relay(partial.withdrawal, partial.proof, scope);
+      const relay = entrypoint.relay(partial.withdrawal, partial.proof, scope, partial.stateTreeSize);
       await expect(relay)
         .to.emit(privacyPool, "Withdrawn")
         .withArgs(
@@ -145,7 +145,7 @@ describe("relayed withdrawals", function () {
       const fee = 94_135n;
       const leaves = [...stateLeaves, partial.changeNote.commitment, ofChange.changeNote.commitment];
 
-      const relay = entrypoint.relay(ofChange.withdrawal, ofChange.proof, scope);
+      const relay = entrypoint.relay(ofChange.withdrawal, ofChange.proof, scope, ofChange.stateTreeSize);
       await expect(relay).to.changeTokenBalances(
         ethers,
         usdc,
@@ -166,7 +166,7 @@ describe("relayed withdrawals", function () {
       for (let i = 1n; i < window; i++) await entrypoint.updateRoot(i, 0n, `bafy-later-${i}`);
       await networkHelpers.mine(await entrypoint.ROOT_MIN_LIFETIME_BLOCKS());
 
-      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.emit(privacyPool, "Withdrawn");
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope, partial.stateTreeSize)).to.emit(privacyPool, "Withdrawn");
     });
 
     it("accepts a proof against an older state root still inside the window", async function () {
@@ -179,14 +179,14 @@ describe("relayed withdrawals", function () {
       }
       await networkHelpers.mine(await privacyPool.ROOT_MIN_LIFETIME_BLOCKS());
 
-      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.emit(privacyPool, "Withdrawn");
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope, partial.stateTreeSize)).to.emit(privacyPool, "Withdrawn");
     });
   });
 
   describe("rejections", function () {
     it("rejects a second withdrawal of the same note", async function () {
       const { entrypoint, privacyPool, scope } = await loadFixture(partiallyWithdrawn);
-      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
         privacyPool,
         "NullifierAlreadySpent",
       );
@@ -194,9 +194,9 @@ describe("relayed withdrawals", function () {
 
     it("rejects a withdrawal of a note its depositor has ragequit", async function () {
       const { entrypoint, privacyPool, scope, note, accounts } = await loadFixture(aspRootPublished);
-      await privacyPool.connect(accounts.depositor).ragequit(note.value, note.label, note.nullifier, note.secret);
+      await ragequitNote(privacyPool, accounts.depositor, note);
 
-      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
         privacyPool,
         "NullifierAlreadySpent",
       );
@@ -212,7 +212,7 @@ describe("relayed withdrawals", function () {
       }
       await networkHelpers.mine(await privacyPool.ROOT_MIN_LIFETIME_BLOCKS());
 
-      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
         privacyPool,
         "UnknownStateRoot",
       );
@@ -221,15 +221,25 @@ describe("relayed withdrawals", function () {
     it("rejects a proof against a state root the pool never had", async function () {
       const { entrypoint, privacyPool, scope } = await loadFixture(aspRootPublished);
       const proof = withSignal(partial.proof, "stateRoot", 12345n);
-      await expect(entrypoint.relay(partial.withdrawal, proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(partial.withdrawal, proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
         privacyPool,
         "UnknownStateRoot",
       );
     });
 
+    it("rejects a state tree size whose root is not the proof's state root", async function () {
+      const { entrypoint, privacyPool, scope } = await loadFixture(aspRootPublished);
+      for (const size of [partial.stateTreeSize - 1n, partial.stateTreeSize + 1n, 0n]) {
+        await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope, size)).to.be.revertedWithCustomError(
+          privacyPool,
+          "UnknownStateRoot",
+        );
+      }
+    });
+
     it("rejects a proof against an ASP root that was never published", async function () {
       const { entrypoint, scope } = await loadFixture(depositedNotes);
-      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
         entrypoint,
         "UnknownAspRoot",
       );
@@ -241,7 +251,7 @@ describe("relayed withdrawals", function () {
       for (let i = 1n; i <= window; i++) await entrypoint.updateRoot(i, 0n, `bafy-later-${i}`);
       await networkHelpers.mine(await entrypoint.ROOT_MIN_LIFETIME_BLOCKS());
 
-      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
         entrypoint,
         "UnknownAspRoot",
       );
@@ -257,7 +267,7 @@ describe("relayed withdrawals", function () {
         const proven = relayDataFor(accounts, PARTIAL_FEE_BPS);
         const withdrawal = { ...partial.withdrawal, data: encodeRelayData(tamper(proven, accounts.stranger.address)) };
 
-        await expect(entrypoint.relay(withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
+        await expect(entrypoint.relay(withdrawal, partial.proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
           privacyPool,
           "ContextMismatch",
         );
@@ -270,7 +280,7 @@ describe("relayed withdrawals", function () {
       const data = encodeRelayData(relayDataFor(accounts, maxRelayFeeBPS + 1n));
 
       await expect(
-        entrypoint.relay({ ...partial.withdrawal, data }, partial.proof, scope),
+        entrypoint.relay({ ...partial.withdrawal, data }, partial.proof, scope, partial.stateTreeSize),
       ).to.be.revertedWithCustomError(entrypoint, "RelayFeeAboveMaximum");
     });
 
@@ -278,7 +288,7 @@ describe("relayed withdrawals", function () {
       const { entrypoint, scope, accounts } = await loadFixture(aspRootPublished);
       const withdrawal = { ...partial.withdrawal, processooor: accounts.stranger.address };
 
-      await expect(entrypoint.relay(withdrawal, partial.proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(withdrawal, partial.proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
         entrypoint,
         "InvalidProcessooor",
       );
@@ -286,7 +296,7 @@ describe("relayed withdrawals", function () {
 
     it("rejects a scope no pool is registered under", async function () {
       const { entrypoint, scope } = await loadFixture(aspRootPublished);
-      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope + 1n)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope + 1n, partial.stateTreeSize)).to.be.revertedWithCustomError(
         entrypoint,
         "UnknownScope",
       );
@@ -294,9 +304,9 @@ describe("relayed withdrawals", function () {
 
     it("rejects a proof whose stateTreeDepth is not the depth recorded with its state root", async function () {
       const { entrypoint, privacyPool, scope } = await loadFixture(aspRootPublished);
-      const proof = withSignal(partial.proof, "stateTreeDepth", 33n);
+      const proof = withPackedParts(partial.proof, { stateTreeDepth: 33n });
 
-      await expect(entrypoint.relay(partial.withdrawal, proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(partial.withdrawal, proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
         privacyPool,
         "StateTreeDepthMismatch",
       );
@@ -304,9 +314,9 @@ describe("relayed withdrawals", function () {
 
     it("rejects a proof whose aspTreeDepth is not the depth published with its ASP root", async function () {
       const { entrypoint, scope } = await loadFixture(aspRootPublished);
-      const proof = withSignal(partial.proof, "aspTreeDepth", 33n);
+      const proof = withPackedParts(partial.proof, { aspTreeDepth: 33n });
 
-      await expect(entrypoint.relay(partial.withdrawal, proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(partial.withdrawal, proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
         entrypoint,
         "AspTreeDepthMismatch",
       );
@@ -314,9 +324,9 @@ describe("relayed withdrawals", function () {
 
     it("rejects a proof whose withdrawn value was raised after proving", async function () {
       const { entrypoint, privacyPool, scope } = await loadFixture(aspRootPublished);
-      const proof = withSignal(partial.proof, "withdrawnValue", NOTE_VALUE);
+      const proof = withPackedParts(partial.proof, { withdrawnValue: NOTE_VALUE });
 
-      await expect(entrypoint.relay(partial.withdrawal, proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(partial.withdrawal, proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
         privacyPool,
         "InvalidProof",
       );

@@ -82,7 +82,7 @@ describe("root histories", function () {
   describe("revocation", function () {
     it("lets the excluded label withdraw by a direct relay call before its revoking root", async function () {
       const { entrypoint, privacyPool, scope, accounts } = await loadFixture(threeDeposits);
-      await expect(entrypoint.connect(accounts.stranger).relay(ofExcluded.withdrawal, ofExcluded.proof, scope)).to.emit(
+      await expect(entrypoint.connect(accounts.stranger).relay(ofExcluded.withdrawal, ofExcluded.proof, scope, ofExcluded.stateTreeSize)).to.emit(
         privacyPool,
         "Withdrawn",
       );
@@ -91,7 +91,7 @@ describe("root histories", function () {
     it("refuses the excluded label's direct relay call in the block after its revoking root", async function () {
       const { entrypoint, scope, accounts, aspTrees } = await loadFixture(excludedRevoked);
       await expect(
-        entrypoint.connect(accounts.stranger).relay(ofExcluded.withdrawal, ofExcluded.proof, scope),
+        entrypoint.connect(accounts.stranger).relay(ofExcluded.withdrawal, ofExcluded.proof, scope, ofExcluded.stateTreeSize),
       ).to.be.revertedWithCustomError(entrypoint, "AspRootRevoked");
       for (const revoked of [aspTrees.withExcluded, aspTrees.all]) {
         expect(await entrypoint.isKnownAspRoot(revoked.root)).to.equal(false);
@@ -102,7 +102,7 @@ describe("root histories", function () {
     it("still relays another label's proof against the kept root, published before and revoking nothing", async function () {
       const { entrypoint, privacyPool, scope, accounts, aspTrees } = await loadFixture(excludedRevoked);
       expect(await entrypoint.isKnownAspRoot(aspTrees.beforeExcluded.root)).to.equal(true);
-      await expect(entrypoint.connect(accounts.stranger).relay(ofKept.withdrawal, ofKept.proof, scope)).to.emit(
+      await expect(entrypoint.connect(accounts.stranger).relay(ofKept.withdrawal, ofKept.proof, scope, ofKept.stateTreeSize)).to.emit(
         privacyPool,
         "Withdrawn",
       );
@@ -113,7 +113,7 @@ describe("root histories", function () {
       const { afterExclusion } = aspTrees;
       await entrypoint.revokeAndUpdateRoot(afterExclusion.root, afterExclusion.depth, "bafy-revoking-all", []);
 
-      await expect(entrypoint.relay(ofKept.withdrawal, ofKept.proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(ofKept.withdrawal, ofKept.proof, scope, ofKept.stateTreeSize)).to.be.revertedWithCustomError(
         entrypoint,
         "AspRootRevoked",
       );
@@ -157,7 +157,7 @@ describe("root histories", function () {
       expect(await entrypoint.latestRoot()).to.equal(0n);
       for (const tree of Object.values(aspTrees)) expect(await entrypoint.isKnownAspRoot(tree.root)).to.equal(false);
       expect(await entrypoint.isKnownAspRoot(0n)).to.equal(false);
-      await expect(entrypoint.relay(ofKept.withdrawal, ofKept.proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(ofKept.withdrawal, ofKept.proof, scope, ofKept.stateTreeSize)).to.be.revertedWithCustomError(
         entrypoint,
         "AspRootRevoked",
       );
@@ -176,7 +176,7 @@ describe("root histories", function () {
       const { pA, pB, pC, pubSignals } = shallowState.proof;
       expect(await verifier.verifyProof(pA, pB, pC, pubSignals), "the verifier alone accepts it").to.equal(true);
 
-      await expect(entrypoint.relay(shallowState.withdrawal, shallowState.proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(shallowState.withdrawal, shallowState.proof, scope, shallowState.stateTreeSize)).to.be.revertedWithCustomError(
         privacyPool,
         "StateTreeDepthMismatch",
       );
@@ -187,7 +187,7 @@ describe("root histories", function () {
       const { pA, pB, pC, pubSignals } = shallowAsp.proof;
       expect(await verifier.verifyProof(pA, pB, pC, pubSignals), "the verifier alone accepts it").to.equal(true);
 
-      await expect(entrypoint.relay(shallowAsp.withdrawal, shallowAsp.proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(shallowAsp.withdrawal, shallowAsp.proof, scope, shallowAsp.stateTreeSize)).to.be.revertedWithCustomError(
         entrypoint,
         "AspTreeDepthMismatch",
       );
@@ -217,7 +217,7 @@ describe("root histories", function () {
       expect(blocks.size, "every flood deposit in one block").to.equal(1);
       expect(await privacyPool.currentTreeSize()).to.equal(sizeBefore + flood);
 
-      await expect(entrypoint.relay(ofKept.withdrawal, ofKept.proof, scope)).to.emit(privacyPool, "Withdrawn");
+      await expect(entrypoint.relay(ofKept.withdrawal, ofKept.proof, scope, ofKept.stateTreeSize)).to.emit(privacyPool, "Withdrawn");
     });
 
     it("lets the flooded root go once it is older than the minimum lifetime", async function () {
@@ -229,7 +229,7 @@ describe("root histories", function () {
       expect(await privacyPool.isKnownStateRoot(stateTree.root), "younger than the minimum lifetime").to.equal(true);
 
       await networkHelpers.mine(await privacyPool.ROOT_MIN_LIFETIME_BLOCKS());
-      await expect(entrypoint.relay(ofKept.withdrawal, ofKept.proof, scope)).to.be.revertedWithCustomError(
+      await expect(entrypoint.relay(ofKept.withdrawal, ofKept.proof, scope, ofKept.stateTreeSize)).to.be.revertedWithCustomError(
         privacyPool,
         "UnknownStateRoot",
       );

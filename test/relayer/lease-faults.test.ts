@@ -5,6 +5,7 @@ import type { RelayerConfig } from "../../relayer/config.js";
 import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
+import { statePathFromChain } from "../contracts/helpers/notes.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
 import { buildRelayerConfig, serviceDeposit, startRelayer, type RunningRelayer } from "./helpers/relayer-harness.js";
 import { holdSqliteWriteLock } from "./helpers/sqlite-writer.js";
@@ -108,7 +109,8 @@ describe("relayer: leases under a copied relay and a locked database", function 
     // The depositor takes the note back with a higher tip while the relay is pending (a fixed gas limit: an estimate
     // would run after the pending relay and revert).
     const pool = chain.facilitator.privacyPool.connect(chain.depositors.alice);
-    const ragequit = await pool.ragequit(note.value, note.label, note.nullifier, note.secret, {
+    const path = await statePathFromChain(chain.facilitator.privacyPool, note.commitment);
+    const ragequit = await pool.ragequit(note.value, note.label, note.nullifier, note.secret, path, {
       gasLimit: 500_000n,
       maxFeePerGas: ours.maxFeePerGas! * 2n,
       maxPriorityFeePerGas: ours.maxPriorityFeePerGas! * 2n + 1n,

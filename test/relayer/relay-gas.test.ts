@@ -33,7 +33,7 @@ async function relayGas(sizeBeforeRelay: number): Promise<{ depth: bigint; gasUs
     expect(await privacyPool.currentRoot(), "the deposit landed where the test's tree says").to.equal(stateTree.root);
     const aspTree = createLeanIMT([note.label]);
     await (await entrypoint.updateRoot(aspTree.root, aspTree.depth, "relay-gas")).wait();
-    const { withdrawal, proof } = await proveRelayedWithdrawal({
+    const { withdrawal, proof, stateTreeSize } = await proveRelayedWithdrawal({
       note,
       withdrawnValue: 1_000_000n,
       stateTree,
@@ -43,7 +43,7 @@ async function relayGas(sizeBeforeRelay: number): Promise<{ depth: bigint; gasUs
       scope,
     });
     const depth = await privacyPool.currentTreeDepth();
-    const receipt = await (await entrypoint.connect(accounts.stranger).relay(withdrawal, proof, scope)).wait();
+    const receipt = await (await entrypoint.connect(accounts.stranger).relay(withdrawal, proof, scope, stateTreeSize)).wait();
     return { depth, gasUsed: receipt!.gasUsed };
   } finally {
     await connection.close();

@@ -1,5 +1,15 @@
 import type { Signer } from "ethers";
-import { createNote, precommitmentOf, type Note, type NoteSecrets } from "../../../sdk/index.js";
+import {
+  createLeanIMT,
+  createNote,
+  merkleWitness,
+  precommitmentOf,
+  statePathOf,
+  type Note,
+  type NoteSecrets,
+  type StatePath,
+} from "../../../sdk/index.js";
+import type { PrivacyPool } from "../../../types/ethers-contracts/index.js";
 import type { DeployedFacilitator } from "./fixtures.js";
 
 /** Distinct deterministic secrets per test note. */
@@ -27,4 +37,19 @@ export async function depositNote(
     .find((event) => event?.name === "Deposited");
   if (!deposited) throw new Error("the deposit emitted no Deposited event");
   return createNote(value, deposited.args.label as bigint, secrets);
+}
+
+/** The path of `commitment` in the pool's current state tree, rebuilt from its LeafInserted events: what ragequit takes. */
+export async function statePathFromChain(pool: PrivacyPool, commitment: bigint): Promise<StatePath> {
+  const inserted = await pool.queryFilter(pool.filters.LeafInserted());
+  const tree = createLeanIMT(inserted.map((event) => event.args.leaf));
+  const index = tree.indexOf(commitment);
+  if (index < 0) throw new Error(`commitment ${commitment} is no leaf of the pool's state tree`);
+  return statePathOf(merkleWitness(tree, index), tree.size);
+}
+
+/** The original depositor takes `note` back, with its path in the pool's current state tree. */
+export async function ragequitNote(pool: PrivacyPool, depositor: Signer, note: Note) {
+  const path = await statePathFromChain(pool, note.commitment);
+  return pool.connect(depositor).ragequit(note.value, note.label, note.nullifier, note.secret, path);
 }

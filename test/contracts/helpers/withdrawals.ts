@@ -7,8 +7,11 @@ import {
   merkleWitness,
   proveWithdrawal,
   toSolidityProof,
+  packValueAndDepths,
+  unpackValueAndDepths,
   WITHDRAW_PUBLIC_SIGNALS,
   withdrawalContext,
+  type ValueAndDepths,
   type MerkleWitness,
   type Note,
   type RelayData,
@@ -27,14 +30,17 @@ export interface RelayedWithdrawalRequest {
   relayData: RelayData;
   entrypoint: string;
   scope: bigint;
-  /** A path to prove instead of the trees' own (e.g. one at another depth). */
+  /** A path to prove instead of the trees' own (e.g. one at another depth), and the size of its tree. */
   stateWitness?: MerkleWitness;
+  stateTreeSize?: bigint;
   aspWitness?: MerkleWitness;
 }
 
 export interface RelayedWithdrawal {
   withdrawal: Withdrawal;
   proof: SolidityWithdrawProof;
+  /** The size of the state tree whose root the proof uses: Entrypoint.relay's stateTreeSize. */
+  stateTreeSize: bigint;
   changeNote: Note;
 }
 
@@ -54,6 +60,7 @@ export async function proveRelayedWithdrawal(request: RelayedWithdrawalRequest):
   return {
     withdrawal,
     proof: toSolidityProof(await proveWithdrawal(input)),
+    stateTreeSize: request.stateTreeSize ?? BigInt(stateTree.size),
     changeNote: changeNoteOf(note, withdrawnValue, changeSecrets),
   };
 }
@@ -67,4 +74,10 @@ export function withSignal(
   const pubSignals = [...proof.pubSignals];
   pubSignals[WITHDRAW_PUBLIC_SIGNALS.indexOf(name)] = value;
   return { ...proof, pubSignals };
+}
+
+/** A copy of `proof` with parts of its packed valueAndDepths replaced. */
+export function withPackedParts(proof: SolidityWithdrawProof, parts: Partial<ValueAndDepths>): SolidityWithdrawProof {
+  const packed = proof.pubSignals[WITHDRAW_PUBLIC_SIGNALS.indexOf("valueAndDepths")]!;
+  return withSignal(proof, "valueAndDepths", packValueAndDepths({ ...unpackValueAndDepths(packed), ...parts }));
 }

@@ -10,7 +10,7 @@ import {
   withdrawalContext,
   type Note,
 } from "../../../sdk/index.js";
-import { depositNote, secretsFor } from "../../contracts/helpers/notes.js";
+import { depositNote, ragequitNote, secretsFor } from "../../contracts/helpers/notes.js";
 import type { LocalChain } from "./local-chain.js";
 
 /** A real deposit through the entrypoint; `tag` makes the note's secrets distinct and deterministic. */
@@ -32,21 +32,22 @@ export async function relayWithdrawal(
   const relayData = { recipient: accounts.recipient.address, feeRecipient: accounts.feeRecipient.address, relayFeeBPS: 0n };
   const withdrawal = { processooor: await entrypoint.getAddress(), data: encodeRelayData(relayData) };
   const changeSecrets = deriveChangeSecrets(note);
+  const stateWitness = (await indexer.stateProof(note.commitment)).witness;
   const input = buildWithdrawInput({
     note,
     withdrawnValue,
     changeSecrets,
-    stateWitness: (await indexer.stateProof(note.commitment)).witness,
+    stateWitness,
     aspWitness: (await indexer.aspProof(note.label)).witness,
     context: withdrawalContext(withdrawal, scope),
   });
   const proof = toSolidityProof(await proveWithdrawal(input));
-  await (await entrypoint.relay(withdrawal, proof, scope)).wait();
+  const stateTreeSize = await chain.facilitator.privacyPool.stateTreeSizeAt(stateWitness.root);
+  await (await entrypoint.relay(withdrawal, proof, scope, stateTreeSize)).wait();
   return changeNoteOf(note, withdrawnValue, changeSecrets);
 }
 
 /** The original depositor takes `note` back. */
 export async function ragequit(chain: LocalChain, depositor: Signer, note: Note): Promise<void> {
-  const pool = chain.facilitator.privacyPool.connect(depositor);
-  await (await pool.ragequit(note.value, note.label, note.nullifier, note.secret)).wait();
+  await (await ragequitNote(chain.facilitator.privacyPool, depositor, note)).wait();
 }

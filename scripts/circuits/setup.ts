@@ -1,6 +1,6 @@
 // Development trusted setup for the withdrawal circuit, end to end:
 //   compile -> powers of tau (phase 1, local; or PTAU_FILE) -> phase-2 zkey with one contribution ->
-//   verification key -> generated Solidity verifier -> circuits/artifacts + manifest.json.
+//   verification key -> generated Solidity verifiers (single and batch) -> circuits/artifacts + manifest.json.
 //
 // The local phase 1 is for development only: its toxic waste existed on this machine. Production swaps in a
 // public phase-1 file and a multi-party phase 2 (see docs/trusted-setup.md).
@@ -14,6 +14,7 @@ import { WITHDRAW_ARTIFACTS } from "../../sdk/circuit/artifacts.js";
 import { releaseProverThreads } from "../../sdk/circuit/prover.js";
 import { compileCircuit, REPO_ROOT } from "./compile.js";
 import { sha256File, writeManifest } from "./manifest.js";
+import { BATCH_VERIFIER_PATH, generateBatchVerifier } from "./batch-verifier.js";
 import { generateVerifier, VERIFIER_PATH } from "./verifier.js";
 
 const BUILD_DIR = path.join(REPO_ROOT, "build");
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
   await writeFile(WITHDRAW_ARTIFACTS.vkey, `${JSON.stringify(vkey, null, 2)}\n`);
   await mkdir(path.dirname(VERIFIER_PATH), { recursive: true });
   await writeFile(VERIFIER_PATH, await generateVerifier(WITHDRAW_ARTIFACTS.zkey));
+  await writeFile(BATCH_VERIFIER_PATH, await generateBatchVerifier(WITHDRAW_ARTIFACTS.vkey));
   await rm(zkeyDir, { recursive: true });
 
   const pinned = [WITHDRAW_ARTIFACTS.wasm, WITHDRAW_ARTIFACTS.zkey, WITHDRAW_ARTIFACTS.vkey, VERIFIER_PATH];
@@ -113,7 +115,7 @@ async function main(): Promise<void> {
     ptau: { power: ptauPower, sha256: await sha256File(ptau.file), source: ptau.source },
     phase2: { contributions: [contribution] },
   });
-  say("done: circuits/artifacts/ and contracts/verifiers/WithdrawalVerifier.sol; commit them with manifest.json");
+  say("done: circuits/artifacts/ and contracts/verifiers/; commit them with manifest.json");
   await releaseProverThreads();
 }
 

@@ -6,6 +6,7 @@ import * as snarkjs from "snarkjs";
 import { CIRCUIT_CONFIG, loadVerificationKey, WITHDRAW_ARTIFACTS, WITHDRAW_PUBLIC_SIGNALS } from "../../sdk/index.js";
 import { compileCircuit, REPO_ROOT } from "../../scripts/circuits/compile.js";
 import { readManifest, sha256File, type ArtifactManifest } from "../../scripts/circuits/manifest.js";
+import { BATCH_VERIFIER_PATH, generateBatchVerifier } from "../../scripts/circuits/batch-verifier.js";
 import { generateVerifier, VERIFIER_PATH } from "../../scripts/circuits/verifier.js";
 
 // The committed keys were set up for one compiled circuit. A circuit change without `npm run circuits:setup`
@@ -46,9 +47,12 @@ describe("committed circuit artifacts", function () {
     expect(info.nPubInputs + info.nOutputs).to.equal(WITHDRAW_PUBLIC_SIGNALS.length);
   });
 
-  it("hold a verification key and a Solidity verifier derived from the committed zkey", async function () {
+  it("hold a verification key and Solidity verifiers (single and batch) derived from the committed zkey", async function () {
     const fromZkey = await snarkjs.zKey.exportVerificationKey(WITHDRAW_ARTIFACTS.zkey);
     expect(JSON.parse(JSON.stringify(fromZkey))).to.deep.equal(await loadVerificationKey());
     expect(await generateVerifier(WITHDRAW_ARTIFACTS.zkey)).to.equal(await readFile(VERIFIER_PATH, "utf8"));
+    expect(await generateBatchVerifier(WITHDRAW_ARTIFACTS.vkey), "run `npm run circuits:batch-verifier`").to.equal(
+      await readFile(BATCH_VERIFIER_PATH, "utf8"),
+    );
   });
 });

@@ -27,6 +27,8 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     /// @inheritdoc IEntrypoint
     uint256 public constant MAX_TREE_DEPTH = 32;
     /// @inheritdoc IEntrypoint
+    uint256 public constant MAX_BATCH_SIZE = 16;
+    /// @inheritdoc IEntrypoint
     uint256 public constant BPS_DENOMINATOR = 10_000;
     /// @inheritdoc IEntrypoint
     uint256 public constant ROOT_HISTORY_SIZE = RootHistory.SIZE;
@@ -98,24 +100,34 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         uint256 scope,
         uint256 stateTreeSize
     ) external nonReentrant {
-        if (withdrawal.processooor != address(this)) revert InvalidProcessooor();
-        RelayTarget memory target = _relayTargets[scope];
-        IPrivacyPool pool = target.pool;
-        if (address(pool) == address(0)) revert UnknownScope();
-        uint256 aspRoot = proof.aspRoot();
-        if (!_aspRoots.contains(aspRoot)) {
-            if (_aspRoots.isRevoked(aspRoot)) revert AspRootRevoked();
-            revert UnknownAspRoot();
-        }
-        if (proof.aspTreeDepth() != _aspRoots.depthOf(aspRoot)) revert AspTreeDepthMismatch();
-        IERC20 asset = pool.ASSET();
-        RelayData memory relayData = abi.decode(withdrawal.data, (RelayData));
-        if (relayData.relayFeeBPS > target.maxRelayFeeBPS) revert RelayFeeAboveMaximum();
+        RelayTarget memory target = _relayTarget(scope);
+        IPrivacyPool.Payout memory payout = _payout(withdrawal, proof, target.maxRelayFeeBPS);
+        target.pool.withdraw(withdrawal, proof, stateTreeSize, payout);
+        emit WithdrawalRelayed(payout.recipient, target.pool.ASSET(), payout.feeRecipient, proof.withdrawnValue(), payout.feeAmount);
+    }
 
-        uint256 withdrawnValue = proof.withdrawnValue();
-        uint256 feeAmount = withdrawnValue * relayData.relayFeeBPS / BPS_DENOMINATOR;
-        pool.withdraw(withdrawal, proof, stateTreeSize, relayData.recipient, relayData.feeRecipient, feeAmount);
-        emit WithdrawalRelayed(relayData.recipient, asset, relayData.feeRecipient, withdrawnValue, feeAmount);
+    /// @inheritdoc IEntrypoint
+    function relayBatch(
+        IPrivacyPool.Withdrawal[] calldata withdrawals,
+        ProofLib.WithdrawProof[] calldata proofs,
+        uint256 scope,
+        uint256[] calldata stateTreeSizes
+    ) external nonReentrant {
+        uint256 count = withdrawals.length;
+        if (count == 0 || count > MAX_BATCH_SIZE || proofs.length != count || stateTreeSizes.length != count) {
+            revert BatchSizeOutOfRange();
+        }
+        RelayTarget memory target = _relayTarget(scope);
+        IPrivacyPool.Payout[] memory payouts = new IPrivacyPool.Payout[](count);
+        for (uint256 i; i < count; ++i) {
+            payouts[i] = _payout(withdrawals[i], proofs[i], target.maxRelayFeeBPS);
+        }
+        target.pool.withdrawBatch(withdrawals, proofs, stateTreeSizes, payouts);
+        IERC20 asset = target.pool.ASSET();
+        for (uint256 i; i < count; ++i) {
+            IPrivacyPool.Payout memory payout = payouts[i];
+            emit WithdrawalRelayed(payout.recipient, asset, payout.feeRecipient, proofs[i].withdrawnValue(), payout.feeAmount);
+        }
     }
 
     /// @inheritdoc IEntrypoint
@@ -223,6 +235,31 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     /*//////////////////////////////////////////////////////////////
                                 INTERNAL
     //////////////////////////////////////////////////////////////*/
+
+    function _relayTarget(uint256 scope) private view returns (RelayTarget memory target) {
+        target = _relayTargets[scope];
+        if (address(target.pool) == address(0)) revert UnknownScope();
+    }
+
+    /// @dev What the entrypoint checks of a relayed withdrawal (processooor, ASP root and depth, fee under the
+    ///      maximum) and where its value goes, from its relay data.
+    function _payout(IPrivacyPool.Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof, uint256 maxRelayFeeBPS)
+        private
+        view
+        returns (IPrivacyPool.Payout memory)
+    {
+        if (withdrawal.processooor != address(this)) revert InvalidProcessooor();
+        uint256 aspRoot = proof.aspRoot();
+        if (!_aspRoots.contains(aspRoot)) {
+            if (_aspRoots.isRevoked(aspRoot)) revert AspRootRevoked();
+            revert UnknownAspRoot();
+        }
+        if (proof.aspTreeDepth() != _aspRoots.depthOf(aspRoot)) revert AspTreeDepthMismatch();
+        RelayData memory relayData = abi.decode(withdrawal.data, (RelayData));
+        if (relayData.relayFeeBPS > maxRelayFeeBPS) revert RelayFeeAboveMaximum();
+        uint256 feeAmount = proof.withdrawnValue() * relayData.relayFeeBPS / BPS_DENOMINATOR;
+        return IPrivacyPool.Payout(relayData.recipient, relayData.feeRecipient, feeAmount);
+    }
 
     function _publishRoot(uint256 root, uint256 depth, string calldata cid, bool revoking) private {
         if (root == 0) revert ZeroAspRoot();

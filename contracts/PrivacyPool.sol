@@ -6,6 +6,7 @@ import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol
 import {SNARK_SCALAR_FIELD} from "@zk-kit/lean-imt.sol/Constants.sol";
 import {PoseidonT2} from "poseidon-solidity/PoseidonT2.sol";
 import {IPrivacyPool} from "./interfaces/IPrivacyPool.sol";
+import {IWithdrawalBatchVerifier} from "./interfaces/IWithdrawalBatchVerifier.sol";
 import {IWithdrawalVerifier} from "./interfaces/IWithdrawalVerifier.sol";
 import {ProofLib} from "./lib/ProofLib.sol";
 import {PoseidonT3} from "./lib/poseidon/PoseidonT3.sol";
@@ -32,6 +33,8 @@ contract PrivacyPool is IPrivacyPool {
     /// @inheritdoc IPrivacyPool
     IWithdrawalVerifier public immutable WITHDRAWAL_VERIFIER;
     /// @inheritdoc IPrivacyPool
+    IWithdrawalBatchVerifier public immutable WITHDRAWAL_BATCH_VERIFIER;
+    /// @inheritdoc IPrivacyPool
     IERC20 public immutable ASSET;
     /// @inheritdoc IPrivacyPool
     uint256 public immutable SCOPE;
@@ -47,12 +50,16 @@ contract PrivacyPool is IPrivacyPool {
         _;
     }
 
-    constructor(address entrypoint, IWithdrawalVerifier verifier, IERC20 asset) {
-        if (entrypoint == address(0) || address(verifier) == address(0) || address(asset) == address(0)) {
+    constructor(address entrypoint, IWithdrawalVerifier verifier, IWithdrawalBatchVerifier batchVerifier, IERC20 asset) {
+        if (
+            entrypoint == address(0) || address(verifier) == address(0) || address(batchVerifier) == address(0)
+                || address(asset) == address(0)
+        ) {
             revert ZeroAddress();
         }
         ENTRYPOINT = entrypoint;
         WITHDRAWAL_VERIFIER = verifier;
+        WITHDRAWAL_BATCH_VERIFIER = batchVerifier;
         ASSET = asset;
         SCOPE = uint256(keccak256(abi.encodePacked(address(this), block.chainid, asset))) % SNARK_SCALAR_FIELD;
         _stateTree.initialize();
@@ -81,29 +88,40 @@ contract PrivacyPool is IPrivacyPool {
         Withdrawal calldata withdrawal,
         ProofLib.WithdrawProof calldata proof,
         uint256 stateTreeSize,
-        address recipient,
-        address feeRecipient,
-        uint256 feeAmount
+        Payout calldata payout
     ) external onlyEntrypoint {
-        if (proof.context() != uint256(keccak256(abi.encode(withdrawal, SCOPE))) % SNARK_SCALAR_FIELD) {
-            revert ContextMismatch();
-        }
-        if (!_stateTree.isAccepted(proof.stateRoot(), stateTreeSize)) revert UnknownStateRoot();
-        // One path per leaf: the circuit ties the path to the declared depth, the pool ties the depth to the root.
-        if (proof.stateTreeDepth() != StateTree.depthFor(stateTreeSize)) revert StateTreeDepthMismatch();
-        uint256 nullifierHash = proof.nullifierHash();
-        if (_spentNullifierHashes[nullifierHash]) revert NullifierAlreadySpent();
+        _spend(withdrawal, proof, stateTreeSize);
         if (!WITHDRAWAL_VERIFIER.verifyProof(proof.pA, proof.pB, proof.pC, proof.pubSignals)) revert InvalidProof();
 
-        _spentNullifierHashes[nullifierHash] = true;
         // Inserted even when the whole note is withdrawn: the change note then holds 0, which is harmless and keeps
         // every withdrawal alike on chain.
-        uint256 newCommitment = proof.newCommitment();
-        _insert(newCommitment);
-        uint256 withdrawnValue = proof.withdrawnValue();
-        ASSET.safeTransfer(recipient, withdrawnValue - feeAmount);
-        if (feeAmount != 0) ASSET.safeTransfer(feeRecipient, feeAmount);
-        emit Withdrawn(withdrawal.processooor, withdrawnValue, nullifierHash, newCommitment);
+        _insert(proof.newCommitment());
+        _payRecipient(withdrawal, proof, payout.recipient, payout.feeAmount);
+        if (payout.feeAmount != 0) ASSET.safeTransfer(payout.feeRecipient, payout.feeAmount);
+    }
+
+    /// @inheritdoc IPrivacyPool
+    function withdrawBatch(
+        Withdrawal[] calldata withdrawals,
+        ProofLib.WithdrawProof[] calldata proofs,
+        uint256[] calldata stateTreeSizes,
+        Payout[] calldata payouts
+    ) external onlyEntrypoint {
+        uint256 count = proofs.length;
+        uint256[] memory newCommitments = new uint256[](count);
+        for (uint256 i; i < count; ++i) {
+            _spend(withdrawals[i], proofs[i], stateTreeSizes[i]);
+            newCommitments[i] = proofs[i].newCommitment();
+        }
+        if (!WITHDRAWAL_BATCH_VERIFIER.verifyProofs(proofs)) revert InvalidProof();
+
+        uint256 firstLeafIndex = _stateTree.size;
+        uint256 root = _stateTree.insertMany(newCommitments);
+        for (uint256 i; i < count; ++i) {
+            emit LeafInserted(firstLeafIndex + i, newCommitments[i], root);
+            _payRecipient(withdrawals[i], proofs[i], payouts[i].recipient, payouts[i].feeAmount);
+        }
+        _payFees(payouts);
     }
 
     /// @inheritdoc IPrivacyPool
@@ -170,6 +188,43 @@ contract PrivacyPool is IPrivacyPool {
     /*//////////////////////////////////////////////////////////////
                                 INTERNAL
     //////////////////////////////////////////////////////////////*/
+
+    /// @dev The checks of a withdrawal that need no proof verification (context, state root and depth, nullifier),
+    ///      then its nullifier spent: a note twice in one batch fails the second time.
+    function _spend(Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof, uint256 stateTreeSize) private {
+        if (proof.context() != uint256(keccak256(abi.encode(withdrawal, SCOPE))) % SNARK_SCALAR_FIELD) {
+            revert ContextMismatch();
+        }
+        if (!_stateTree.isAccepted(proof.stateRoot(), stateTreeSize)) revert UnknownStateRoot();
+        // One path per leaf: the circuit ties the path to the declared depth, the pool ties the depth to the root.
+        if (proof.stateTreeDepth() != StateTree.depthFor(stateTreeSize)) revert StateTreeDepthMismatch();
+        uint256 nullifierHash = proof.nullifierHash();
+        if (_spentNullifierHashes[nullifierHash]) revert NullifierAlreadySpent();
+        _spentNullifierHashes[nullifierHash] = true;
+    }
+
+    /// @dev Pays a spent note's withdrawn value less its fee to the recipient and says so (Withdrawn).
+    function _payRecipient(Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof, address recipient, uint256 feeAmount)
+        private
+    {
+        uint256 withdrawnValue = proof.withdrawnValue();
+        ASSET.safeTransfer(recipient, withdrawnValue - feeAmount);
+        emit Withdrawn(withdrawal.processooor, withdrawnValue, proof.nullifierHash(), proof.newCommitment());
+    }
+
+    /// @dev Pays a batch's fees: one transfer per run of payouts to the same fee recipient.
+    function _payFees(Payout[] calldata payouts) private {
+        address feeRecipient;
+        uint256 fees;
+        for (uint256 i; i < payouts.length; ++i) {
+            if (payouts[i].feeRecipient != feeRecipient) {
+                if (fees != 0) ASSET.safeTransfer(feeRecipient, fees);
+                (feeRecipient, fees) = (payouts[i].feeRecipient, 0);
+            }
+            fees += payouts[i].feeAmount;
+        }
+        if (fees != 0) ASSET.safeTransfer(feeRecipient, fees);
+    }
 
     function _insert(uint256 leaf) private {
         uint256 leafIndex = _stateTree.size;

@@ -15,6 +15,7 @@ export const AddressBookSchema = z
     privacyPool: AddressSchema,
     usdc: AddressSchema,
     verifier: AddressSchema,
+    batchVerifier: AddressSchema,
     poseidon: z.object({ PoseidonT2: AddressSchema, PoseidonT3: AddressSchema, PoseidonT4: AddressSchema }).strict(),
     /** The pool's SCOPE, a field element as a decimal string. */
     scope: FieldElementSchema,

@@ -34,6 +34,8 @@ export const RELAYER_ENV = {
   rateLimitGlobalPerSecond: "RELAYER_RATE_LIMIT_GLOBAL_PER_SECOND",
   rateLimitPerNotePerMinute: "RELAYER_RATE_LIMIT_PER_NOTE_PER_MINUTE",
   rpcTimeoutMs: "RELAYER_RPC_TIMEOUT_MS",
+  relayBatch: "RELAYER_RELAY_BATCH",
+  relayBatchMax: "RELAYER_RELAY_BATCH_MAX",
   shutdownGraceMs: "RELAYER_SHUTDOWN_GRACE_MS",
   leaseWaitMs: "RELAYER_LEASE_WAIT_MS",
   leaseStaleMs: "RELAYER_LEASE_STALE_MS",
@@ -118,6 +120,13 @@ export const RelayerConfigSchema = z
     rateLimitPerNotePerMinute: positiveInt.default(60),
     /** Each chain RPC request gives up after this long and answers CHAIN_UNAVAILABLE. */
     rpcTimeoutMs: positiveInt.default(15_000),
+    /**
+     * Relays that arrive while one is on its way to a block leave together in one Entrypoint.relayBatch
+     * (relayer/chain/relay-queue.ts); false sends every relay alone, as soon as its proof is ready.
+     */
+    relayBatch: z.stringbool().default(true),
+    /** The most relays one batch carries, at most the entrypoint's MAX_BATCH_SIZE (16). */
+    relayBatchMax: positiveInt.pipe(z.number().max(16, "must be at most 16, Entrypoint.MAX_BATCH_SIZE")).default(16),
     /** On SIGINT/SIGTERM, how long in-flight requests may finish before the relayer closes anyway. */
     shutdownGraceMs: positiveInt.default(30_000),
     /** How long a duplicate request for a note waits for the request holding its lease (relayer/settlement). */

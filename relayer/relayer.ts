@@ -38,12 +38,13 @@ export interface Relayer {
 /** Minimum deposit of the USDC pool (docs/design.md 4), reported in `supported`. */
 const MINIMUM_DEPOSIT = 1_000_000n;
 
+/** The prover the config asks for. */
+export function proverFor(config: RelayerConfig, logger: Logger): ProverService {
+  return new ProverService({ workers: config.proverWorkers, maxQueued: config.proverQueue, prover: config.prover, nativeProverPath: config.rapidsnarkPath }, logger);
+}
+
 /** Wires the relayer from validated config: the one place that knows every dependency. */
-export async function createRelayer(
-  config: RelayerConfig,
-  logger: Logger,
-  prover: Prover = new ProverService({ workers: config.proverWorkers, maxQueued: config.proverQueue, prover: config.prover, nativeProverPath: config.rapidsnarkPath }, logger),
-): Promise<Relayer> {
+export async function createRelayer(config: RelayerConfig, logger: Logger, prover: Prover = proverFor(config, logger)): Promise<Relayer> {
   // What is opened is closed again when a later step fails: prover threads or a database pool would keep the
   // process alive after the start failed.
   let chain: PoolChain | undefined;

@@ -2,12 +2,12 @@
 //
 // Gas of the facilitator's contract operations on the embedded chain, with real Groth16 proofs: deposit and
 // relayed withdrawal with 1, 1k and 100k leaves already in the state tree (filled as simulated-state-tree.ts
-// explains), an ASP root update (plain and revoking), a refund deposit, an access-fee payment and the verifier
-// alone. Prints a table, where the deposit's and the relay's gas goes (gas-breakdown.ts), compares both with the
-// figures before the gas work and with Privacy Pools', and writes bench/results/gas.json.
+// explains), an ASP root update (plain and revoking), a refund deposit, an access-fee payment, the verifier alone
+// and relayBatch of 1, 4 and 16 withdrawals at 1k leaves. Prints a table, where the deposit's and the relay's gas
+// goes (gas-breakdown.ts), compares both with the figures before the gas work and with Privacy Pools', and writes bench/results/gas.json.
 import type { ContractTransactionResponse } from "ethers";
 import { network } from "hardhat";
-import { hexlify, randomBytes } from "ethers";
+import { hexlify, randomBytes, Wallet } from "ethers";
 import { createLeanIMT, createNote, labelOf, nullifierHashOf, precommitmentOf, releaseProverThreads } from "../../sdk/index.js";
 import { buildAuthorization, signAuthorization } from "../../test/contracts/helpers/authorizations.js";
 import { deployedFacilitator } from "../../test/contracts/helpers/fixtures.js";
@@ -19,6 +19,8 @@ import { type Breakdown, gasBreakdown, PART_NAMES, PARTS } from "./gas-breakdown
 import { fillStateTree } from "./simulated-state-tree.js";
 
 const TREE_SIZES = [1, 1_000, 100_000];
+/** Withdrawals per Entrypoint.relayBatch measured, at the headline tree size. */
+const BATCH_SIZES = [1, 4, 16];
 const DEPOSIT = 5_000_000n;
 const WITHDRAWAL = 1_000_000n;
 const RELAY_FEE_BPS = 500n;
@@ -130,6 +132,56 @@ async function measure(treeSize: number): Promise<Measurement> {
   return { treeSize, deposit, relay, depositBreakdown, relayBreakdown, aspRootUpdate, revokingAspRootUpdate, refundDeposit, accessFee, verifier: verifierGas };
 }
 
+/**
+ * Entrypoint.relayBatch of k withdrawals with `treeSize` leaves in the tree, for each k in BATCH_SIZES: every
+ * batch from the same state (a snapshot), each withdrawal to a fresh single-use payer, fees to one treasury.
+ */
+async function measureBatches(treeSize: number): Promise<{ k: number; gas: number; perWithdrawal: number }[]> {
+  const connection = await network.create();
+  const facilitator = await deployedFacilitator(connection);
+  const { entrypoint, privacyPool, usdc, scope, accounts } = facilitator;
+  const stateTree = await fillStateTree(connection, privacyPool, Array.from({ length: treeSize }, (_, i) => BigInt(i + 1)));
+  for (const holder of [privacyPool, accounts.depositor, accounts.feeRecipient]) await usdc.mint(holder, 1n);
+  const largest = Math.max(...BATCH_SIZES);
+  const notes = [];
+  for (let i = 0; i < largest; i++) {
+    const secrets = secretsFor(BigInt(treeSize + i));
+    await fundDepositor(facilitator, accounts.depositor, DEPOSIT);
+    await mined(entrypoint.connect(accounts.depositor).deposit(usdc, DEPOSIT, precommitmentOf(secrets)));
+    const note = createNote(DEPOSIT, labelOf(scope, BigInt(treeSize + i + 1)), secrets);
+    stateTree.insert(note.commitment);
+    notes.push(note);
+  }
+  const aspTree = createLeanIMT(notes.map((note) => note.label));
+  await mined(entrypoint.updateRoot(aspTree.root, aspTree.depth, "bench-batch"));
+  const withdrawals = [];
+  for (const note of notes) {
+    withdrawals.push(
+      await proveRelayedWithdrawal({
+        note,
+        withdrawnValue: WITHDRAWAL,
+        stateTree,
+        aspTree,
+        relayData: { recipient: Wallet.createRandom().address, feeRecipient: accounts.feeRecipient.address, relayFeeBPS: RELAY_FEE_BPS },
+        entrypoint: await entrypoint.getAddress(),
+        scope,
+      }),
+    );
+  }
+  const proven = await connection.networkHelpers.takeSnapshot();
+  const batches = [];
+  for (const k of BATCH_SIZES) {
+    const batch = withdrawals.slice(0, k);
+    const gas = await gasOf(
+      entrypoint.connect(accounts.stranger).relayBatch(batch.map((w) => w.withdrawal), batch.map((w) => w.proof), scope, batch.map((w) => w.stateTreeSize)),
+    );
+    batches.push({ k, gas, perWithdrawal: Math.round(gas / k) });
+    await proven.restore();
+  }
+  await connection.close();
+  return batches;
+}
+
 const fmt = (n: number) => n.toLocaleString("en-US");
 const leaves = (n: number) => (n === 1 ? "1 leaf" : `${fmt(n)} leaves`);
 
@@ -145,6 +197,8 @@ for (const treeSize of TREE_SIZES) {
   console.log(`measuring with ${leaves(treeSize)} in the state tree...`);
   measurements.push(await measure(treeSize));
 }
+console.log(`measuring relayBatch of ${BATCH_SIZES.join(", ")} withdrawals with ${leaves(PRIVACY_POOLS_AT_1K.treeSize)} in the state tree...`);
+const batches = await measureBatches(PRIVACY_POOLS_AT_1K.treeSize);
 await releaseProverThreads();
 
 const largest = measurements[measurements.length - 1]!;
@@ -156,6 +210,10 @@ const rows: [string, number][] = [
   ["refund deposit (EIP-3009 pull, 100k leaves)", largest.refundDeposit],
   ["access-fee payment", largest.accessFee],
   ["verifier alone (eth_estimateGas, incl. 21k base)", largest.verifier],
+  ...batches.map(({ k, perWithdrawal }): [string, number] => [
+    `relayBatch of ${k}, per withdrawal, ${leaves(PRIVACY_POOLS_AT_1K.treeSize)} in the tree`,
+    perWithdrawal,
+  ]),
 ];
 printTable(["operation", "      gas"], rows.map(([name, gas]) => [name, fmt(gas).padStart(9)]));
 
@@ -198,8 +256,9 @@ await writeResults("gas", {
   headlineTreeSize: atOneK.treeSize,
   relay: atOneK.relay,
   deposit: atOneK.deposit,
-  // No batch path yet (relayBatch): null, not a number, until there is one to measure.
-  relayBatchPerWithdrawal: null,
+  // relayBatch of the largest measured batch, per withdrawal.
+  relayBatchPerWithdrawal: batches[batches.length - 1]!.perWithdrawal,
+  relayBatches: batches,
   relayByTreeSize: bySize((m) => m.relay),
   depositByTreeSize: bySize((m) => m.deposit),
   relayBreakdownByTreeSize: bySize((m) => m.relayBreakdown),

@@ -3,6 +3,7 @@ pragma solidity 0.8.28;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {ProofLib} from "../lib/ProofLib.sol";
+import {IWithdrawalBatchVerifier} from "./IWithdrawalBatchVerifier.sol";
 import {IWithdrawalVerifier} from "./IWithdrawalVerifier.sol";
 
 /// @title IPrivacyPool
@@ -19,6 +20,16 @@ interface IPrivacyPool {
     struct Withdrawal {
         address processooor;
         bytes data;
+    }
+
+    /// @notice Where a relayed withdrawal's value goes, as the entrypoint read it from the withdrawal's relay data.
+    /// @param recipient Receives the withdrawn value less `feeAmount`.
+    /// @param feeRecipient Receives `feeAmount` (no transfer when it is zero).
+    /// @param feeAmount At most the withdrawn value.
+    struct Payout {
+        address recipient;
+        address feeRecipient;
+        uint256 feeAmount;
     }
 
     /// @notice The path of a leaf of the state tree, in the circuit's form.
@@ -131,26 +142,37 @@ interface IPrivacyPool {
     function deposit(address depositor, uint256 value, uint256 precommitment) external returns (uint256 commitment);
 
     /// @notice Spends a note by a withdrawal proof, inserts its change note and pays the withdrawn value out: the
-    ///         fee to `feeRecipient`, the rest to `recipient`. Paying both directly, instead of the processooor
-    ///         that would pass it on, saves a token transfer per withdrawal.
-    /// @dev Only the entrypoint, which checks the ASP root and its depth before calling and takes `recipient`,
-    ///      `feeRecipient` and `feeAmount` from the withdrawal's relay data, which the proof's context binds. The
-    ///      state root must be the accepted root of the tree with `stateTreeSize` leaves, and the proof's
-    ///      stateTreeDepth the depth of that tree.
+    ///         fee to the fee recipient, the rest to the recipient. Paying both directly, instead of the
+    ///         processooor that would pass it on, saves a token transfer per withdrawal.
+    /// @dev Only the entrypoint, which checks the ASP root and its depth before calling and takes the payout from
+    ///      the withdrawal's relay data, which the proof's context binds. The state root must be the accepted root
+    ///      of the tree with `stateTreeSize` leaves, and the proof's stateTreeDepth the depth of that tree.
     /// @param withdrawal What the proof's context commits to.
     /// @param proof The Groth16 proof and its public signals.
     /// @param stateTreeSize The number of leaves of the tree whose root the proof uses (stateTreeSizeAt): it names
     ///        the one slot of the root history to read.
-    /// @param recipient Receives the withdrawn value less `feeAmount`.
-    /// @param feeRecipient Receives `feeAmount` (no transfer when it is zero).
-    /// @param feeAmount At most the withdrawn value.
+    /// @param payout Who receives the withdrawn value and the fee.
     function withdraw(
         Withdrawal calldata withdrawal,
         ProofLib.WithdrawProof calldata proof,
         uint256 stateTreeSize,
-        address recipient,
-        address feeRecipient,
-        uint256 feeAmount
+        Payout calldata payout
+    ) external;
+
+    /// @notice Spends several notes at once, each as `withdraw` does, with one batch verification of their proofs
+    ///         (WITHDRAWAL_BATCH_VERIFIER) and one insert of their change notes, whose LeafInserted events all carry
+    ///         the root after the last. Fees to the same recipient in a row leave in one transfer.
+    /// @dev Only the entrypoint. All or nothing: any check failing reverts the whole batch. Each nullifier is
+    ///      spent before the next is checked, so a note twice in one batch reverts with NullifierAlreadySpent.
+    /// @param withdrawals What each proof's context commits to.
+    /// @param proofs The proofs, one per withdrawal.
+    /// @param stateTreeSizes The size of each proof's state tree.
+    /// @param payouts Who receives each withdrawal's value and fee.
+    function withdrawBatch(
+        Withdrawal[] calldata withdrawals,
+        ProofLib.WithdrawProof[] calldata proofs,
+        uint256[] calldata stateTreeSizes,
+        Payout[] calldata payouts
     ) external;
 
     /// @notice Returns a note to the original depositor of its label without a withdrawal proof.
@@ -181,6 +203,9 @@ interface IPrivacyPool {
 
     /// @notice The verifier of withdrawal proofs.
     function WITHDRAWAL_VERIFIER() external view returns (IWithdrawalVerifier);
+
+    /// @notice The verifier of batches of withdrawal proofs (withdrawBatch).
+    function WITHDRAWAL_BATCH_VERIFIER() external view returns (IWithdrawalBatchVerifier);
 
     /// @notice The pooled ERC20 asset.
     function ASSET() external view returns (IERC20);

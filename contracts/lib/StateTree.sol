@@ -83,29 +83,21 @@ library StateTree {
     function insertMany(Data storage self, uint256[] memory leaves) internal returns (uint256) {
         uint256 count = leaves.length;
         if (count == 0 || count > SIZE) revert BatchSizeOutOfRange();
+        // nodes[j] is the node at position first + j of the current level; parents overwrite it in place.
+        uint256[] memory nodes = new uint256[](count);
         for (uint256 i; i < count; ++i) {
             _checkLeaf(leaves[i]);
+            nodes[i] = leaves[i];
         }
         uint64 start = self.size;
         uint64 end = start + uint64(count);
         uint8 depth = _grow(self, start, end);
 
-        // nodes[j] is the node at position first + j of the current level; parents overwrite it in place.
-        uint256[] memory nodes = leaves;
         uint256 first = start;
         uint256 last = end - 1;
         for (uint256 level; level < depth; ++level) {
-            // Keep the node at the last even position, when this batch formed it.
-            uint256 kept = last & ~uint256(1);
-            if (kept >= first) self.sideNodes[level] = nodes[kept - first];
-            uint256 parentFirst = first >> 1;
-            uint256 parentLast = last >> 1;
-            for (uint256 parent = parentFirst; parent <= parentLast; ++parent) {
-                uint256 left = 2 * parent;
-                uint256 leftNode = left >= first ? nodes[left - first] : self.sideNodes[level];
-                nodes[parent - parentFirst] = left + 1 <= last ? _hash(leftNode, nodes[left + 1 - first]) : leftNode;
-            }
-            (first, last) = (parentFirst, parentLast);
+            _hashLevel(self, nodes, level, first, last);
+            (first, last) = (first >> 1, last >> 1);
         }
         _recordRoot(self, end, depth, nodes[0]);
         return nodes[0];
@@ -153,6 +145,21 @@ library StateTree {
             if ((index >> level) & 1 == 1) node = _hash(sibling, node);
             else if (sibling != 0) node = _hash(node, sibling);
         }
+    }
+
+    /// @dev One level of insertMany: `nodes` holds the level's positions first..last, which this batch formed; it
+    ///      keeps the node at the last even position as the level's side node and puts the parents in `nodes`.
+    function _hashLevel(Data storage self, uint256[] memory nodes, uint256 level, uint256 first, uint256 last) private {
+        // Read before the parents overwrite `nodes`, written after the old side node served as a left sibling.
+        uint256 kept = last & ~uint256(1);
+        uint256 keptNode = kept >= first ? nodes[kept - first] : 0;
+        uint256 parentFirst = first >> 1;
+        for (uint256 parent = parentFirst; parent <= last >> 1; ++parent) {
+            uint256 left = 2 * parent;
+            uint256 leftNode = left >= first ? nodes[left - first] : self.sideNodes[level];
+            nodes[parent - parentFirst] = left + 1 <= last ? _hash(leftNode, nodes[left + 1 - first]) : leftNode;
+        }
+        if (keptNode != 0) self.sideNodes[level] = keptNode;
     }
 
     /// @dev Grows the depth to fit leaf positions [start, end). A full tree's root becomes the left sibling at its

@@ -7,7 +7,7 @@ import {IWithdrawalBatchVerifier} from "../interfaces/IWithdrawalBatchVerifier.s
 import {ProofLib} from "../lib/ProofLib.sol";
 
 /// @title WithdrawalBatchVerifier
-/// @notice Verifies k Groth16 proofs of the withdrawal circuit (8 public signals) with one pairing check of
+/// @notice Verifies k Groth16 proofs of the withdrawal circuit (6 public signals) with one pairing check of
 ///         k + 3 pairs instead of k checks of 4 pairs (IWithdrawalBatchVerifier).
 /// @dev Proof i, (A_i, B_i, C_i) with public signals x_i, is valid when
 ///        T_i = e(-A_i, B_i) e(alpha, beta) e(vk_x(x_i), gamma) e(C_i, delta) = 1,  vk_x(x) = IC0 + sum_j x_j IC(j+1),
@@ -35,41 +35,37 @@ contract WithdrawalBatchVerifier is IWithdrawalBatchVerifier {
     uint256 internal constant R = 21888242871839275222246405745257275088548364400416034343698204186575808495617;
 
     // The verification key; G2 coordinates in the pairing precompile's order (c1 before c0).
-    uint256 internal constant ALPHA_X = 1307167636030449939025003837049792630377081338423643973873085294738820460155;
-    uint256 internal constant ALPHA_Y = 15989862525667223862683592772587752906444086640193277428519559911904123087536;
-    uint256 internal constant BETA_X1 = 5064814269571517199550818589422676754275034262538237014708240973390431864456;
-    uint256 internal constant BETA_X0 = 6135474444317089505615263635653956118531897078392268726002738992515823353190;
-    uint256 internal constant BETA_Y1 = 13475416982718572828776433128133414403872713337282423241362253716469783075910;
-    uint256 internal constant BETA_Y0 = 20637336197099693111945545118974796510916087327112387769157795608725684287199;
+    uint256 internal constant ALPHA_X = 1064876623672594370205266995338874786766100612322820247881064085569162852560;
+    uint256 internal constant ALPHA_Y = 16031357715722947282593779977889785597619040076115900015620280570829784406926;
+    uint256 internal constant BETA_X1 = 17014729288996751374265904694344047158835579256885636869721287075297772286378;
+    uint256 internal constant BETA_X0 = 9003225790347659242678289793660884221423962157332018273041372174034314789088;
+    uint256 internal constant BETA_Y1 = 9106078451497540971655438404567749618676134360470961146353789644367668933545;
+    uint256 internal constant BETA_Y0 = 812694157503699219412345277689580426641275912729167607489905175777640728589;
     uint256 internal constant GAMMA_X1 = 11559732032986387107991004021392285783925812861821192530917403151452391805634;
     uint256 internal constant GAMMA_X0 = 10857046999023057135944570762232829481370756359578518086990519993285655852781;
     uint256 internal constant GAMMA_Y1 = 4082367875863433681332203403145435568316851327593401208105741076214120093531;
     uint256 internal constant GAMMA_Y0 = 8495653923123431417604973247489272438418190587263600148770280649306958101930;
-    uint256 internal constant DELTA_X1 = 20512930748976374279327841781358058638025992585075086627560252758313876307023;
-    uint256 internal constant DELTA_X0 = 17170735568466411232237466509746617291277371021668394872521746288680962399521;
-    uint256 internal constant DELTA_Y1 = 11145070087663528061765531474285869785609391361189821813245009936072408224786;
-    uint256 internal constant DELTA_Y0 = 2431610390592188696242247967073906589624561295517787483028319553719008514941;
-    uint256 internal constant IC0_X = 2548687377816769872160129923127651663471885088569534339696726396169642286407;
-    uint256 internal constant IC0_Y = 21453471153980357563120579596553880107380809926103669219279432875453690581137;
-    uint256 internal constant IC1_X = 19486610197600383071980533278982871300081978817967214744610746590226442195257;
-    uint256 internal constant IC1_Y = 18108384804872222601808313917561747467672929080086490260951816076160620849611;
-    uint256 internal constant IC2_X = 12129609826532821885677051677632404080475460202116830675389078326834780995368;
-    uint256 internal constant IC2_Y = 3373515624139416102755422065041181768432488605928299949999977740863508484776;
-    uint256 internal constant IC3_X = 17157085241008774437147592834625318143450284361405917364500644364501453470546;
-    uint256 internal constant IC3_Y = 454420997695826211589009305952034696378022611342623513957120162862653377896;
-    uint256 internal constant IC4_X = 10353005223664335982121775727271982479935660273520526987403305504900332590114;
-    uint256 internal constant IC4_Y = 15914185044980717012964146326385087556081726507631393212724092566742354106002;
-    uint256 internal constant IC5_X = 18218258996336071200303545083893047618478650151838264250017842045144737872220;
-    uint256 internal constant IC5_Y = 3454746816609206582001277003401230351895851777471430558174650891654724460423;
-    uint256 internal constant IC6_X = 7987198503290663277849249052412364414472679693178886550014031809292537294777;
-    uint256 internal constant IC6_Y = 9078623022681392487937419369836006077720669919332958755049729987922852473835;
-    uint256 internal constant IC7_X = 11691403363325763284415388846601929185030207093413019409636875211676043259982;
-    uint256 internal constant IC7_Y = 20515309971362623019364742992208877556532770143380651535239990311106862994658;
-    uint256 internal constant IC8_X = 20928195237056327966972706906758648988214819993954705900663970870519743714631;
-    uint256 internal constant IC8_Y = 20602771859681962048455474030420166932742816900727907170362005818183543501417;
+    uint256 internal constant DELTA_X1 = 11186082947305578520211041289356798032397121325500443214737042167796946496010;
+    uint256 internal constant DELTA_X0 = 21629238518111725634539981535511007622437257921859912023496648355383222564864;
+    uint256 internal constant DELTA_Y1 = 18650209346185022081666492662237603578662105110805189897890524703122842324176;
+    uint256 internal constant DELTA_Y0 = 13593637049932892814550125161962736368415901450486032737498387418247670295134;
+    uint256 internal constant IC0_X = 15483410861842135457420460233450902318563815551976151365617696884228744146160;
+    uint256 internal constant IC0_Y = 17452858688388671146553265418030138975538912405318679561379993897614588047184;
+    uint256 internal constant IC1_X = 12153337956808360972066025126817754933005120419369162839258501097069270047687;
+    uint256 internal constant IC1_Y = 5580214591006901668888268889523829711385395533291656631915662527690053018771;
+    uint256 internal constant IC2_X = 4975600727431831406544843385556961076204013399783376999907679234283345211497;
+    uint256 internal constant IC2_Y = 7703906894246365206912429524390402296891119932702893828894254713478364774701;
+    uint256 internal constant IC3_X = 14384021752027890519826644988594514570254871277975486486668148385087190302687;
+    uint256 internal constant IC3_Y = 922710542739094036467630171893455714847491907220184305917769806297058170989;
+    uint256 internal constant IC4_X = 2809950730606798863126725828330917006441690503206344490754454708975984189572;
+    uint256 internal constant IC4_Y = 14392961230684868346210907684281837690131814521953874716103028943969319431453;
+    uint256 internal constant IC5_X = 19484433652509817154409312480096431480372611908955668666318003132272237470834;
+    uint256 internal constant IC5_Y = 8055833460218469320723851674612970669700797767350566041569239865930258465465;
+    uint256 internal constant IC6_X = 7116830505542793565637067697482570278816181864451534067219733443682124911844;
+    uint256 internal constant IC6_Y = 8261116746579855311280512156303167668619588429172036163264217157735655390349;
 
     // Bytes of one ProofLib.WithdrawProof in calldata: pA, pB, pC, then the public signals.
-    uint256 internal constant PROOF_SIZE = 0x200;
+    uint256 internal constant PROOF_SIZE = 0x1c0;
 
     /// @inheritdoc IWithdrawalBatchVerifier
     function verifyProofs(ProofLib.WithdrawProof[] calldata proofs) external view returns (bool) {
@@ -114,8 +110,6 @@ contract WithdrawalBatchVerifier is IWithdrawalBatchVerifier {
                 ok := and(ok, lt(calldataload(add(proof, 0x160)), R))
                 ok := and(ok, lt(calldataload(add(proof, 0x180)), R))
                 ok := and(ok, lt(calldataload(add(proof, 0x1a0)), R))
-                ok := and(ok, lt(calldataload(add(proof, 0x1c0)), R))
-                ok := and(ok, lt(calldataload(add(proof, 0x1e0)), R))
             }
 
             // sums_j = x_0j: the first proof's weight is 1.
@@ -126,8 +120,6 @@ contract WithdrawalBatchVerifier is IWithdrawalBatchVerifier {
                 mstore(add(sums, 0x60), calldataload(add(proof, 0x160)))
                 mstore(add(sums, 0x80), calldataload(add(proof, 0x180)))
                 mstore(add(sums, 0xa0), calldataload(add(proof, 0x1a0)))
-                mstore(add(sums, 0xc0), calldataload(add(proof, 0x1c0)))
-                mstore(add(sums, 0xe0), calldataload(add(proof, 0x1e0)))
             }
 
             // sums_j += w * x_ij (mod R).
@@ -138,20 +130,18 @@ contract WithdrawalBatchVerifier is IWithdrawalBatchVerifier {
                 mstore(add(sums, 0x60), addmod(mload(add(sums, 0x60)), mulmod(w, calldataload(add(proof, 0x160)), R), R))
                 mstore(add(sums, 0x80), addmod(mload(add(sums, 0x80)), mulmod(w, calldataload(add(proof, 0x180)), R), R))
                 mstore(add(sums, 0xa0), addmod(mload(add(sums, 0xa0)), mulmod(w, calldataload(add(proof, 0x1a0)), R), R))
-                mstore(add(sums, 0xc0), addmod(mload(add(sums, 0xc0)), mulmod(w, calldataload(add(proof, 0x1c0)), R), R))
-                mstore(add(sums, 0xe0), addmod(mload(add(sums, 0xe0)), mulmod(w, calldataload(add(proof, 0x1e0)), R), R))
             }
 
             let k := proofs.length
             if iszero(k) { fail() }
 
             // Memory from the free memory pointer (the call ends in this block, so it is never handed back):
-            // mIn, 0x80 bytes of precompile input; sums, 8 words of S_j; pairs, the pairing input of k + 3 pairs:
+            // mIn, 0x80 bytes of precompile input; sums, 6 words of S_j; pairs, the pairing input of k + 3 pairs:
             // (-w_i A_i, B_i) for each proof, (s alpha, beta), (vk_x, gamma), (sum_i w_i C_i, delta). Before the
             // pairs are written, the same place holds the copy of the proofs that the seed hashes.
             let mIn := mload(0x40)
             let sums := add(mIn, 0x80)
-            let pairs := add(sums, 0x100)
+            let pairs := add(sums, 0xc0)
 
             let seed := 0
             if gt(k, 1) {
@@ -214,8 +204,6 @@ contract WithdrawalBatchVerifier is IWithdrawalBatchVerifier {
             g1MulAcc(mIn, pair, IC4_X, IC4_Y, mload(add(sums, 0x60)))
             g1MulAcc(mIn, pair, IC5_X, IC5_Y, mload(add(sums, 0x80)))
             g1MulAcc(mIn, pair, IC6_X, IC6_Y, mload(add(sums, 0xa0)))
-            g1MulAcc(mIn, pair, IC7_X, IC7_Y, mload(add(sums, 0xc0)))
-            g1MulAcc(mIn, pair, IC8_X, IC8_Y, mload(add(sums, 0xe0)))
             mstore(add(pair, 0x40), GAMMA_X1)
             mstore(add(pair, 0x60), GAMMA_X0)
             mstore(add(pair, 0x80), GAMMA_Y1)

@@ -5,7 +5,8 @@ import { PoolChain } from "./pool-chain.js";
 
 /** The chain behind the RPC URL and its deployment from the address book, with the relaying party's key. */
 export async function connectPoolChain(
-  config: Pick<RelayerConfig, "rpcUrl" | "relayerPrivateKey" | "addressBook" | "rpcTimeoutMs">,
+  config: Pick<RelayerConfig, "rpcUrl" | "relayerPrivateKey" | "addressBook" | "rpcTimeoutMs"> &
+    Partial<Pick<RelayerConfig, "relayBatch" | "relayBatchMax">>,
 ): Promise<{ chain: PoolChain; book: AddressBook }> {
   const request = new FetchRequest(config.rpcUrl);
   request.timeout = config.rpcTimeoutMs;
@@ -22,6 +23,7 @@ export async function connectPoolChain(
     config.relayerPrivateKey,
     { chainId, entrypoint: book.entrypoint, privacyPool: book.privacyPool, usdc: book.usdc, scope: book.scope },
     config.rpcTimeoutMs,
+    config.relayBatch ? (config.relayBatchMax ?? 1) : 1,
   );
   return { chain, book };
 }

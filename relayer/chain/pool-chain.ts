@@ -17,6 +17,7 @@ import {
   type IPrivacyPool,
 } from "../../types/ethers-contracts/index.js";
 import { RelayerError } from "../errors.js";
+import { RelayQueue } from "./relay-queue.js";
 
 /** The deployed contracts of one chain, from its address book (deployments/<chainId>.json). */
 export interface PoolDeployment {
@@ -39,6 +40,15 @@ const REVERT_MEANINGS: Record<string, RelayerError> = {
 
 /** Entrypoint.relay's arguments: withdrawal, proof, scope and the size of the proof's state tree. */
 type RelayArgs = readonly [Withdrawal, SolidityWithdrawProof, bigint, bigint];
+
+/** Entrypoint.relayBatch's arguments: the relays' withdrawals, proofs and state tree sizes, and the scope. */
+type RelayBatchArgs = [Withdrawal[], SolidityWithdrawProof[], bigint, bigint[]];
+
+/** A relay ready to leave, alone or in a batch. */
+interface PendingRelay {
+  args: RelayArgs;
+  hooks: RelayHooks;
+}
 
 /** A relay's gas limit over its estimate, for what varies besides the insert (storage slots warm or fresh). */
 const RELAY_GAS_MARGIN_PERCENT = 110n;
@@ -69,15 +79,20 @@ export class PoolChain {
   /** The tail of the relaying party's transactions, which leave one at a time (see inNonceOrder). */
   private sending: Promise<unknown> = Promise.resolve();
   private readonly relayGasByDepth = new Map<bigint, bigint>();
+  /** Batches the relays that arrive while one is on its way to a block; absent when batching is off. */
+  private readonly queue?: RelayQueue<PendingRelay>;
 
+  /** @param maxBatch The most relays one transaction carries (Entrypoint.relayBatch); 1 sends each alone. */
   constructor(
     readonly provider: Provider,
     relayerKey: Wallet,
     readonly deployment: PoolDeployment,
+    maxBatch = 1,
   ) {
     this.relayer = relayerKey.connect(provider);
     this.entrypoint = Entrypoint__factory.connect(deployment.entrypoint, this.relayer);
     this.pool = IPrivacyPool__factory.connect(deployment.privacyPool, provider);
+    if (maxBatch > 1) this.queue = new RelayQueue((relays) => this.sendRelays(relays), maxBatch);
   }
 
   /**
@@ -86,11 +101,11 @@ export class PoolChain {
    * block number or nonce even 250 ms old (ethers' default cache) can be one the relayer's own last
    * transaction already made stale.
    */
-  static connect(rpcUrl: string, relayerPrivateKey: string, deployment: PoolDeployment, rpcTimeoutMs: number): PoolChain {
+  static connect(rpcUrl: string, relayerPrivateKey: string, deployment: PoolDeployment, rpcTimeoutMs: number, maxBatch = 1): PoolChain {
     const request = new FetchRequest(rpcUrl);
     request.timeout = rpcTimeoutMs;
     const provider = new JsonRpcProvider(request, deployment.chainId, { staticNetwork: true, cacheTimeout: -1 });
-    return new PoolChain(provider, new Wallet(relayerPrivateKey), deployment);
+    return new PoolChain(provider, new Wallet(relayerPrivateKey), deployment, maxBatch);
   }
 
   get network(): string {
@@ -102,29 +117,86 @@ export class PoolChain {
   }
 
   /**
-   * Submits Entrypoint.relay and waits for it to be mined. Simulates first, so a revert costs no gas and
-   * comes back as the typed error it means. `onSigned` runs with the hash right before the transaction leaves (it
-   * may refuse by throwing); `onSent` runs with its hash before it is mined. A failure after `onSigned` returned is
+   * Submits a withdrawal through Entrypoint.relay, or with others through Entrypoint.relayBatch when batching is
+   * on and relays are waiting, and waits for it to be mined. Simulates first, so a revert costs no gas and comes
+   * back as the typed error it means. `onSigned` runs with the hash right before the transaction leaves (it may
+   * refuse by throwing); `onSent` runs with its hash before it is mined. A failure after `onSigned` returned is
    * SETTLEMENT_UNCERTAIN; a relay mined but reverted is RelayRevertedError (it says nothing of who spent the note).
    */
   async relay(withdrawal: Withdrawal, proof: SolidityWithdrawProof, hooks: RelayHooks = {}): Promise<TransactionReceipt> {
-    const args = [withdrawal, proof, this.deployment.scope, await this.stateTreeSizeAt(namePublicSignals(proof.pubSignals).stateRoot)] as const;
+    const stateTreeSize = await this.stateTreeSizeAt(namePublicSignals(proof.pubSignals).stateRoot);
+    const relay: PendingRelay = { args: [withdrawal, proof, this.deployment.scope, stateTreeSize], hooks };
+    return this.queue ? this.queue.submit(relay) : this.relayAlone(relay);
+  }
+
+  private async relayAlone({ args, hooks }: PendingRelay): Promise<TransactionReceipt> {
     await this.call(() => this.entrypoint.relay.staticCall(...args));
     const request = await this.call(async () => ({
       ...(await this.entrypoint.relay.populateTransaction(...args)),
       gasLimit: await this.relayGasLimit(args),
     }));
     const tx = await this.inNonceOrder(async () => {
-      const signed = await this.call(() => this.signWithNextNonce(request));
-      const { hash } = Transaction.from(signed);
-      await hooks.onSigned?.(hash!);
-      // From here on the transaction may be mined whatever happens to this process: failures are uncertain. A
-      // broadcast that timed out may have reached the node, so it is not "nothing was spent".
-      return this.call(() => this.provider.broadcastTransaction(signed)).catch((error: unknown) => {
-        throw uncertain(hash!, error);
-      });
+      const { signed, hash } = await this.signRelay(request);
+      await hooks.onSigned?.(hash);
+      return this.broadcast(signed, hash);
     });
     await hooks.onSent?.(tx.hash);
+    return this.mined(tx);
+  }
+
+  /**
+   * One transaction for `relays`: relayBatch when there are several and the batch simulates, else each alone (a
+   * batch reverts whole, so a relay the chain would refuse goes alone and comes back with its own error). Every
+   * relay's onSigned runs before the batch leaves; one that refuses keeps it from leaving, and the others, whose
+   * leases already hold its hash, answer uncertain until their leases go stale (nothing was sent).
+   */
+  private async sendRelays(relays: PendingRelay[]): Promise<PromiseSettledResult<TransactionReceipt>[]> {
+    const alone = () => Promise.allSettled(relays.map((relay) => this.relayAlone(relay)));
+    if (relays.length === 1) return alone();
+    const args: RelayBatchArgs = [relays.map((r) => r.args[0]), relays.map((r) => r.args[1]), this.deployment.scope, relays.map((r) => r.args[3])];
+    const simulated = await this.entrypoint.relayBatch.staticCall(...args).then(
+      () => true,
+      () => false,
+    );
+    if (!simulated) return alone();
+
+    const refusals = new Map<number, unknown>();
+    let outcome: PromiseSettledResult<TransactionReceipt>;
+    try {
+      const request = await this.call(async () => ({
+        ...(await this.entrypoint.relayBatch.populateTransaction(...args)),
+        gasLimit: await this.relayBatchGasLimit(args),
+      }));
+      const tx = await this.inNonceOrder(async () => {
+        const { signed, hash } = await this.signRelay(request);
+        for (const [i, relay] of relays.entries()) await relay.hooks.onSigned?.(hash).catch((error: unknown) => refusals.set(i, error));
+        if (refusals.size > 0) throw uncertain(hash, new Error("a relay of the batch refused it; the batch was not sent"));
+        return this.broadcast(signed, hash);
+      });
+      for (const relay of relays) await relay.hooks.onSent?.(tx.hash);
+      outcome = { status: "fulfilled", value: await this.mined(tx) };
+    } catch (reason) {
+      outcome = { status: "rejected", reason };
+    }
+    return relays.map((_, i) => (refusals.has(i) ? { status: "rejected", reason: refusals.get(i) } : outcome));
+  }
+
+  private async signRelay(request: TransactionRequest): Promise<{ signed: string; hash: string }> {
+    const signed = await this.call(() => this.signWithNextNonce(request));
+    return { signed, hash: Transaction.from(signed).hash! };
+  }
+
+  /**
+   * From here on the transaction may be mined whatever happens to this process: failures are uncertain. A
+   * broadcast that timed out may have reached the node, so it is not "nothing was spent".
+   */
+  private broadcast(signed: string, hash: string): Promise<TransactionResponse> {
+    return this.call(() => this.provider.broadcastTransaction(signed)).catch((error: unknown) => {
+      throw uncertain(hash, error);
+    });
+  }
+
+  private async mined(tx: TransactionResponse): Promise<TransactionReceipt> {
     const receipt = await tx.wait().catch((error: unknown) => {
       // ethers rejects a mined revert with its receipt; anything else left the outcome unknown.
       if (isError(error, "CALL_EXCEPTION") && error.receipt) throw new RelayRevertedError(tx.hash);
@@ -132,6 +204,16 @@ export class PoolChain {
     });
     if (receipt === null || receipt.status !== 1) throw new RelayRevertedError(tx.hash);
     return receipt;
+  }
+
+  /**
+   * A batch's gas limit: its own estimate (batches differ too much to share one), with the margin of a single
+   * relay and room for one insert that hashes a level more per level of the tree.
+   */
+  private async relayBatchGasLimit(args: RelayBatchArgs): Promise<bigint> {
+    const estimate = await this.entrypoint.relayBatch.estimateGas(...args);
+    const depth = await this.pool.currentTreeDepth();
+    return (estimate * RELAY_GAS_MARGIN_PERCENT) / 100n + (depth + 1n) * INSERT_LEVEL_GAS;
   }
 
   /**
@@ -184,30 +266,32 @@ export class PoolChain {
   }
 
   /**
-   * What a mined relay transaction did: the recipient and amount of its WithdrawalRelayed event, the nullifier it
-   * spent and the change commitment it inserted (the pool's Withdrawn event). Null when the transaction is unknown,
-   * pending, reverted, or not a relay. Whoever sent it: a copy of a relay's calldata does the same.
+   * What a mined relay transaction did for the note of `nullifierHash`: the recipient and amount of its
+   * WithdrawalRelayed event and the change commitment of its Withdrawn event (a batch emits one of each per
+   * withdrawal, in the same order). Null when the transaction is unknown, pending, reverted, or spent no such note
+   * through a relay. Whoever sent it: a copy of a relay's calldata does the same.
    */
-  async relayedWithdrawal(txHash: string): Promise<RelayedWithdrawal | null> {
+  async relayedWithdrawal(txHash: string, nullifierHash: bigint): Promise<RelayedWithdrawal | null> {
     const receipt = await this.call(() => this.provider.getTransactionReceipt(txHash));
     if (receipt === null || receipt.status !== 1) return null;
-    let relayed: { recipient: string; withdrawnValue: bigint } | undefined;
-    let withdrawn: { spentNullifierHash: bigint; newCommitment: bigint } | undefined;
+    const relayed: { recipient: string; withdrawnValue: bigint }[] = [];
+    const withdrawn: { spentNullifierHash: bigint; newCommitment: bigint }[] = [];
     for (const log of receipt.logs) {
       const address = log.address.toLowerCase();
       if (address === this.deployment.entrypoint.toLowerCase()) {
         const event = this.entrypoint.interface.parseLog(log);
         if (event?.name === "WithdrawalRelayed") {
-          relayed = { recipient: String(event.args.recipient), withdrawnValue: BigInt(event.args.withdrawnValue) };
+          relayed.push({ recipient: String(event.args.recipient), withdrawnValue: BigInt(event.args.withdrawnValue) });
         }
       } else if (address === this.deployment.privacyPool.toLowerCase()) {
         const event = this.pool.interface.parseLog(log);
         if (event?.name === "Withdrawn") {
-          withdrawn = { spentNullifierHash: BigInt(event.args.spentNullifierHash), newCommitment: BigInt(event.args.newCommitment) };
+          withdrawn.push({ spentNullifierHash: BigInt(event.args.spentNullifierHash), newCommitment: BigInt(event.args.newCommitment) });
         }
       }
     }
-    return relayed === undefined || withdrawn === undefined ? null : { ...relayed, ...withdrawn };
+    const i = withdrawn.findIndex((spend) => spend.spentNullifierHash === nullifierHash);
+    return i < 0 || relayed[i] === undefined ? null : { ...relayed[i], ...withdrawn[i]! };
   }
 
   /** Whether the node knows `txHash` at all (mined or pending); false for a dropped transaction. */

@@ -308,10 +308,9 @@ export class LeasedWithdrawals {
 
   /** Whether `txHash` is a mined relay that did exactly what `lease` asked, whoever sent it. */
   private async paidLease(lease: LeaseRecord, txHash: string): Promise<boolean> {
-    const paid = await this.deps.chain.relayedWithdrawal(txHash);
+    const paid = await this.deps.chain.relayedWithdrawal(txHash, lease.nullifierHash);
     return (
       paid !== null &&
-      paid.spentNullifierHash === lease.nullifierHash &&
       paid.recipient.toLowerCase() === lease.recipient.toLowerCase() &&
       paid.withdrawnValue === lease.gross &&
       paid.newCommitment === lease.changeCommitment

@@ -60,7 +60,7 @@ export async function deployFacilitator(
     log(`USDC: TestUSDC at ${usdc}`);
   }
 
-  log("Deploying Poseidon libraries, WithdrawalVerifier, Entrypoint and PrivacyPool, then registering the pool");
+  log("Deploying Poseidon libraries, the withdrawal verifiers, Entrypoint and PrivacyPool, then registering the pool");
   const deployed = await ignition.deploy(FacilitatorModule, {
     ...ignitionOptions,
     parameters: {
@@ -84,6 +84,7 @@ export async function deployFacilitator(
     privacyPool: await privacyPool.getAddress(),
     usdc,
     verifier: await verifier.getAddress(),
+    batchVerifier: await deployed.batchVerifier.getAddress(),
     poseidon: {
       PoseidonT2: await deployed.poseidonT2.getAddress(),
       PoseidonT3: await deployed.poseidonT3.getAddress(),

@@ -7,7 +7,7 @@ import { generateBatchVerifier, parseVerificationKey } from "../../scripts/circu
 import { REPO_ROOT } from "../../scripts/circuits/compile.js";
 import { WITHDRAW_ARTIFACTS } from "../../sdk/index.js";
 
-// The number of public signals changes with the circuit: the generator must follow the key, never assume 8.
+// The number of public signals changes with the circuit: the generator must follow the key, never assume a count.
 describe("batch verifier generator", function () {
   let dir: string;
   let vkey: Record<string, unknown> & { IC: unknown[] };
@@ -46,12 +46,12 @@ describe("batch verifier generator", function () {
   });
 
   it("refuses a key whose number of public signals is not ProofLib's", async function () {
-    await assert.rejects(generateBatchVerifier(await keyWith(6)), /ProofLib.WithdrawProof has 8 public signals, the verification key 6/);
+    await assert.rejects(generateBatchVerifier(await keyWith(5)), /ProofLib.WithdrawProof has 6 public signals, the verification key 5/);
   });
 
   it("refuses a key of another protocol, a missing IC point or a point off the curve", function () {
     expect(() => parseVerificationKey({ ...vkey, protocol: "plonk" })).to.throw(/not a Groth16 BN254/);
-    expect(() => parseVerificationKey({ ...vkey, IC: vkey.IC.slice(1) })).to.throw(/IC: expected 9 points/);
+    expect(() => parseVerificationKey({ ...vkey, IC: vkey.IC.slice(1) })).to.throw(new RegExp(`IC: expected ${vkey.IC.length} points`));
     expect(() => parseVerificationKey({ ...vkey, vk_alpha_1: ["1", "3", "1"] })).to.throw(/vk_alpha_1: not on the curve/);
   });
 });

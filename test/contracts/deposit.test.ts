@@ -102,7 +102,7 @@ describe("deposits", function () {
     ).to.be.revertedWithCustomError(privacyPool, "ValueAboveNoteLimit");
   });
 
-  it("accepts deposits and withdrawals only from the entrypoint", async function () {
+  it("accepts deposits, withdrawals and batches of withdrawals only from the entrypoint", async function () {
     const { privacyPool, entrypoint, accounts } = await networkHelpers.loadFixture(deployedFacilitator);
     const pool = privacyPool.connect(accounts.stranger);
     const proof: SolidityWithdrawProof = {
@@ -120,7 +120,12 @@ describe("deposits", function () {
       "OnlyEntrypoint",
     );
     await expect(
-      pool.withdraw({ processooor: await entrypoint.getAddress(), data: "0x" }, proof, 1n, accounts.stranger, accounts.stranger, 0n),
+      pool.withdraw({ processooor: await entrypoint.getAddress(), data: "0x" }, proof, 1n, { recipient: accounts.stranger, feeRecipient: accounts.stranger, feeAmount: 0n }),
+    ).to.be.revertedWithCustomError(privacyPool, "OnlyEntrypoint");
+    await expect(
+      pool.withdrawBatch([{ processooor: await entrypoint.getAddress(), data: "0x" }], [proof], [1n], [
+        { recipient: accounts.stranger, feeRecipient: accounts.stranger, feeAmount: 0n },
+      ]),
     ).to.be.revertedWithCustomError(privacyPool, "OnlyEntrypoint");
   });
 });

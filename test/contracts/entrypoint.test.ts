@@ -8,15 +8,16 @@ const { loadFixture } = networkHelpers;
 
 const ONE_USDC = 1_000_000n;
 
-/** A PrivacyPool linked to the deployment's Poseidon libraries. */
+/** A PrivacyPool linked to the deployment's Poseidon libraries, with its batch verifier unless told otherwise. */
 async function deployPool(
   { addressBook }: DeployedFacilitator,
   entrypoint: AddressLike,
   verifier: AddressLike,
   asset: AddressLike,
+  batchVerifier: AddressLike = addressBook.batchVerifier,
 ) {
   const factory = await ethers.getContractFactory("PrivacyPool", { libraries: addressBook.poseidon });
-  return factory.deploy(entrypoint, verifier, asset);
+  return factory.deploy(entrypoint, verifier, batchVerifier, asset);
 }
 
 describe("entrypoint", function () {
@@ -124,13 +125,15 @@ describe("entrypoint", function () {
           "ZeroAddress",
         );
       }
-      const poolArgs: [AddressLike, AddressLike, AddressLike][] = [
-        [zero, verifier, usdc],
-        [entrypoint, zero, usdc],
-        [entrypoint, verifier, zero],
+      const { batchVerifier } = facilitator.addressBook;
+      const poolArgs: [AddressLike, AddressLike, AddressLike, AddressLike][] = [
+        [zero, verifier, usdc, batchVerifier],
+        [entrypoint, zero, usdc, batchVerifier],
+        [entrypoint, verifier, zero, batchVerifier],
+        [entrypoint, verifier, usdc, zero],
       ];
-      for (const [poolEntrypoint, poolVerifier, asset] of poolArgs) {
-        await expect(deployPool(facilitator, poolEntrypoint, poolVerifier, asset)).to.be.revertedWithCustomError(
+      for (const [poolEntrypoint, poolVerifier, asset, poolBatchVerifier] of poolArgs) {
+        await expect(deployPool(facilitator, poolEntrypoint, poolVerifier, asset, poolBatchVerifier)).to.be.revertedWithCustomError(
           facilitator.privacyPool,
           "ZeroAddress",
         );

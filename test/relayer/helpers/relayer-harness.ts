@@ -7,7 +7,8 @@ import path from "node:path";
 import { HDNodeWallet } from "ethers";
 import { pino, type DestinationStream } from "pino";
 import { RelayerConfigSchema, type RelayerConfig } from "../../../relayer/config.js";
-import { createRelayer, type Relayer } from "../../../relayer/relayer.js";
+import { createRelayer, proverFor, type Relayer } from "../../../relayer/relayer.js";
+import type { Prover } from "../../../relayer/settlement/prover.js";
 import type { Note } from "../../../sdk/index.js";
 import { noteToWire } from "../../../sdk/client/facilitator-client.js";
 import { TEST_TOKEN, type RunningIndexer } from "../../indexer/helpers/indexer-harness.js";
@@ -58,12 +59,15 @@ export interface RunningRelayer {
 export interface RelayerHarnessOptions {
   /** Where the relayer's log lines go (at config.logLevel); nowhere when absent and the level is silent. */
   logTo?: DestinationStream;
+  /** Wraps the relayer's prover (e.g. to see when proofs are done). */
+  wrapProver?: (prover: Prover) => Prover;
 }
 
 /** The real relayer app in this process, its API on a free port; every answer is checked against its OpenAPI. */
 export async function startRelayer(config: RelayerConfig, options: RelayerHarnessOptions = {}): Promise<RunningRelayer> {
   const logger = options.logTo === undefined ? pino({ level: config.logLevel }) : pino({ level: config.logLevel }, options.logTo);
-  const relayer = await createRelayer(config, logger);
+  const prover = proverFor(config, logger);
+  const relayer = await createRelayer(config, logger, options.wrapProver?.(prover) ?? prover);
   const server = http.createServer(relayer.app.callback()).listen(0, "127.0.0.1");
   await once(server, "listening");
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -31,15 +31,11 @@ function externalRounds(rounds: readonly (readonly [bigint, bigint, bigint])[], 
   return [s0, s1, s2];
 }
 
-/**
- * The Poseidon2 permutation of a state of field elements (each in [0, p)): HorizenLabs' `permutation`, which the
- * test vector of permuting [0, 1, 2] pins. Throws a RangeError on a word outside the field.
- */
-export function poseidon2Permutation(state: Poseidon2State): [bigint, bigint, bigint] {
-  state.forEach((word, i) => assertFieldElement(word, `state[${i}]`));
+/** The permutation of words already checked to be field elements. */
+function permute(w0: bigint, w1: bigint, w2: bigint): [bigint, bigint, bigint] {
   // The initial external linear layer, then the first external rounds.
-  const sum = state[0] + state[1] + state[2];
-  let [s0, s1, s2] = externalRounds(externalInitial, state[0] + sum, state[1] + sum, state[2] + sum);
+  const sum = w0 + w1 + w2;
+  let [s0, s1, s2] = externalRounds(externalInitial, w0 + sum, w1 + sum, w2 + sum);
   s1 %= P;
   s2 %= P;
   for (const c of internal) {
@@ -54,6 +50,15 @@ export function poseidon2Permutation(state: Poseidon2State): [bigint, bigint, bi
 }
 
 /**
+ * The Poseidon2 permutation of a state of field elements (each in [0, p)): HorizenLabs' `permutation`, which the
+ * test vector of permuting [0, 1, 2] pins. Throws a RangeError on a word outside the field.
+ */
+export function poseidon2Permutation(state: Poseidon2State): [bigint, bigint, bigint] {
+  state.forEach((word, i) => assertFieldElement(word, `state[${i}]`));
+  return permute(...state);
+}
+
+/**
  * Two-to-one compression for Merkle tree nodes: the first word of the permutation of [left, right, 0], as
  * HorizenLabs' `compress` for Merkle trees (and bkomuves' circom `Compression`). It is a sponge of rate 2 and
  * capacity 1 that absorbs exactly two words and squeezes one; the input length is fixed, so it needs no padding,
@@ -63,5 +68,5 @@ export function poseidon2Permutation(state: Poseidon2State): [bigint, bigint, bi
 export function poseidon2Hash2(left: bigint, right: bigint): bigint {
   assertFieldElement(left, "left");
   assertFieldElement(right, "right");
-  return poseidon2Permutation([left, right, 0n])[0];
+  return permute(left, right, 0n)[0];
 }

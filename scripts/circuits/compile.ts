@@ -41,12 +41,12 @@ function run(command: string, args: string[], cwd: string): Promise<void> {
   });
 }
 
-/** Compiles the withdrawal circuit with circom2 (WASM build of circom 2) into `outDir`. */
-export async function compileCircuit(outDir: string = DEFAULT_BUILD_DIR): Promise<CompiledCircuit> {
-  const { name, optimization } = CIRCUIT_CONFIG;
-  await mkdir(outDir, { recursive: true });
-  const mainFile = path.join(outDir, `${name}.circom`);
-  await writeFile(mainFile, mainComponentSource());
+/**
+ * Compiles the main component in `mainFile` with circom2 (WASM build of circom 2) into `outDir`. Includes resolve
+ * from the repository root and node_modules.
+ */
+export async function compileCircom(mainFile: string, outDir: string, optimization: string): Promise<CompiledCircuit> {
+  const name = path.basename(mainFile, ".circom");
   const circom = require.resolve("circom2/cli.js");
   await run(
     process.execPath,
@@ -58,6 +58,15 @@ export async function compileCircuit(outDir: string = DEFAULT_BUILD_DIR): Promis
     wasm: path.join(outDir, `${name}_js`, `${name}.wasm`),
     sym: path.join(outDir, `${name}.sym`),
   };
+}
+
+/** Compiles the withdrawal circuit into `outDir`. */
+export async function compileCircuit(outDir: string = DEFAULT_BUILD_DIR): Promise<CompiledCircuit> {
+  const { name, optimization } = CIRCUIT_CONFIG;
+  await mkdir(outDir, { recursive: true });
+  const mainFile = path.join(outDir, `${name}.circom`);
+  await writeFile(mainFile, mainComponentSource());
+  return compileCircom(mainFile, outDir, optimization);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

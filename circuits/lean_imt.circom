@@ -2,11 +2,11 @@ pragma circom 2.1.9;
 
 include "circomlib/circuits/bitify.circom";
 include "circomlib/circuits/comparators.circom";
-include "circomlib/circuits/poseidon.circom";
+include "./poseidon2.circom";
 
 // LeanIMTInclusionProof
 //
-// Recomputes the root of a Lean Incremental Merkle Tree (@zk-kit/lean-imt: node = Poseidon(left, right);
+// Recomputes the root of a Lean Incremental Merkle Tree (@zk-kit/lean-imt: node = Poseidon2Hash2(left, right);
 // a left node without a right sibling is promoted to the next level unchanged) from a leaf and a path.
 //
 // The path is given per level, uncompressed: `siblings[i]` is the sibling at level i or 0 where the node has
@@ -71,7 +71,7 @@ template LeanIMTInclusionProof(maxDepth) {
 
         left[i] <== node[i] + indexBits[i] * (siblings[i] - node[i]);
         right[i] <== siblings[i] + indexBits[i] * (node[i] - siblings[i]);
-        pairHash[i] <== Poseidon(2)([left[i], right[i]]);
+        pairHash[i] <== Poseidon2Hash2()([left[i], right[i]]);
         node[i + 1] <== pairHash[i] + hasNoSibling[i] * (node[i] - pairHash[i]);
     }
 

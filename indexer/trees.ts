@@ -1,6 +1,6 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { LeanIMT } from "@zk-kit/lean-imt";
-import { createLeanIMT, hash2, merkleWitness, type MerkleWitness } from "../sdk/index.js";
+import { createLeanIMT, merkleWitness, nodeHash, type MerkleWitness } from "../sdk/index.js";
 
 /** Leaves hashed between two yields to the event loop while a big tree is built. */
 const BUILD_CHUNK = 2_048;
@@ -67,7 +67,7 @@ export class IndexedTree {
 
   /** An independent copy; export/import copies the nodes without hashing again. */
   copy(): IndexedTree {
-    return new IndexedTree(LeanIMT.import(hash2, this.tree.export()));
+    return new IndexedTree(LeanIMT.import(nodeHash, this.tree.export()));
   }
 
   private remember(leaf: bigint, index: number): void {

@@ -1,5 +1,6 @@
 export * from "./crypto/field.js";
 export * from "./crypto/poseidon.js";
+export * from "./crypto/poseidon2.js";
 export * from "./note/note.js";
 export * from "./note/scope.js";
 export * from "./tree/merkle-witness.js";

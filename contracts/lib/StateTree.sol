@@ -3,7 +3,7 @@ pragma solidity 0.8.28;
 
 import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 import {SNARK_SCALAR_FIELD} from "@zk-kit/lean-imt.sol/Constants.sol";
-import {PoseidonT3} from "./poseidon/PoseidonT3.sol";
+import {Poseidon2T3} from "./poseidon/Poseidon2T3.sol";
 import {ROOT_HISTORY_SIZE, RootHistory} from "./RootHistory.sol";
 
 /// @title StateTree
@@ -210,6 +210,6 @@ library StateTree {
     }
 
     function _hash(uint256 left, uint256 right) private pure returns (uint256) {
-        return PoseidonT3.hash(left, right);
+        return Poseidon2T3.hash(left, right);
     }
 }

@@ -1,5 +1,5 @@
 import { LeanIMT } from "@zk-kit/lean-imt";
-import { hash2 } from "../crypto/poseidon.js";
+import { poseidon2Hash2 } from "../crypto/poseidon2.js";
 import { MAX_TREE_DEPTH } from "../circuit/config.js";
 
 /** A Merkle path in the circuit's uncompressed form (see circuits/lean_imt.circom). */
@@ -13,9 +13,15 @@ export interface MerkleWitness {
   siblings: bigint[];
 }
 
-/** A LeanIMT hashing with Poseidon(left, right), the same tree as the pool contract and the circuit. */
+/**
+ * The node hash of the state and ASP trees: Poseidon2 (sdk/crypto/poseidon2.ts), as the pool contract
+ * (Poseidon2T3.sol) and the circuit (circuits/poseidon2.circom) hash them. Notes keep circomlib's Poseidon.
+ */
+export const nodeHash = poseidon2Hash2;
+
+/** A LeanIMT hashing with nodeHash(left, right), the same tree as the pool contract and the circuit. */
 export function createLeanIMT(leaves: bigint[] = []): LeanIMT<bigint> {
-  return new LeanIMT<bigint>(hash2, leaves);
+  return new LeanIMT<bigint>(nodeHash, leaves);
 }
 
 /**
@@ -50,7 +56,7 @@ export function rootOfWitness(leaf: bigint, { depth, index, siblings }: MerkleWi
     const sibling = siblings[level] ?? 0n;
     if (sibling === 0n) continue;
     const isRightNode = Math.floor(index / 2 ** level) % 2 === 1;
-    node = isRightNode ? hash2(sibling, node) : hash2(node, sibling);
+    node = isRightNode ? nodeHash(sibling, node) : nodeHash(node, sibling);
   }
   return node;
 }

@@ -1,7 +1,7 @@
 import { anyValue } from "@nomicfoundation/hardhat-ethers-chai-matchers/withArgs";
 import { expect } from "chai";
 import { network } from "hardhat";
-import { createLeanIMT, hash2, MAX_TREE_DEPTH, type MerkleWitness, type Note } from "../../sdk/index.js";
+import { createLeanIMT, MAX_TREE_DEPTH, nodeHash, type MerkleWitness, type Note } from "../../sdk/index.js";
 import { deployedFacilitator } from "./helpers/fixtures.js";
 import { depositNote, fundDepositor, secretsFor } from "./helpers/notes.js";
 import { proveRelayedWithdrawal, type RelayedWithdrawal } from "./helpers/withdrawals.js";
@@ -72,10 +72,10 @@ describe("root histories", function () {
     // sibling is the hash of the first two leaves, and it sits at index 1.
     const { kept, excluded, late } = notes;
     shallowState = await prove(late, aspTrees.all, {
-      stateWitness: pathOf(stateTree.root, 1, 1, [hash2(kept.commitment, excluded.commitment)]),
+      stateWitness: pathOf(stateTree.root, 1, 1, [nodeHash(kept.commitment, excluded.commitment)]),
     });
     shallowAsp = await prove(late, aspTrees.all, {
-      aspWitness: pathOf(aspTrees.all.root, 1, 1, [hash2(kept.label, excluded.label)]),
+      aspWitness: pathOf(aspTrees.all.root, 1, 1, [nodeHash(kept.label, excluded.label)]),
     });
   });
 
@@ -165,7 +165,7 @@ describe("root histories", function () {
   });
 
   describe("depth", function () {
-    it("records the state tree's depth with each state root", async function () {
+    it("gives each accepted state root the depth of its tree", async function () {
       const { privacyPool, stateTree } = await loadFixture(threeDeposits);
       expect(await privacyPool.stateTreeDepthAt(stateTree.root)).to.equal(2n);
       expect(await privacyPool.stateTreeDepthAt(createLeanIMT([stateTree.leaves[0]!]).root)).to.equal(0n);

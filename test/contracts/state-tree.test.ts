@@ -10,9 +10,7 @@ const HISTORY = 64;
 const LIFETIME_BLOCKS = 128;
 
 async function deployHarness() {
-  const poseidonT3 = await ethers.deployContract("PoseidonT3");
-  const factory = await ethers.getContractFactory("StateTreeHarness", { libraries: { PoseidonT3: await poseidonT3.getAddress() } });
-  return { harness: (await factory.deploy()) as unknown as StateTreeHarness };
+  return { harness: (await ethers.deployContract("StateTreeHarness")) as unknown as StateTreeHarness };
 }
 
 /** Distinct non-zero field elements. */

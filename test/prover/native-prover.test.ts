@@ -12,13 +12,13 @@ import { NativeProverProcess, builtNativeProver } from "../../relayer/prover/nat
 import { ProverService } from "../../relayer/prover/prover-service.js";
 import { WitnessCalculator, witnessValues } from "../../relayer/prover/witness.js";
 import { FIELD_ELEMENT_BYTES } from "../../relayer/prover/proving-key.js";
-import { MAX_TREE_DEPTH, WITHDRAW_ARTIFACTS, buildWithdrawInput, loadVerificationKey, verifyWithdrawal, type WithdrawCircuitInput } from "../../sdk/index.js";
+import { MAX_TREE_DEPTH, WITHDRAW_ARTIFACTS, WITHDRAW_PUBLIC_SIGNALS, buildWithdrawInput, loadVerificationKey, verifyWithdrawal, type WithdrawCircuitInput } from "../../sdk/index.js";
 import { atDepth } from "../helpers/deep-path.js";
 import { buildWithdrawScenario } from "../helpers/withdraw-scenario.js";
 
 const run = promisify(execFile);
 const BUILD_SCRIPT = new URL("../../scripts/native/build-prover.mjs", import.meta.url).pathname;
-const N_PUBLIC = 8;
+const N_PUBLIC = WITHDRAW_PUBLIC_SIGNALS.length;
 
 /** A random valid withdrawal: random note, amounts and paths of random depth. */
 function randomInput(): WithdrawCircuitInput {

@@ -88,8 +88,9 @@ describe("the relaying party's transactions", function () {
       expect(second.status, JSON.stringify(second.body)).to.equal(200);
 
       const gasUsed = async (body: Record<string, unknown>) => (await chain.connection.ethers.provider.getTransactionReceipt(body.txHash as string))!.gasUsed;
-      // Five hashes more (about 14k gas each), less the five side-node stores they replace.
-      expect(await gasUsed(second.body), "the second insert hashes five levels more").to.be.greaterThan((await gasUsed(first.body)) + 40_000n);
+      // Five hashes more (a Poseidon2 and a cold side-node read, about 12k gas each), less the five side-node stores
+      // (about 5k each) they replace.
+      expect(await gasUsed(second.body), "the second insert hashes five levels more").to.be.greaterThan((await gasUsed(first.body)) + 30_000n);
     });
   });
 });

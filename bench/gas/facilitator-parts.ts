@@ -1,6 +1,7 @@
 import type { DeployedFacilitator } from "../../test/contracts/helpers/fixtures.js";
 import type { Classifier, Part } from "./gas-breakdown.js";
 import { slotKey } from "./gas-breakdown.js";
+import { inlinedCode } from "./inlined-code.js";
 import { mappingSlot, SLOT } from "./simulated-state-tree.js";
 
 /** Entrypoint's storage: AccessControl's roles, then its own variables in order (the reentrancy guard is transient). */
@@ -10,11 +11,11 @@ const MAX_LEVELS = 40;
 const ROOT_HISTORY_SIZE = 64n;
 
 /**
- * What the bench calls each of the facilitator's callees and storage slots: the verifier, the asset, the Poseidon
- * libraries; the pool's tree slots (size and depth, side nodes) and its ring of state roots, and the entrypoint's
- * entries of `aspRoots`. Every other slot is "other storage".
+ * What the bench calls each of the facilitator's callees, storage slots and inlined code: the verifier, the asset,
+ * the linked Poseidon libraries and the pool's inlined Poseidon2; the pool's tree slots (size and depth, side nodes)
+ * and its ring of state roots, and the entrypoint's entries of `aspRoots`. Every other slot is "other storage".
  */
-export function facilitatorClassifier({ addressBook }: DeployedFacilitator, aspRoots: bigint[]): Classifier {
+export async function facilitatorClassifier({ addressBook }: DeployedFacilitator, aspRoots: bigint[]): Promise<Classifier> {
   const { privacyPool: pool, entrypoint, verifier, usdc, poseidon } = addressBook;
   const callees = new Map<string, Part>([
     [verifier.toLowerCase(), "verifier"],
@@ -29,5 +30,6 @@ export function facilitatorClassifier({ addressBook }: DeployedFacilitator, aspR
   for (let i = 0n; i < ROOT_HISTORY_SIZE; i++) add(pool, SLOT.roots + i, "rootHistory");
   add(entrypoint, ENTRYPOINT_SLOT.aspRootCount, "rootHistory");
   for (const root of aspRoots) add(entrypoint, mappingSlot(root, ENTRYPOINT_SLOT.aspRootEntries), "rootHistory");
-  return { callees, slots };
+  const inlined = new Map([[pool.toLowerCase(), { pcs: await inlinedCode("PrivacyPool", "lib/poseidon/Poseidon2T3.sol"), part: "poseidon" as Part }]]);
+  return { callees, slots, inlined };
 }

@@ -20,7 +20,7 @@ export const PART_NAMES: Record<Part, string> = {
   base: "21k base + calldata",
   verifier: "Groth16 verifier call",
   transfers: "token transfers",
-  poseidon: "Poseidon library calls",
+  poseidon: "Poseidon (linked calls and inlined code)",
   treeStorage: "tree storage (size, depth, side nodes)",
   rootHistory: "root history storage (state root ring, ASP roots)",
   otherStorage: "other storage (nullifier, nonce, depositor, guard, config)",
@@ -35,10 +35,13 @@ export interface Classifier {
   callees: Map<string, Part>;
   /** Storage slots of `contract` (any contract when the key is "*") whose SLOAD/SSTORE is one part. */
   slots: Map<string, Part>;
+  /** Per contract (lower-case address), the program counters of inlined code that is one part. */
+  inlined: Map<string, { pcs: Set<number>; part: Part }>;
 }
 
 interface StructLog {
   op: string;
+  pc: number;
   gas: number;
   gasCost: number;
   depth: number;
@@ -54,7 +57,7 @@ export const slotKey = (contract: string, slot: string) => `${contract.toLowerCa
 /**
  * The gas of mined transaction `hash` split into parts, from the node's opcode trace: a call to a classified callee
  * counts whole (what the caller had before the CALL minus what it has after it returns), SLOAD and SSTORE count by
- * slot, LOGs as events; the rest of execution is "other", the intrinsic gas is "base" and the refund is negative.
+ * slot, LOGs as events, the steps of classified inlined code by program counter; the rest of execution is "other", the intrinsic gas is "base" and the refund is negative.
  * The parts add up to the receipt's gasUsed.
  */
 export async function gasBreakdown(connection: NetworkConnection, hash: string, classifier: Classifier): Promise<Breakdown> {
@@ -94,7 +97,8 @@ export async function gasBreakdown(connection: NetworkConnection, hash: string, 
     } else if (log.op.startsWith("LOG")) {
       parts.events += log.gasCost;
     } else {
-      parts.otherExecution += log.gasCost;
+      const inlined = classifier.inlined.get(contract);
+      parts[inlined?.pcs.has(log.pc) ? inlined.part : "otherExecution"] += log.gasCost;
     }
   }
   parts.refund = Number(receipt.gasUsed) - PARTS.reduce((sum, part) => sum + parts[part], 0);

@@ -106,7 +106,7 @@ async function measure(treeSize: number): Promise<Measurement> {
   const verifierGas = Number(await verifier.verifyProof.estimateGas(proof.pA, proof.pB, proof.pC, proof.pubSignals));
   const relayReceipt = await mined(entrypoint.connect(accounts.stranger).relay(withdrawal, proof, scope, stateTreeSize));
   const relay = Number(relayReceipt.gasUsed);
-  const classifier = facilitatorClassifier(facilitator, [aspTree.root]);
+  const classifier = await facilitatorClassifier(facilitator, [aspTree.root]);
   const depositBreakdown = await gasBreakdown(connection, depositReceipt.hash, classifier);
   const relayBreakdown = await gasBreakdown(connection, relayReceipt.hash, classifier);
 

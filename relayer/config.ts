@@ -104,7 +104,7 @@ export const RelayerConfigSchema = z
     /** Base URL the `links` and `endpoints` of `supported` are given under. */
     publicUrl: z.url().optional(),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-    /** Proof worker threads, over which each proof is spread (relayer/prover); one per core when absent. */
+    /** Proof worker threads, over which each proof is spread (relayer/prover, sdk/prover); one per core when absent. */
     proverWorkers: positiveInt.optional(),
     /** Proofs that may wait behind the one being proven; one more answers PROVER_BUSY (503 with Retry-After). */
     proverQueue: z.string().regex(/^[0-9]+$/, "must be a whole number").transform(Number).default(16),

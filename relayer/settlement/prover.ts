@@ -1,11 +1,5 @@
-import type { WithdrawCircuitInput, WithdrawProof } from "../../sdk/index.js";
-
-export interface TimedProof extends WithdrawProof {
-  /** Witness and proof, from the moment a worker took the proof up (queueing not counted). */
-  proofTimeMs: number;
-  /** The witness alone, part of proofTimeMs. */
-  witnessTimeMs: number;
-}
+import type { WithdrawCircuitInput } from "../../sdk/index.js";
+import type { TimedProof } from "../../sdk/prover/index.js";
 
 /** What the settlement needs of a prover; relayer/prover/prover-service.ts implements it with preloaded keys. */
 export interface Prover {

@@ -3,7 +3,7 @@
 import { readFile } from "node:fs/promises";
 import { parentPort, workerData } from "node:worker_threads";
 import * as snarkjs from "snarkjs";
-import { loadVerificationKey } from "../../sdk/index.js";
+import { loadVerificationKey } from "../circuit/prover.js";
 import { cosetStep, loadBn128 } from "./curve.js";
 import { ProvingEngine } from "./proving-engine.js";
 import { assembleProof } from "./proof-assembly.js";

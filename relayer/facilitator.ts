@@ -189,12 +189,13 @@ export class Facilitator {
       terms: spend.terms,
       buildPayment: spend.buildPayment,
     });
+    const remainingValue = note.value - lease.gross;
     return {
       txHash: lease.fundingTxHash!,
       amount: lease.gross,
       fee: lease.fee,
-      remainingValue: lease.remainingValue,
-      ...(lease.remainingValue > 0n ? { nextDeposit: changeNoteOf(note, lease.gross, changeSecrets) } : {}),
+      remainingValue,
+      ...(remainingValue > 0n ? { nextDeposit: changeNoteOf(note, lease.gross, changeSecrets) } : {}),
       proofTimeMs: lease.proofTimeMs,
       privacy: privacyBlock(await this.anonymitySet(), lease.proofTimeMs ?? undefined),
       replayed,

@@ -109,6 +109,11 @@ export class ProverService implements Prover {
     }
   }
 
+  /** Checks an agent's proof on a worker thread, in line with the proofs being made. */
+  verify(proof: WithdrawProof): Promise<boolean> {
+    return this.wasm.verify(proof);
+  }
+
   /** Ends the worker threads and the native prover; proofs not finished are rejected. */
   async close(): Promise<void> {
     await Promise.all([this.wasm.close(), this.native?.close?.()]);

@@ -1,4 +1,4 @@
-import type { WithdrawCircuitInput } from "../../sdk/index.js";
+import type { WithdrawCircuitInput, WithdrawProof } from "../../sdk/index.js";
 import type { TimedProof } from "../../sdk/prover/index.js";
 
 /** What the settlement needs of a prover; relayer/prover/prover-service.ts implements it with preloaded keys. */
@@ -8,6 +8,8 @@ export interface Prover {
    * (with a Retry-After) when too many proofs are waiting.
    */
   prove(input: WithdrawCircuitInput): Promise<TimedProof>;
+  /** Whether a proof the relayer did not make (an agent's) verifies against the verification key. */
+  verify(proof: WithdrawProof): Promise<boolean>;
   /** Releases the prover's threads; the relayer's close() calls it. */
   close(): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { expect } from "chai";
 import { getAddress, type Signer } from "ethers";
 import { SupportedResponseSchema } from "../../relayer/schemas/supported.js";
@@ -77,6 +78,18 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
         mainnetUsdc: "0.020000",
       });
       expect(supported.pricing).to.deep.include({ enforced: false, storageBackend: "sqlite", treasury: treasury.address });
+      const manifest = JSON.parse(await readFile("circuits/artifacts/manifest.json", "utf8")) as { files: Record<string, string> };
+      expect(supported.nonCustodial).to.deep.include({
+        enabled: true,
+        quote: "POST /api/facilitator/quote",
+        settle: "POST /api/facilitator/settle-proof",
+        quoteX402: "POST /api/facilitator/quote-x402",
+        settleX402: "POST /api/facilitator/settle-x402-proof",
+        trees: "GET /api/facilitator/trees",
+        circuit: "withdraw",
+        verificationKeySha256: manifest.files["circuits/artifacts/withdraw.vkey.json"],
+        quoteTtlSeconds: 60,
+      });
     });
   });
 

@@ -1,5 +1,6 @@
 // Entry point of a proof worker thread (worker-pool.ts): loads the keys and the witness calculator once, then
 // answers the ProofJobs it is posted, one at a time.
+import "./quiet-worker.js";
 import { readFile } from "node:fs/promises";
 import { parentPort, workerData } from "node:worker_threads";
 import * as snarkjs from "snarkjs";

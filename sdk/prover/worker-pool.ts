@@ -74,10 +74,9 @@ export class WorkerPool {
   }
 
   private spawn(): void {
-    // The worker's console is not forwarded: the witness calculator prints a failed constraint with its values.
+    // A worker prints nothing (quiet-worker.ts); its stdio is still not forwarded, so that nothing it might print
+    // (the witness calculator's failed constraint names its values) reaches the service's output.
     const worker = new Worker(WORKER_ENTRY, { workerData: this.data, execArgv: WORKER_EXEC_ARGV, stdout: true, stderr: true });
-    worker.stdout.resume();
-    worker.stderr.resume();
     const pooled: PooledWorker = { worker, ready: false };
     this.workers.push(pooled);
 

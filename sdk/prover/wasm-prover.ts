@@ -76,3 +76,11 @@ export class WasmProver {
     return this.pool.close();
   }
 }
+
+let shared: WasmProver | undefined;
+
+/** The process's one engine for the agent's own proofs, started on first use (its workers load the keys in about 1.5 s). */
+export function sharedProver(): WasmProver {
+  shared ??= new WasmProver();
+  return shared;
+}

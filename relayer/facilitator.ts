@@ -372,7 +372,7 @@ export class Facilitator {
 }
 
 /** What a spend of `note` leaves to record: the change note, when value remains, inherits the deposit's authorization. */
-function spendRecordOf(note: Note, order: { amount: bigint; agentId?: string }, result: SpendResult): SpendRecord {
+export function spendRecordOf(note: Note, order: { amount: bigint; agentId?: string }, result: SpendResult): SpendRecord {
   return {
     nullifierHash: nullifierHashOf(note.nullifier),
     amount: order.amount,

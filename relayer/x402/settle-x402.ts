@@ -14,7 +14,7 @@ import type { AccessFeeGate } from "../access-fee.js";
 import type { AgentRegistry } from "../agents/registry.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
-import type { Facilitator, ProvenSpendResult, SettledSpend, SpendResult } from "../facilitator.js";
+import { spendRecordOf, type Facilitator, type ProvenSpendResult, type SettledSpend, type SpendResult } from "../facilitator.js";
 import { grossForNet } from "../pricing.js";
 import { isPrivate, privacyDisclosure } from "../privacy.js";
 import type { SellerEntry } from "../schemas/settle-x402.js";
@@ -120,15 +120,7 @@ export class X402Settler {
       changeSecrets: request.changeSecrets,
       buildPayment: () => this.buildPayment(order, request.resource, payer, precommitmentOf(deriveRefundSecrets(note))),
     });
-    await facilitator.recordSpend(
-      {
-        nullifierHash,
-        amount: order.sellerAmount,
-        agentId: request.agentId,
-        ...(result.nextDeposit === undefined ? {} : { changeNullifierHash: nullifierHashOf(result.nextDeposit.nullifier) }),
-      },
-      result.replayed,
-    );
+    await facilitator.recordSpend(spendRecordOf(note, { amount: order.sellerAmount, agentId: request.agentId }, result), result.replayed);
     return { ...result, ...this.paymentOf(result, order, payer) };
   }
 

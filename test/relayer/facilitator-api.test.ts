@@ -292,6 +292,13 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
       expect(await chain.facilitator.privacyPool.isNullifierSpent(nullifierHashOf(notes.erin.nullifier))).to.equal(false);
     });
 
+    it("holds a non-custodial quote to the same gate, before anything is proven", async function () {
+      const quote = await gated.post("/api/facilitator/quote", { paymentDetails: invoice("400000"), nullifierHash: nullifierHashOf(notes.erin.nullifier).toString() });
+      expect(quote.status, JSON.stringify(quote.body)).to.equal(402);
+      expect(quote.body).to.deep.include({ code: "NULLIFIER_NOT_AUTHORIZED" });
+      expect(quote.body.authorization).to.deep.include({ requiredFeeAtomic: "1000" });
+    });
+
     it("refuses a relay's own take to the treasury as an access fee", async function () {
       const note = await deposit(chain, chain.depositors.alice, 201, 1_000_000n);
       await sync();

@@ -16,6 +16,10 @@ export const INDEXER_ROUTES = {
   deposit: "/v1/deposits/:label",
   /** The address book the indexer follows, so a client can check it follows the same deployment. */
   deployment: "/v1/deployment",
+  /** Root, depth and size of the state tree and of the on-chain ASP tree. */
+  trees: "/v1/trees",
+  /** The same with every leaf: public data, from which an agent rebuilds both trees and takes its own paths. */
+  treeLeaves: "/v1/trees/leaves",
 } as const;
 
 /** A route with its parameters filled in. */
@@ -67,6 +71,17 @@ export const IndexerStatusSchema = z
     synced: z.boolean(),
   })
   .strict();
+
+/** A tree as a proof binds it: its root and depth, and the leaves it has. */
+const TreeSchema = z.object({ root: FieldElementSchema, depth: count.max(MAX_TREE_DEPTH), size: count }).strict();
+
+/** The state tree up to lastBlock and the ASP tree whose root is on chain (the one ASP paths come from). */
+export const TreesSchema = z.object({ state: TreeSchema, asp: TreeSchema }).strict();
+
+const TreeWithLeavesSchema = TreeSchema.extend({ leaves: z.array(FieldElementSchema) }).strict();
+
+/** The trees of TreesSchema with their leaves: commitments in leaf order, approved labels in tree order. */
+export const TreeLeavesSchema = z.object({ state: TreeWithLeavesSchema, asp: TreeWithLeavesSchema }).strict();
 
 export const StateProofSchema = z.object({ commitment: FieldElementSchema, witness: MerkleWitnessSchema }).strict();
 
@@ -126,6 +141,8 @@ export type StateProof = z.output<typeof StateProofSchema>;
 export type AspProof = z.output<typeof AspProofSchema>;
 export type NullifierStatus = z.output<typeof NullifierStatusSchema>;
 export type DepositView = z.output<typeof DepositSchema>;
+export type Trees = z.output<typeof TreesSchema>;
+export type TreeLeaves = z.output<typeof TreeLeavesSchema>;
 export type ErrorBody = z.output<typeof ErrorBodySchema>;
 
 /** JSON text of a response body: bigints become decimal strings, the schemas' wire form. */

@@ -9,11 +9,15 @@ import {
   NullifierStatusSchema,
   routePath,
   StateProofSchema,
+  TreeLeavesSchema,
+  TreesSchema,
   type AspProof,
   type DepositView,
   type IndexerStatus,
   type NullifierStatus,
   type StateProof,
+  type TreeLeaves,
+  type Trees,
 } from "./api.js";
 
 /** An error answer of the indexer API; `code` is a key of INDEXER_ERROR_STATUS (e.g. DEPOSIT_NOT_FOUND). */
@@ -51,6 +55,16 @@ export class IndexerClient {
   /** The path of `label` in the ASP tree whose root is on chain. */
   aspProof(label: bigint): Promise<AspProof> {
     return this.get(routePath(INDEXER_ROUTES.aspProof, { label }), AspProofSchema);
+  }
+
+  /** Root, depth and size of the state tree and of the on-chain ASP tree. */
+  trees(): Promise<Trees> {
+    return this.get(routePath(INDEXER_ROUTES.trees), TreesSchema);
+  }
+
+  /** Both trees with every leaf (large: one entry per deposit and change note). */
+  treeLeaves(): Promise<TreeLeaves> {
+    return this.get(routePath(INDEXER_ROUTES.treeLeaves), TreeLeavesSchema);
   }
 
   nullifier(nullifierHash: bigint): Promise<NullifierStatus> {

@@ -1,8 +1,9 @@
-import type { AspProof, DepositView, IndexerStatus, NullifierStatus, StateProof } from "./api.js";
+import type { AspProof, DepositView, IndexerStatus, NullifierStatus, StateProof, TreeLeaves, Trees } from "./api.js";
 import type { AspCurator } from "./asp/curator.js";
 import { IndexerError } from "./errors.js";
 import type { IndexerStore } from "./store/indexer-store.js";
 import type { IndexerSync } from "./sync.js";
+import type { IndexedTree } from "./trees.js";
 
 export interface IndexerQueriesDeps {
   chainId: number;
@@ -42,6 +43,18 @@ export class IndexerQueries {
       );
     }
     return { commitment, witness };
+  }
+
+  /** The state tree and the on-chain ASP tree, read at one moment: what a proof made now binds. */
+  trees(): Trees {
+    const { state, asp } = this.currentTrees();
+    return { state: shapeOf(state), asp: shapeOf(asp) };
+  }
+
+  /** trees() with every leaf. */
+  treeLeaves(): TreeLeaves {
+    const { state, asp } = this.currentTrees();
+    return { state: { ...shapeOf(state), leaves: state.leaves }, asp: { ...shapeOf(asp), leaves: asp.leaves } };
   }
 
   aspProof(label: bigint): AspProof {
@@ -89,6 +102,11 @@ export class IndexerQueries {
     };
   }
 
+  private currentTrees(): { state: IndexedTree; asp: IndexedTree } {
+    this.assertWarm();
+    return { state: this.deps.sync.stateTree, asp: this.deps.curator.onChainTree() };
+  }
+
   private assertWarm(): void {
     if (!this.deps.sync.synced) {
       throw new IndexerError(
@@ -98,3 +116,5 @@ export class IndexerQueries {
     }
   }
 }
+
+const shapeOf = (tree: IndexedTree) => ({ root: tree.root, depth: tree.depth, size: tree.size });

@@ -41,6 +41,7 @@ export const RELAYER_ENV = {
   leaseStaleMs: "RELAYER_LEASE_STALE_MS",
   x402MinWindowSeconds: "RELAYER_X402_MIN_WINDOW_SECONDS",
   x402MaxWindowSeconds: "RELAYER_X402_MAX_WINDOW_SECONDS",
+  quoteTtlSeconds: "RELAYER_QUOTE_TTL_SECONDS",
   crashAt: "RELAYER_CRASH_AT",
   nodeEnv: "NODE_ENV",
 } as const;
@@ -106,7 +107,7 @@ export const RelayerConfigSchema = z
     /** Base URL the `links` and `endpoints` of `supported` are given under. */
     publicUrl: z.url().optional(),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-    /** Proof worker threads, over which each proof is spread (relayer/prover); one per core when absent. */
+    /** Proof worker threads, over which each proof is spread (relayer/prover, sdk/prover); one per core when absent. */
     proverWorkers: positiveInt.optional(),
     /** Proofs that may wait behind the one being proven; one more answers PROVER_BUSY (503 with Retry-After). */
     proverQueue: z.string().regex(/^[0-9]+$/, "must be a whole number").transform(Number).default(16),
@@ -137,6 +138,11 @@ export const RelayerConfigSchema = z
     x402MinWindowSeconds: positiveInt.default(DEFAULT_PAYMENT_WINDOW.minimumSeconds),
     /** settle-x402 refuses a seller whose maxTimeoutSeconds is longer: a refund waits for the window's end. */
     x402MaxWindowSeconds: positiveInt.default(DEFAULT_PAYMENT_WINDOW.maximumSeconds),
+    /**
+     * How long a quote of a non-custodial settle is good for a new withdrawal (docs/api.md 4.10): the agent fetches
+     * the trees and proves in that time. A retry of a settled spend is answered whatever the quote's age.
+     */
+    quoteTtlSeconds: positiveInt.default(60),
     /** Test-only fault injection (relayer/faults.ts): steps at which the process kills itself. */
     crashAt: z
       .string()

@@ -36,6 +36,11 @@ export const RELAYER_ERROR_STATUS = {
   AGENT_UNAUTHORIZED: 401,
   /** An agent's limits, whitelist or categories forbid the payment. */
   AGENT_LIMIT_EXCEEDED: 403,
+  /**
+   * A proof-carrying settle whose quote expired before a withdrawal was made for it (docs/api.md 4.10): nothing was
+   * spent; ask for a new quote and prove against it.
+   */
+  QUOTE_EXPIRED: 410,
   /** No such route or record. */
   NOT_FOUND: 404,
   /** Another request is settling the same note right now. */

@@ -1,4 +1,4 @@
-import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, type Note, type NoteSecrets } from "../sdk/index.js";
+import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, type Note, type NoteSecrets, type WithdrawProof } from "../sdk/index.js";
 import type { IndexerClient } from "../indexer/client.js";
 import type { AccessFeeGate } from "./access-fee.js";
 import type { AgentRegistry } from "./agents/registry.js";
@@ -15,15 +15,19 @@ import {
   type NetworkPricing,
   type TierName,
 } from "./pricing.js";
-import { privacyBlock, type PrivacyBlock } from "./privacy.js";
+import { privacyBlock, type Custody, type PrivacyBlock } from "./privacy.js";
 import type { LeasedWithdrawalOrder, LeasedWithdrawals } from "./settlement/leased-withdrawals.js";
 import { spendableNote } from "./settlement/note-status.js";
+import type { ProvenSpends } from "./settlement/proven-spends.js";
+import type { QuoteRoute, SignedQuote } from "./settlement/quote.js";
+import type { Spend } from "./settlement/spend.js";
 import type { LeaseRecord } from "./store/relayer-store.js";
 
 export interface FacilitatorDeps {
   chain: PoolChain;
   indexer: IndexerClient;
   withdrawals: LeasedWithdrawals;
+  proofs: ProvenSpends;
   accessFee: AccessFeeGate;
   agents: AgentRegistry;
   pricing: NetworkPricing;
@@ -52,15 +56,25 @@ export interface FeeFloor {
   smallestGross: bigint;
 }
 
-/** A payment out of a note: to whom, how much, and the optional agent it is made for. */
-export interface PaymentOrder {
-  note: Note;
+/** A payment: to whom, how much, and the optional agent it is made for. */
+export interface Invoice {
   payTo: string;
   amount: bigint;
   /** CAIP-2 network the invoice names, when it names one. */
   network?: string;
   agentId?: string;
   category?: string;
+}
+
+/** A payment out of a note the agent sent (custodial). */
+export interface PaymentOrder extends Invoice {
+  note: Note;
+}
+
+/** A payment the agent proves itself (non-custodial, docs/design.md 10): the quote it proved against and the proof. */
+export interface ProvenPaymentOrder extends Invoice {
+  quote: SignedQuote;
+  proof: WithdrawProof;
 }
 
 export interface VerifyResult {
@@ -70,16 +84,13 @@ export interface VerifyResult {
   message?: string;
 }
 
-/** A spend of a note, from its settled lease: what left the pool, the change note, and the privacy verdict. */
-export interface SpendResult {
+/** A spend from its settled lease: what left the pool and the privacy verdict. */
+export interface SettledSpend {
   txHash: string;
   /** What left the pool; the recipient got amount - fee. */
   amount: bigint;
   fee: bigint;
-  remainingValue: bigint;
-  /** The change note, present when value remains. */
-  nextDeposit?: Note;
-  /** Null when the settlement was recovered from the chain after the relayer that proved it died. */
+  /** Null when the relayer did not prove (the agent did), or the settlement was recovered from the chain after the relayer that proved it died. */
   proofTimeMs: number | null;
   privacy: PrivacyBlock;
   /** Answered from an earlier identical request: nothing was withdrawn now. */
@@ -87,14 +98,34 @@ export interface SpendResult {
   lease: LeaseRecord;
 }
 
-/** What a spend asks of the leased withdrawals, besides the note. */
+/** A spend of a note the agent sent: the relayer knows the change note and returns it. */
+export interface SpendResult extends SettledSpend {
+  remainingValue: bigint;
+  /** The change note, present when value remains. */
+  nextDeposit?: Note;
+}
+
+/** A spend the agent proved: of the change note the relayer knows only the commitment. */
+export interface ProvenSpendResult extends SettledSpend {
+  changeCommitment: bigint;
+}
+
+/** What a spend asks of the leased withdrawals, besides the note or the proof. */
 export interface SpendTerms {
   amount: bigint;
   recipient: string;
   /** The lease's route-specific terms (see LeasedWithdrawalOrder.terms). */
   terms: LeasedWithdrawalOrder["terms"];
-  changeSecrets?: NoteSecrets;
   buildPayment?: LeasedWithdrawalOrder["buildPayment"];
+}
+
+/** What a spend leaves to record once it is made. */
+export interface SpendRecord {
+  nullifierHash: bigint;
+  amount: bigint;
+  agentId?: string;
+  /** The change note's nullifier hash, when the relayer knows it: the access-fee authorization moves to it. */
+  changeNullifierHash?: bigint;
 }
 
 /** The facilitator's operations (docs/api.md section 4), free of HTTP: routes parse, call one of these, serialize. */
@@ -121,7 +152,7 @@ export class Facilitator {
   async verify(order: PaymentOrder): Promise<VerifyResult> {
     const anonymitySet = await this.anonymitySet();
     try {
-      this.checkInvoice(order);
+      this.checkInvoice(order, order.note.value);
       const nullifierHash = nullifierHashOf(order.note.nullifier);
       await this.deps.withdrawals.assertNotLeased(nullifierHash);
       await this.assertCoversRelay(order.amount);
@@ -136,24 +167,64 @@ export class Facilitator {
 
   /** docs/api.md 4.3 (and 4.7, x402-pay): pays exactly `amount` out of the note to `payTo`, less the per-settle take. */
   async settle(order: PaymentOrder): Promise<SpendResult> {
-    this.checkInvoice(order);
-    if (order.agentId !== undefined) {
-      await this.deps.agents.check({ agentId: order.agentId, provider: order.payTo, amount: order.amount, category: order.category });
-    }
+    this.checkInvoice(order, order.note.value);
+    await this.checkAgent(order);
     const nullifierHash = nullifierHashOf(order.note.nullifier);
     await this.deps.accessFee.assertAuthorized(nullifierHash);
     const result = await this.spend(order.note, { amount: order.amount, recipient: order.payTo, terms: ["payment"] });
-    await this.recordSpend(order, result);
+    await this.recordSpend(spendRecordOf(order.note, order, result), result.replayed);
     return result;
   }
 
-  /** After a spend (not a replay): the change note keeps the deposit's authorization; the agent's spend counts. */
-  async recordSpend(order: Pick<PaymentOrder, "note" | "agentId" | "amount">, result: SpendResult): Promise<void> {
-    if (result.replayed) return;
-    if (result.nextDeposit !== undefined) {
-      await this.deps.accessFee.carryOver(nullifierHashOf(order.note.nullifier), nullifierHashOf(result.nextDeposit.nullifier));
+  /**
+   * docs/api.md 4.10: what a proof of the payment of `amount` to `payTo` out of the note of `nullifierHash` must bind.
+   * Every check of settle runs here, bar the note's value, which only the agent knows.
+   */
+  async quote(invoice: Invoice & { nullifierHash: bigint }): Promise<SignedQuote> {
+    this.checkInvoice(invoice);
+    await this.checkAgent(invoice);
+    return this.issueQuote({ route: "settle", nullifierHash: invoice.nullifierHash, recipient: invoice.payTo, amount: invoice.amount });
+  }
+
+  /** docs/api.md 4.10: settle with the agent's proof of a quote; the relayer relays it and never sees the note. */
+  async settleProven(order: ProvenPaymentOrder): Promise<ProvenSpendResult> {
+    this.checkInvoice(order);
+    await this.checkAgent(order);
+    const { nullifierHash } = order.quote;
+    await this.deps.accessFee.assertAuthorized(nullifierHash);
+    const result = await this.spendProven(order.quote, order.proof, { route: "settle", amount: order.amount, recipient: order.payTo, terms: ["payment"] });
+    await this.recordSpend({ nullifierHash, amount: order.amount, agentId: order.agentId }, result.replayed);
+    return result;
+  }
+
+  /**
+   * A quote for a withdrawal of `amount` to `recipient` at this relayer's take, once the note may be spent now: its
+   * access fee paid when the gate is on, no lease on it, unspent on chain, and the amount covering the relay.
+   */
+  async issueQuote({ route, nullifierHash, recipient, amount }: { route: QuoteRoute; nullifierHash: bigint; recipient: string; amount: bigint }): Promise<SignedQuote> {
+    await this.deps.accessFee.assertAuthorized(nullifierHash);
+    await this.deps.withdrawals.assertNotLeased(nullifierHash);
+    if (await this.deps.chain.isNullifierSpent(nullifierHash)) {
+      throw new RelayerError("ALREADY_SPENT", "The note is already spent on chain. Use the change note of the settlement that spent it.");
     }
-    if (order.agentId !== undefined) await this.deps.agents.recordSpend(order.agentId, order.amount);
+    await this.assertCoversRelay(amount);
+    return this.deps.proofs.quote({ route, nullifierHash, recipient, feeRecipient: this.deps.treasury, feeBps: this.takeBps, withdrawnValue: amount });
+  }
+
+  /**
+   * After a spend (not a replay): the agent's spend counts, and the change note keeps the deposit's access-fee
+   * authorization when the relayer knows its nullifier hash (it does not for a spend the agent proved, docs/design.md 10).
+   */
+  async recordSpend(record: SpendRecord, replayed: boolean): Promise<void> {
+    if (replayed) return;
+    if (record.changeNullifierHash !== undefined) await this.deps.accessFee.carryOver(record.nullifierHash, record.changeNullifierHash);
+    if (record.agentId !== undefined) await this.deps.agents.recordSpend(record.agentId, record.amount);
+  }
+
+  /** The registry's limits of the agent an invoice names, if any. */
+  private async checkAgent(invoice: Invoice): Promise<void> {
+    if (invoice.agentId === undefined) return;
+    await this.deps.agents.check({ agentId: invoice.agentId, provider: invoice.payTo, amount: invoice.amount, category: invoice.category });
   }
 
   /**
@@ -167,36 +238,66 @@ export class Facilitator {
     }
     await this.deps.accessFee.assertAuthorized(nullifierHashOf(note.nullifier));
     const result = await this.spend(note, { amount, recipient, terms: ["withdraw"] });
-    await this.recordSpend({ note, amount }, result);
+    await this.recordSpend(spendRecordOf(note, { amount }, result), result.replayed);
     return result;
   }
 
-  /**
-   * Spends `note` under its lease, paying the tier's take to the treasury; replays an identical earlier spend.
-   * Every route that moves pool funds comes through here: a new spend must cover the relay (assertCoversRelay)
-   * before anything is proven.
-   */
-  async spend(note: Note, spend: SpendTerms): Promise<SpendResult> {
+  /** Spends `note` under its lease, the relayer proving; replays an identical earlier spend. */
+  async spend(note: Note, spend: SpendTerms & { changeSecrets?: NoteSecrets }): Promise<SpendResult> {
     const changeSecrets = spend.changeSecrets ?? deriveChangeSecrets(note);
-    const { lease, replayed } = await this.deps.withdrawals.withdraw({
-      preflight: () => this.assertCoversRelay(spend.amount),
-      note,
-      amount: spend.amount,
+    const settled = await this.leased({ kind: "note", note, changeSecrets }, spend);
+    const remainingValue = note.value - settled.amount;
+    return {
+      ...settled,
+      remainingValue,
+      ...(remainingValue > 0n ? { nextDeposit: changeNoteOf(note, settled.amount, changeSecrets) } : {}),
+    };
+  }
+
+  /**
+   * Relays the agent's proof of `quote` under the note's lease, once it proves exactly this spend (ProvenSpends.admit);
+   * replays an identical earlier spend. A new withdrawal needs the quote unexpired and the chain to take the proof.
+   */
+  async spendProven(quote: SignedQuote, proof: WithdrawProof, spend: SpendTerms & { route: QuoteRoute }): Promise<ProvenSpendResult> {
+    const { proofs, treasury } = this.deps;
+    const proven = await proofs.admit(quote, proof, {
+      route: spend.route,
+      nullifierHash: quote.nullifierHash,
       recipient: spend.recipient,
+      feeRecipient: treasury,
+      feeBps: this.takeBps,
+      withdrawnValue: spend.amount,
+    });
+    // A retry presenting the terms of a settled spend is answered from it: "proof" keeps the two custodies' leases apart.
+    const settled = await this.leased(proven, { ...spend, terms: [...spend.terms, "proof"] }, () => proofs.assertRelayable(quote, proven));
+    return { ...settled, changeCommitment: settled.lease.changeCommitment };
+  }
+
+  /**
+   * `spend` under its lease, paying the tier's take to the treasury. Every route that moves pool funds comes through
+   * here: a new spend must cover the relay (assertCoversRelay) before anything is proven or relayed.
+   */
+  private async leased(spend: Spend, terms: SpendTerms, preflight?: () => Promise<void>): Promise<SettledSpend> {
+    const { lease, replayed } = await this.deps.withdrawals.withdraw({
+      preflight: async () => {
+        await preflight?.();
+        await this.assertCoversRelay(terms.amount);
+      },
+      spend,
+      amount: terms.amount,
+      recipient: terms.recipient,
       feeRecipient: this.deps.treasury,
       feeBps: this.takeBps,
-      changeSecrets,
-      terms: spend.terms,
-      buildPayment: spend.buildPayment,
+      terms: terms.terms,
+      buildPayment: terms.buildPayment,
     });
+    const custody: Custody = spend.kind === "note" ? "custodial" : "non-custodial";
     return {
       txHash: lease.fundingTxHash!,
       amount: lease.gross,
       fee: lease.fee,
-      remainingValue: lease.remainingValue,
-      ...(lease.remainingValue > 0n ? { nextDeposit: changeNoteOf(note, lease.gross, changeSecrets) } : {}),
       proofTimeMs: lease.proofTimeMs,
-      privacy: privacyBlock(await this.anonymitySet(), lease.proofTimeMs ?? undefined),
+      privacy: privacyBlock(await this.anonymitySet(), custody, lease.proofTimeMs ?? undefined),
       replayed,
       lease,
     };
@@ -245,8 +346,11 @@ export class Facilitator {
     );
   }
 
-  /** Rejects invoices this facilitator cannot settle, with the math when the amount is the problem. */
-  checkInvoice({ note, amount, network }: PaymentOrder): void {
+  /**
+   * Rejects invoices this facilitator cannot settle, with the math when the amount is the problem; and one the note
+   * cannot cover, when the relayer knows its value.
+   */
+  checkInvoice({ amount, network }: Invoice, noteValue?: bigint): void {
     const { chain, pricing, tier } = this.deps;
     if (network !== undefined && network !== chain.network) {
       throw new RelayerError("INVALID_REQUEST", `This facilitator settles on ${chain.network}, not ${network}.`);
@@ -261,8 +365,18 @@ export class Facilitator {
           `settle at least ${this.minimumSettle} atomic.`,
       );
     }
-    if (amount > note.value) {
-      throw new RelayerError("INVALID_PAYMENT_AMOUNT", `maxAmountRequired ${amount} exceeds the note's value ${note.value}; use a note that covers it.`);
+    if (noteValue !== undefined && amount > noteValue) {
+      throw new RelayerError("INVALID_PAYMENT_AMOUNT", `maxAmountRequired ${amount} exceeds the note's value ${noteValue}; use a note that covers it.`);
     }
   }
+}
+
+/** What a spend of `note` leaves to record: the change note, when value remains, inherits the deposit's authorization. */
+export function spendRecordOf(note: Note, order: { amount: bigint; agentId?: string }, result: SpendResult): SpendRecord {
+  return {
+    nullifierHash: nullifierHashOf(note.nullifier),
+    amount: order.amount,
+    agentId: order.agentId,
+    ...(result.nextDeposit === undefined ? {} : { changeNullifierHash: nullifierHashOf(result.nextDeposit.nullifier) }),
+  };
 }

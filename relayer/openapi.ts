@@ -8,7 +8,11 @@ import {
 } from "./schemas/agent.js";
 import { AuthorizeRequestSchema, AuthorizeResponseSchema } from "./schemas/authorize.js";
 import { ErrorBodySchema } from "./schemas/error.js";
+import { QuoteResponseSchema } from "./schemas/quote.js";
 import {
+  QuoteRequestSchema,
+  SettleProofRequestSchema,
+  SettleProofResponseSchema,
   SettleRequestSchema,
   SettleResponseSchema,
   WithdrawRequestSchema,
@@ -16,7 +20,14 @@ import {
   X402PayRequestSchema,
   X402PayResponseSchema,
 } from "./schemas/settle.js";
-import { SettleX402RequestSchema, SettleX402ResponseSchema } from "./schemas/settle-x402.js";
+import {
+  QuoteX402RequestSchema,
+  SettleX402ProofRequestSchema,
+  SettleX402ProofResponseSchema,
+  SettleX402RequestSchema,
+  SettleX402ResponseSchema,
+} from "./schemas/settle-x402.js";
+import { TreesResponseSchema } from "./schemas/trees.js";
 import { VerifyRequestSchema, VerifyResponseSchema } from "./schemas/verify.js";
 import { ROUTES } from "./supported.js";
 
@@ -44,6 +55,7 @@ const ERRORS = {
   "403": errorResponse("AGENT_LIMIT_EXCEEDED"),
   "404": errorResponse("DEPOSIT_NOT_FOUND, NOT_FOUND"),
   "409": errorResponse("ALREADY_SPENT, SETTLEMENT_IN_PROGRESS"),
+  "410": errorResponse("QUOTE_EXPIRED: a proof-carrying settle whose quote expired before anything was withdrawn; ask for a new quote"),
   "412": errorResponse("PRIVACY_NOT_ACKNOWLEDGED: settle-x402 below the privacy minimum without acceptNotPrivate:true"),
   "413": errorResponse("INVALID_REQUEST: the body exceeds 64 KiB"),
   "422": errorResponse("INVALID_PROOF"),
@@ -92,6 +104,45 @@ export function buildOpenApi(supportedSchema: Schema) {
         "200",
         [AGENT_KEY_PARAMETER],
       ),
+      [ROUTES.quote]: post(
+        "What the agent's proof of a settle must bind, for the note of nullifierHash; every check of settle (docs/api.md 4.10)",
+        QuoteRequestSchema,
+        QuoteResponseSchema,
+        "200",
+        [AGENT_KEY_PARAMETER],
+      ),
+      [ROUTES.settleProof]: post(
+        "Settle with the agent's proof of a quote: the relayer relays it and never sees the note (docs/api.md 4.10)",
+        SettleProofRequestSchema,
+        SettleProofResponseSchema,
+        "200",
+        [AGENT_KEY_PARAMETER],
+      ),
+      [ROUTES.quoteX402]: post(
+        "What the agent's proof of a settle-x402 must bind, for the note of nullifierHash; every check of settle-x402 (docs/api.md 4.10)",
+        QuoteX402RequestSchema,
+        QuoteResponseSchema,
+        "200",
+        [AGENT_KEY_PARAMETER],
+      ),
+      [ROUTES.settleX402Proof]: post(
+        "settle-x402 with the agent's proof of a quote: the relayer relays it, signs the payer's payment and never sees the note (docs/api.md 4.10)",
+        SettleX402ProofRequestSchema,
+        SettleX402ProofResponseSchema,
+        "200",
+        [AGENT_KEY_PARAMETER],
+      ),
+      [ROUTES.trees]: {
+        get: {
+          summary: "Both trees with every leaf: the state tree and the on-chain ASP tree, from which an agent takes its own paths (docs/api.md 4.10)",
+          responses: {
+            "200": { description: "success", ...json(TreesResponseSchema, "output") },
+            "422": errorResponse("INVALID_PROOF: no ASP root is on chain yet"),
+            ...LIMITS,
+            "503": errorResponse("INDEXER_COLD, INDEXER_UNAVAILABLE, SHUTTING_DOWN"),
+          },
+        },
+      },
       [ROUTES.authorize]: post("Record the access-fee payment of a deposit (docs/api.md 4.5)", AuthorizeRequestSchema, AuthorizeResponseSchema),
       [ROUTES.withdraw]: post("Withdraw a note, fully or partially, to a recipient (docs/api.md 4.6)", WithdrawRequestSchema, WithdrawResponseSchema),
       [ROUTES.x402Pay]: post("One-call private payment to a provider (docs/api.md 4.7)", X402PayRequestSchema, X402PayResponseSchema),

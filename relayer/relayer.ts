@@ -1,6 +1,7 @@
 import type Koa from "koa";
 import type { Logger } from "pino";
 import { IndexerClient } from "../indexer/client.js";
+import { verificationKeySha256 } from "../sdk/index.js";
 import { AccessFeeGate } from "./access-fee.js";
 import { AgentRegistry } from "./agents/registry.js";
 import { connectPoolChain } from "./chain/connect-chain.js";
@@ -19,6 +20,9 @@ import { SupportedResponseSchema } from "./schemas/supported.js";
 import { ProverService } from "./prover/prover-service.js";
 import type { Prover } from "./settlement/prover.js";
 import { DEFAULT_LEASE_TIMING, LeasedWithdrawals } from "./settlement/leased-withdrawals.js";
+import { indexerFailure } from "./settlement/note-status.js";
+import { ProvenSpends } from "./settlement/proven-spends.js";
+import { QuoteSigner } from "./settlement/quote.js";
 import { PoolWithdrawer } from "./settlement/withdrawal.js";
 import { openRelayerStore } from "./store/open-store.js";
 import type { RelayerStore } from "./store/relayer-store.js";
@@ -89,10 +93,12 @@ async function wireRelayer(
     timing: { ...DEFAULT_LEASE_TIMING, waitForLeaseMs: config.leaseWaitMs, staleLeaseMs: config.leaseStaleMs },
     logger,
   });
+  const proofs = new ProvenSpends({ chain, indexer, prover, signer: new QuoteSigner(config.payerKeySecret), ttlSeconds: config.quoteTtlSeconds });
   const facilitator = new Facilitator({
     chain,
     indexer,
     withdrawals,
+    proofs,
     accessFee,
     agents,
     pricing,
@@ -101,6 +107,7 @@ async function wireRelayer(
     usdcPerEth: config.usdcPerEth,
   });
   const paymentWindow = { minimumSeconds: config.x402MinWindowSeconds, maximumSeconds: config.x402MaxWindowSeconds };
+  const nonCustodial = { quoteTtlSeconds: config.quoteTtlSeconds, verificationKeySha256: await verificationKeySha256() };
   const x402 = new X402Settler({ facilitator, chain, accessFee, agents, payerKeySecret: config.payerKeySecret, window: paymentWindow });
 
   const supported = async () =>
@@ -123,11 +130,16 @@ async function wireRelayer(
       feeFloor: await facilitator.feeFloor().catch(() => null),
       baseUrl: config.publicUrl ?? `http://${config.host}:${config.port}`,
       settleX402: { takeBps: facilitator.takeBps, window: paymentWindow },
+      nonCustodial,
     });
   const openapi = buildOpenApi(SupportedResponseSchema);
   const rateLimiter = new RateLimiter({ globalPerSecond: config.rateLimitGlobalPerSecond, perNotePerMinute: config.rateLimitPerNotePerMinute });
   const inFlight = new InFlightRequests();
-  const app = createRelayerApp({ facilitator, x402, accessFee, agents, supported, openapi: () => openapi, logger, rateLimiter, inFlight });
+  const trees = () =>
+    indexer.treeLeaves().catch((error: unknown) => {
+      throw indexerFailure(error);
+    });
+  const app = createRelayerApp({ facilitator, x402, accessFee, agents, supported, trees, openapi: () => openapi, logger, rateLimiter, inFlight });
 
   return {
     app,

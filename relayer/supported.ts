@@ -1,7 +1,7 @@
 import type { IndexerStatus } from "../indexer/api.js";
 import type { FeeFloor } from "./facilitator.js";
 import { ENTERPRISE_TIER, formatUsdc, KNOWN_NETWORKS, networkPricing, TIERS, type NetworkPricing } from "./pricing.js";
-import { isPrivate, MINIMUM_FOR_PRIVACY } from "./privacy.js";
+import { isPrivate, MINIMUM_FOR_PRIVACY, RELAYER_LEARNS } from "./privacy.js";
 import { FACILITATOR_MARGIN_SECONDS, type PaymentWindow } from "./x402/seller-terms.js";
 
 /** Facts about this deployment that `supported` reports; everything else in it is computed live. */
@@ -23,6 +23,8 @@ export interface SupportedContext {
   baseUrl: string;
   /** What settle-x402 adds to a seller's price, and the seller windows it pays. */
   settleX402: { takeBps: bigint; window: PaymentWindow };
+  /** Non-custodial settles: how long a quote lasts, and the SHA-256 of the verification key proofs are checked against. */
+  nonCustodial: { quoteTtlSeconds: number; verificationKeySha256: string };
 }
 
 export const ROUTES = {
@@ -30,6 +32,11 @@ export const ROUTES = {
   verify: "/api/facilitator/verify",
   settle: "/api/facilitator/settle",
   settleX402: "/api/facilitator/settle-x402",
+  quote: "/api/facilitator/quote",
+  settleProof: "/api/facilitator/settle-proof",
+  quoteX402: "/api/facilitator/quote-x402",
+  settleX402Proof: "/api/facilitator/settle-x402-proof",
+  trees: "/api/facilitator/trees",
   authorize: "/api/facilitator/authorize",
   withdraw: "/api/withdraw",
   x402Pay: "/api/x402-pay",
@@ -185,6 +192,23 @@ export function buildSupported(ctx: SupportedContext) {
         `It refuses, before anything is spent, a seller entry whose maxTimeoutSeconds is outside this range (proving and funding ` +
         `must fit, plus the ${FACILITATOR_MARGIN_SECONDS} s the seller's facilitator wants left), whose extra.name/extra.version is not ` +
         `the token's EIP-712 domain, or whose payTo is the zero address.`,
+    },
+    nonCustodial: {
+      enabled: true,
+      quote: `POST ${ROUTES.quote}`,
+      settle: `POST ${ROUTES.settleProof}`,
+      quoteX402: `POST ${ROUTES.quoteX402}`,
+      settleX402: `POST ${ROUTES.settleX402Proof}`,
+      trees: `GET ${ROUTES.trees}`,
+      circuit: "withdraw",
+      verificationKeySha256: ctx.nonCustodial.verificationKeySha256,
+      quoteTtlSeconds: ctx.nonCustodial.quoteTtlSeconds,
+      relayerLearns: RELAYER_LEARNS["non-custodial"],
+      custodialRelayerLearns: RELAYER_LEARNS.custodial,
+      note:
+        "The agent proves its own withdrawal and the relayer only relays it: quote (what the proof must bind), then the trees " +
+        "(every public leaf, so that the agent never asks for its own path), prove locally, settle with the proof. The note's secrets, " +
+        "value and label never leave the agent. Agents that cannot prove use settle and settle-x402 with the note.",
     },
     endpoints: {
       verify: `POST ${ROUTES.verify}`,

@@ -19,7 +19,7 @@ import { promisify } from "node:util";
 import { pino } from "pino";
 import { NativeProverProcess, builtNativeProver, type NativeProofTimings } from "../../relayer/prover/native-process.js";
 import { ProverService } from "../../relayer/prover/prover-service.js";
-import { WitnessCalculator } from "../../relayer/prover/witness.js";
+import { WitnessCalculator } from "../../sdk/prover/witness.js";
 import {
   WITHDRAW_ARTIFACTS,
   buildWithdrawInput,

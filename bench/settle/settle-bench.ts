@@ -1,14 +1,20 @@
 // npm run bench:settle
 //
-// Server latency of POST /api/facilitator/settle and /settle-x402 on the local chain, each request a real proof and
-// a real relay: BENCH_SETTLES sequential requests of each (default 10, after one warm-up), then BENCH_AGENTS agents
-// (default 4) each making BENCH_AGENT_PAYMENTS settle-x402 payments (default 3) at once. Checks that every
-// concurrent settle succeeded on chain with its own relayer nonce. BENCH_PROVER (auto, native or wasm; default
-// auto: the native prover when `npm ci` built it) picks the relayer's prover. Prints a table and writes
+// Latency of a settle and a settle-x402 on the local chain, each a real proof and a real relay, in both custodies:
+// the relayer proves from the note (server proof: POST /api/facilitator/settle and /settle-x402, server time), and
+// the agent proves (client proof + relay: quote, trees, the SDK's wasm prover, then /settle-proof or
+// /settle-x402-proof; end to end as the agent sees it, and its parts). BENCH_SETTLES sequential payments of each
+// (default 10, after one warm-up), then BENCH_AGENTS agents (default 4) each making BENCH_AGENT_PAYMENTS
+// server-proof settle-x402 payments (default 3) at once. Checks that every concurrent settle succeeded on chain with
+// its own relayer nonce. BENCH_PROVER (auto, native or wasm; default auto: the native prover when `npm ci` built it)
+// picks the relayer's prover; the agent proves with the wasm engine. Prints a table and writes
 // bench/results/settle.json.
 import { Wallet } from "ethers";
-import { noteToWire } from "../../sdk/client/facilitator-client.js";
-import type { Note } from "../../sdk/index.js";
+import { proveLocally } from "../../sdk/agent/index.js";
+import { FacilitatorClient, noteToWire, type QuoteAnswer } from "../../sdk/client/facilitator-client.js";
+import { deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../../sdk/index.js";
+import { sharedProver } from "../../sdk/prover/index.js";
+import { grossForNet } from "../../relayer/pricing.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
 import { deposit } from "../../test/indexer/helpers/pool-actions.js";
 import { startPaymentWorld } from "../../test/x402/helpers/payment-world.js";
@@ -29,7 +35,7 @@ try {
   const accepted = selectExactRequirement(required!, { chainId: world.chainId, asset: world.asset })!;
   const resource = required!.x402Version === 2 ? required!.resource : undefined;
 
-  console.log(`depositing ${2 * (SETTLES + 1) + AGENTS * AGENT_PAYMENTS} notes...`);
+  console.log(`depositing ${4 * (SETTLES + 1) + AGENTS * AGENT_PAYMENTS} notes...`);
   let tag = 1_000;
   const depositors = Object.values(world.chain.depositors);
   const notes = async (count: number): Promise<Note[]> => {
@@ -39,6 +45,8 @@ try {
   };
   const settleNotes = await notes(SETTLES + 1);
   const x402Notes = await notes(SETTLES + 1);
+  const provenSettleNotes = await notes(SETTLES + 1);
+  const provenX402Notes = await notes(SETTLES + 1);
   const agentNotes = await notes(AGENTS * AGENT_PAYMENTS);
   await world.syncIndexer();
 
@@ -63,6 +71,12 @@ try {
   });
   const settleX402Body = (note: Note) => ({ accepts: accepted, resource, serviceDeposit: noteToWire(note), acceptNotPrivate: true });
 
+  const summary = (timings: number[]) => ({
+    count: timings.length,
+    p50Ms: Math.round(percentile(timings, 50)),
+    p95Ms: Math.round(percentile(timings, 95)),
+  });
+
   /** Runs the requests one after another, the first as a warm-up left out of the timings. */
   async function sequential(route: string, bodies: unknown[]): Promise<{ ms: number[]; proofMs: number[] }> {
     const answers: Timed[] = [];
@@ -75,6 +89,49 @@ try {
   const settleMs = await sequential("/api/facilitator/settle", settleNotes.map(settleBody));
   console.log(`${SETTLES} sequential settle-x402...`);
   const x402Ms = await sequential("/api/facilitator/settle-x402", x402Notes.map(settleX402Body));
+
+  const facilitator = new FacilitatorClient(world.relayer.url);
+  const entrypoint = await world.chain.facilitator.entrypoint.getAddress();
+  const takeBps = BigInt((await facilitator.supported()).settleX402!.takeBps);
+
+  /** One non-custodial payment as an agent makes it: quote, trees and proof here, then the proof-carrying settle. */
+  async function provenPayment(note: Note, x402: boolean): Promise<{ totalMs: number; proofMs: number; quoteAndTreesMs: number; relayMs: number }> {
+    const nullifierHash = nullifierHashOf(note.nullifier).toString();
+    const invoice = { payTo: Wallet.createRandom().address, maxAmountRequired: world.price.toString() };
+    const fields = x402 ? { accepts: accepted, resource, acceptNotPrivate: true } : { paymentDetails: invoice };
+    const requestQuote = async (): Promise<QuoteAnswer> =>
+      (await (x402 ? facilitator.quoteX402({ ...fields, nullifierHash }) : facilitator.quote({ ...fields, nullifierHash }))).quote;
+    const started = performance.now();
+    const { quote, proof, proofTimeMs } = await proveLocally({
+      facilitator,
+      prover: sharedProver(),
+      note,
+      expected: x402
+        ? { route: "settle-x402", withdrawnValue: grossForNet(world.price, takeBps), feeBps: takeBps, processooor: entrypoint }
+        : { route: "settle", withdrawnValue: world.price, feeBps: takeBps, processooor: entrypoint, recipient: invoice.payTo },
+      requestQuote,
+    });
+    const proven = performance.now();
+    const refund = x402 ? { refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)).toString() } : {};
+    const relay = await timed(x402 ? "/api/facilitator/settle-x402-proof" : "/api/facilitator/settle-proof", { ...fields, quote, proof, ...refund });
+    return { totalMs: performance.now() - started, proofMs: proofTimeMs, quoteAndTreesMs: proven - started - proofTimeMs, relayMs: relay.ms };
+  }
+
+  /** Non-custodial payments one after another, the first as a warm-up (the agent's prover starts) left out. */
+  async function sequentialProven(spent: Note[], x402: boolean) {
+    const measured: Awaited<ReturnType<typeof provenPayment>>[] = [];
+    for (const [i, note] of spent.entries()) {
+      const payment = await provenPayment(note, x402);
+      if (i > 0) measured.push(payment);
+    }
+    const of = (part: keyof (typeof measured)[number]) => measured.map((payment) => payment[part]);
+    return { ...summary(of("totalMs")), clientProof: summary(of("proofMs")), quoteAndTreesP50Ms: Math.round(percentile(of("quoteAndTreesMs"), 50)), relay: summary(of("relayMs")) };
+  }
+
+  console.log(`${SETTLES} sequential settles, client proof + relay...`);
+  const provenSettle = await sequentialProven(provenSettleNotes, false);
+  console.log(`${SETTLES} sequential settle-x402, client proof + relay...`);
+  const provenX402 = await sequentialProven(provenX402Notes, true);
 
   console.log(`${AGENTS} agents, ${AGENT_PAYMENTS} settle-x402 each, at once...`);
   const concurrent: Timed[] = [];
@@ -95,16 +152,12 @@ try {
     throw new Error(`concurrent settles: ${nonces.size} distinct nonces for ${concurrent.length} settles, ${failed} failed on chain`);
   }
 
-  const summary = (timings: number[]) => ({
-    count: timings.length,
-    p50Ms: Math.round(percentile(timings, 50)),
-    p95Ms: Math.round(percentile(timings, 95)),
-  });
   const withProof = ({ ms, proofMs }: { ms: number[]; proofMs: number[] }) => ({ ...summary(ms), proofP50Ms: Math.round(percentile(proofMs, 50)) });
   const results = {
     prover: proverInUse,
     settle: withProof(settleMs),
     settleX402: withProof(x402Ms),
+    nonCustodial: { agentProver: "wasm", settle: provenSettle, settleX402: provenX402 },
     concurrent: {
       agents: AGENTS,
       settles: concurrent.length,
@@ -116,12 +169,19 @@ try {
     sequentialSettlesPerMinute: Math.round(60_000 / (x402Ms.ms.reduce((sum, ms) => sum + ms, 0) / x402Ms.ms.length)),
   };
 
+  const serverProof = (result: typeof results.settle) =>
+    `p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms (proof p50 ${result.proofP50Ms} ms)`;
+  const clientProof = (result: typeof provenSettle) =>
+    `p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms (client proof p50 ${result.clientProof.p50Ms} / p95 ${result.clientProof.p95Ms} ms, ` +
+    `quote + trees p50 ${result.quoteAndTreesP50Ms} ms, relay p50 ${result.relay.p50Ms} / p95 ${result.relay.p95Ms} ms)`;
   printTable(
     ["measurement", "result"],
     [
-      ["prover", proverInUse],
-      [`settle, sequential (${results.settle.count})`, `p50 ${results.settle.p50Ms} ms, p95 ${results.settle.p95Ms} ms (proof p50 ${results.settle.proofP50Ms} ms)`],
-      [`settle-x402, sequential (${results.settleX402.count})`, `p50 ${results.settleX402.p50Ms} ms, p95 ${results.settleX402.p95Ms} ms (proof p50 ${results.settleX402.proofP50Ms} ms)`],
+      ["relayer's prover / agent's prover", `${proverInUse} / wasm`],
+      [`settle, server proof, sequential (${results.settle.count})`, serverProof(results.settle)],
+      [`settle, client proof + relay, sequential (${provenSettle.count})`, clientProof(provenSettle)],
+      [`settle-x402, server proof, sequential (${results.settleX402.count})`, serverProof(results.settleX402)],
+      [`settle-x402, client proof + relay, sequential (${provenX402.count})`, clientProof(provenX402)],
       [`settle-x402, ${AGENTS} agents at once (${concurrent.length})`, `p50 ${results.concurrent.p50Ms} ms, p95 ${results.concurrent.p95Ms} ms`],
       ["  errors / distinct relayer nonces", `${results.concurrent.errors} / ${results.concurrent.distinctNonces} of ${concurrent.length}`],
       ["settles per minute, sequential / concurrent", `${results.sequentialSettlesPerMinute} / ${results.concurrent.settlesPerMinute}`],

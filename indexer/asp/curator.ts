@@ -189,6 +189,14 @@ export class AspCurator {
     return witness;
   }
 
+  /** The newest ASP tree whose root the entrypoint has: the one paths are served from. */
+  onChainTree(): IndexedTree {
+    if (this.onChain === null) {
+      throw new IndexerError("ASP_ROOT_NOT_PUBLISHED", "no ASP root of the curator's tree is on chain yet; retry once the curator has published it");
+    }
+    return this.onChain;
+  }
+
   /** Whether the depositor of `label` took the deposit back by ragequit. */
   tookBack(label: bigint): boolean {
     return this.ragequits.has(label);

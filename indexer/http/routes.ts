@@ -11,6 +11,8 @@ export function indexerRouter(queries: IndexerQueries, addressBook: AddressBook)
   const router = new Router();
   router.get(INDEXER_ROUTES.deployment, (ctx) => send(ctx, addressBook));
   router.get(INDEXER_ROUTES.status, (ctx) => send(ctx, queries.status()));
+  router.get(INDEXER_ROUTES.trees, (ctx) => send(ctx, queries.trees()));
+  router.get(INDEXER_ROUTES.treeLeaves, (ctx) => send(ctx, queries.treeLeaves()));
   router.get(INDEXER_ROUTES.stateProof, (ctx) => send(ctx, queries.stateProof(fieldParam(ctx, "commitment"))));
   router.get(INDEXER_ROUTES.aspProof, (ctx) => send(ctx, queries.aspProof(fieldParam(ctx, "label"))));
   router.get(INDEXER_ROUTES.nullifier, async (ctx) =>

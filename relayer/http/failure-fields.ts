@@ -5,6 +5,8 @@ import { ROUTES } from "../supported.js";
 const FAILURE_FIELDS: Record<string, Record<string, false>> = {
   [ROUTES.settle]: { settled: false },
   [ROUTES.settleX402]: { settled: false },
+  [ROUTES.settleProof]: { settled: false },
+  [ROUTES.settleX402Proof]: { settled: false },
   [ROUTES.withdraw]: { settled: false },
   [ROUTES.x402Pay]: { settled: false },
   [ROUTES.authorize]: { authorized: false },

@@ -131,12 +131,13 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 
 /**
  * The nullifier hash a body names: Poseidon of its note's nullifier (`serviceDeposit.nullifier`, or a top-level
- * `nullifier`), or authorize's `nullifierHash`. Undefined when it names none validly; the schema refuses it next.
+ * `nullifier`), a `nullifierHash` (authorize, the quotes) or its quote's (the proof-carrying settles). Undefined when
+ * it names none validly; the schema refuses it next.
  */
 function nullifierHashIn(body: unknown): bigint | undefined {
   if (!isRecord(body)) return undefined;
   const nullifier = FieldElementSchema.safeParse(isRecord(body.serviceDeposit) ? body.serviceDeposit.nullifier : body.nullifier);
   if (nullifier.success) return nullifierHashOf(nullifier.data);
-  const nullifierHash = FieldElementSchema.safeParse(body.nullifierHash);
+  const nullifierHash = FieldElementSchema.safeParse(isRecord(body.quote) ? body.quote.nullifierHash : body.nullifierHash);
   return nullifierHash.success ? nullifierHash.data : undefined;
 }

@@ -1,17 +1,28 @@
 import Router from "@koa/router";
 import type { Context } from "koa";
+import type { z } from "zod";
 import type { AgentRegistry } from "../agents/registry.js";
 import type { AccessFeeGate } from "../access-fee.js";
 import type { Facilitator } from "../facilitator.js";
 import { AGENT_KEY_HEADER, AgentListResponseSchema, AgentLookupQuerySchema, AgentRegisterRequestSchema } from "../schemas/agent.js";
 import { AuthorizeRequestSchema } from "../schemas/authorize.js";
-import { SettleRequestSchema, WithdrawRequestSchema, X402PayRequestSchema } from "../schemas/settle.js";
-import { SettleX402RequestSchema } from "../schemas/settle-x402.js";
+import type { TreeLeaves } from "../../indexer/api.js";
+import { QuoteRequestSchema, SettleProofRequestSchema, SettleRequestSchema, WithdrawRequestSchema, X402PayRequestSchema } from "../schemas/settle.js";
+import { QuoteX402RequestSchema, SettleX402ProofRequestSchema, SettleX402RequestSchema } from "../schemas/settle-x402.js";
 import { VerifyRequestSchema } from "../schemas/verify.js";
-import type { X402Settler } from "../x402/settle-x402.js";
+import type { X402Settler, X402Terms } from "../x402/settle-x402.js";
 import { ROUTES, type SupportedResponse } from "../supported.js";
 import { parseWith } from "./parse.js";
-import { agentPublicToWire, agentToWire, spendToWire, x402SettlementToWire } from "./wire.js";
+import {
+  agentPublicToWire,
+  agentToWire,
+  provenSpendToWire,
+  quoteToWire,
+  spendToWire,
+  treesToWire,
+  x402ProvenSettlementToWire,
+  x402SettlementToWire,
+} from "./wire.js";
 
 export interface RouteDeps {
   facilitator: Facilitator;
@@ -19,6 +30,8 @@ export interface RouteDeps {
   accessFee: AccessFeeGate;
   agents: AgentRegistry;
   supported: () => Promise<SupportedResponse>;
+  /** Both trees with every leaf, from the indexer (docs/api.md 4.10). */
+  trees: () => Promise<TreeLeaves>;
   openapi: () => unknown;
 }
 
@@ -28,7 +41,7 @@ const body = (ctx: Context) => (ctx.request as { body?: unknown }).body;
 const agentKeyOf = (ctx: Context) => ctx.get(AGENT_KEY_HEADER) || undefined;
 
 /** Thin routes: parse with the endpoint's schema, call the facilitator, serialize. */
-export function facilitatorRouter({ facilitator, x402, accessFee, agents, supported, openapi }: RouteDeps): Router {
+export function facilitatorRouter({ facilitator, x402, accessFee, agents, supported, trees, openapi }: RouteDeps): Router {
   const router = new Router();
 
   router.get(ROUTES.supported, async (ctx) => {
@@ -53,14 +66,7 @@ export function facilitatorRouter({ facilitator, x402, accessFee, agents, suppor
   router.post(ROUTES.settle, async (ctx) => {
     const request = parseWith(SettleRequestSchema, body(ctx));
     if (request.agentId !== undefined) await agents.authenticate(request.agentId, agentKeyOf(ctx));
-    const result = await facilitator.settle({
-      note: request.serviceDeposit,
-      payTo: request.paymentDetails.payTo,
-      amount: request.paymentDetails.maxAmountRequired,
-      network: request.paymentDetails.networkId,
-      agentId: request.agentId,
-      category: request.category,
-    });
+    const result = await facilitator.settle({ ...invoiceOf(request), note: request.serviceDeposit });
     ctx.body = { settled: true, ...spendToWire(result) };
   });
 
@@ -111,16 +117,60 @@ export function facilitatorRouter({ facilitator, x402, accessFee, agents, suppor
     const request = parseWith(SettleX402RequestSchema, body(ctx));
     if (request.agentId !== undefined) await agents.authenticate(request.agentId, agentKeyOf(ctx));
     const result = await x402.settle({
-      accepted: request.accepts,
-      resource: request.resource,
+      ...x402TermsOf(request),
       note: request.serviceDeposit,
       changeSecrets: request.nextNullifier === undefined ? undefined : { nullifier: request.nextNullifier, secret: request.nextSecret! },
-      acceptNotPrivate: request.acceptNotPrivate,
-      agentId: request.agentId,
-      category: request.category,
     });
     ctx.body = { settled: true, ...x402SettlementToWire(result) };
   });
 
+  router.get(ROUTES.trees, async (ctx) => {
+    ctx.body = treesToWire(await trees());
+  });
+
+  router.post(ROUTES.quote, async (ctx) => {
+    const request = parseWith(QuoteRequestSchema, body(ctx));
+    if (request.agentId !== undefined) await agents.authenticate(request.agentId, agentKeyOf(ctx));
+    const quote = await facilitator.quote({ ...invoiceOf(request), nullifierHash: request.nullifierHash });
+    ctx.body = { quote: quoteToWire(quote) };
+  });
+
+  router.post(ROUTES.settleProof, async (ctx) => {
+    const request = parseWith(SettleProofRequestSchema, body(ctx));
+    if (request.agentId !== undefined) await agents.authenticate(request.agentId, agentKeyOf(ctx));
+    const result = await facilitator.settleProven({ ...invoiceOf(request), quote: request.quote, proof: request.proof });
+    ctx.body = { settled: true, ...provenSpendToWire(result) };
+  });
+
+  router.post(ROUTES.quoteX402, async (ctx) => {
+    const request = parseWith(QuoteX402RequestSchema, body(ctx));
+    if (request.agentId !== undefined) await agents.authenticate(request.agentId, agentKeyOf(ctx));
+    const quote = await x402.quote({ ...x402TermsOf(request), nullifierHash: request.nullifierHash });
+    ctx.body = { quote: quoteToWire(quote) };
+  });
+
+  router.post(ROUTES.settleX402Proof, async (ctx) => {
+    const request = parseWith(SettleX402ProofRequestSchema, body(ctx));
+    if (request.agentId !== undefined) await agents.authenticate(request.agentId, agentKeyOf(ctx));
+    const result = await x402.settleProven({ ...x402TermsOf(request), quote: request.quote, proof: request.proof, refundPrecommitment: request.refundPrecommitment });
+    ctx.body = { settled: true, ...x402ProvenSettlementToWire(result) };
+  });
+
   return router;
+}
+
+/** The invoice of a settle-style body. */
+function invoiceOf(request: { paymentDetails: { payTo: string; maxAmountRequired: bigint; networkId?: string }; agentId?: string; category?: string }) {
+  return {
+    payTo: request.paymentDetails.payTo,
+    amount: request.paymentDetails.maxAmountRequired,
+    network: request.paymentDetails.networkId,
+    agentId: request.agentId,
+    category: request.category,
+  };
+}
+
+/** The seller's terms of a settle-x402-style body. */
+function x402TermsOf(request: Omit<z.output<typeof QuoteX402RequestSchema>, "nullifierHash">): X402Terms {
+  return { accepted: request.accepts, resource: request.resource, acceptNotPrivate: request.acceptNotPrivate, agentId: request.agentId, category: request.category };
 }

@@ -1,40 +1,74 @@
+import type { TreeLeaves } from "../../indexer/api.js";
 import { noteToWire } from "../../sdk/client/facilitator-client.js";
 import type { AgentPublicView, AgentView } from "../agents/registry.js";
-import type { SpendResult } from "../facilitator.js";
-import type { X402Settlement } from "../x402/settle-x402.js";
+import type { ProvenSpendResult, SettledSpend, SpendResult } from "../facilitator.js";
+import type { SignedQuote } from "../settlement/quote.js";
+import type { X402Payment, X402ProvenSettlement, X402Settlement } from "../x402/settle-x402.js";
 
-/** The fields every spend response shares (settle, withdraw, x402-pay). */
+/** The fields every spend response shares, whoever proved it. */
+function settledToWire(result: SettledSpend) {
+  return { txHash: result.txHash, amount: result.amount.toString(), fee: result.fee.toString(), replayed: result.replayed, privacy: result.privacy };
+}
+
+/** The fields every custodial spend response shares (settle, withdraw, x402-pay): the change note the relayer knows. */
 export function spendToWire(result: SpendResult) {
   return {
-    txHash: result.txHash,
-    amount: result.amount.toString(),
-    fee: result.fee.toString(),
+    ...settledToWire(result),
     remainingValue: result.remainingValue.toString(),
     ...(result.nextDeposit === undefined ? {} : { nextDeposit: noteToWire(result.nextDeposit) }),
     proofTimeMs: result.proofTimeMs,
-    replayed: result.replayed,
-    privacy: result.privacy,
   };
+}
+
+/** A non-custodial spend's answer: of the change note only its commitment. */
+export function provenSpendToWire(result: ProvenSpendResult) {
+  return { ...settledToWire(result), changeCommitment: result.changeCommitment.toString() };
 }
 
 /** settle-x402's answer: the payment for the seller, and the spend that funded its payer. */
 export function x402SettlementToWire(settlement: X402Settlement) {
-  const { amount: gross, ...spend } = spendToWire(settlement);
+  const { remainingValue, nextDeposit, proofTimeMs, ...spend } = spendToWire(settlement);
+  return { ...x402PaymentToWire(settlement, spend), remainingValue, ...(nextDeposit === undefined ? {} : { nextDeposit }), proofTimeMs };
+}
+
+/** settle-x402-proof's answer: settle-x402's, with the change commitment instead of the change note. */
+export function x402ProvenSettlementToWire(settlement: X402ProvenSettlement) {
+  const { changeCommitment, ...spend } = provenSpendToWire(settlement);
+  return { ...x402PaymentToWire(settlement, spend), changeCommitment };
+}
+
+function x402PaymentToWire(payment: X402Payment, { txHash, amount: gross, ...spend }: ReturnType<typeof settledToWire>) {
   return {
-    xPayment: settlement.xPayment,
-    x402Version: settlement.x402Version,
-    payer: settlement.payer,
-    fundingTxHash: spend.txHash,
-    amount: settlement.sellerAmount.toString(),
+    xPayment: payment.xPayment,
+    x402Version: payment.x402Version,
+    payer: payment.payer,
+    fundingTxHash: txHash,
+    amount: payment.sellerAmount.toString(),
     gross,
-    fee: spend.fee,
-    remainingValue: spend.remainingValue,
-    ...(spend.nextDeposit === undefined ? {} : { nextDeposit: spend.nextDeposit }),
-    validBefore: settlement.validBefore,
-    proofTimeMs: spend.proofTimeMs,
-    replayed: spend.replayed,
-    privacy: spend.privacy,
+    validBefore: payment.validBefore,
+    ...spend,
   };
+}
+
+/** A quote with its numbers as decimal strings (QuoteWireSchema). */
+export function quoteToWire(quote: SignedQuote) {
+  return {
+    ...quote,
+    nullifierHash: quote.nullifierHash.toString(),
+    scope: quote.scope.toString(),
+    feeBps: Number(quote.feeBps),
+    withdrawnValue: quote.withdrawnValue.toString(),
+    fee: quote.fee.toString(),
+    context: quote.context.toString(),
+    stateRoot: quote.stateRoot.toString(),
+    aspRoot: quote.aspRoot.toString(),
+  };
+}
+
+/** Both trees with their leaves, as decimal strings (TreesResponseSchema). */
+export function treesToWire(trees: TreeLeaves) {
+  const tree = ({ root, depth, size, leaves }: TreeLeaves["state"]) => ({ root: root.toString(), depth, size, leaves: leaves.map(String) });
+  return { state: tree(trees.state), asp: tree(trees.asp) };
 }
 
 /** An agent as anyone may see it: no owner, no spend. */

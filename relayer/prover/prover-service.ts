@@ -1,12 +1,10 @@
 import type { Logger } from "pino";
-import { availableParallelism } from "node:os";
 import { WITHDRAW_ARTIFACTS, type CircuitArtifacts, type WithdrawCircuitInput, type WithdrawProof } from "../../sdk/index.js";
+import { NoWitnessError, WasmProver, type TimedProof } from "../../sdk/prover/index.js";
 import { RELAYER_ERROR_STATUS, RelayerError } from "../errors.js";
-import type { Prover, TimedProof } from "../settlement/prover.js";
+import type { Prover } from "../settlement/prover.js";
 import { NativeProverProcess, builtNativeProver } from "./native-process.js";
 import { NativeProver } from "./native-prover.js";
-import { proveWitness } from "./proof-schedule.js";
-import { ProofJobError, WorkerPool } from "./worker-pool.js";
 
 export interface ProverServiceOptions {
   /** Proof worker threads; one proof is spread over all of them. Default: one per core. */
@@ -40,19 +38,17 @@ const INITIAL_PROOF_MS = 2_000;
 const AVERAGE_WEIGHT = 0.2;
 
 /**
- * Proves withdrawals: witnesses on worker threads that hold the witness calculator and the verification key, the
- * proof itself natively (native-prover/, a long-lived child process holding the proving key) or, without one, on
- * the workers' wasm engine. Back-pressure is an immediate PROVER_BUSY (503 with Retry-After), never a timeout.
+ * Proves withdrawals: witnesses on the worker threads of the shared wasm engine (sdk/prover), which hold the
+ * witness calculator and the verification key, the proof itself natively (native-prover/, a long-lived child
+ * process holding the proving key) or, without one, on the wasm engine. Back-pressure is an immediate PROVER_BUSY (503 with Retry-After), never a timeout.
  * Every native proof is checked against the verification key before it leaves; one that fails the check (or a
  * native prover that fails) is logged and that proof is made by the wasm engine, and checked too.
  */
 export class ProverService implements Prover {
-  private readonly pool: WorkerPool;
+  private readonly wasm: WasmProver;
   private readonly native?: NativeEngine;
   /** Proofs accepted and not finished, running or waiting. */
   private inFlight = 0;
-  /** Proofs ever accepted: the next one's place in line. */
-  private admitted = 0;
   private averageProofMs = INITIAL_PROOF_MS;
 
   constructor(
@@ -61,9 +57,11 @@ export class ProverService implements Prover {
   ) {
     const artifacts = options.artifacts ?? WITHDRAW_ARTIFACTS;
     this.native = startNative(options, artifacts);
-    this.pool = new WorkerPool(options.workers ?? availableParallelism(), { artifacts }, (error) =>
-      logger.error({ err: error.message }, "a proof worker died; started another"),
-    );
+    this.wasm = new WasmProver({
+      workers: options.workers,
+      artifacts,
+      onWorkerLost: (error) => logger.error({ err: error.message }, "a proof worker died; started another"),
+    });
     if (this.native instanceof NativeProverProcess) {
       const native = this.native;
       native.ready.then(
@@ -94,17 +92,14 @@ export class ProverService implements Prover {
       );
     }
     this.inFlight++;
-    const priority = this.admitted++;
+    const place = this.wasm.takePlace();
     try {
-      const { wtns, witnessMs } = await this.pool.run({ kind: "witness", input }, priority);
-      const started = performance.now();
-      const proof =
-        this.engine === "native" ? await this.proveNatively(this.native!, wtns, priority) : await proveWitness(this.pool, wtns, priority);
-      const proofTimeMs = Math.round(witnessMs + performance.now() - started);
-      this.averageProofMs += AVERAGE_WEIGHT * (proofTimeMs - this.averageProofMs);
-      return { ...proof, proofTimeMs, witnessTimeMs: Math.round(witnessMs) };
+      const native = this.engine === "native" ? this.native! : undefined;
+      const proof = await this.wasm.prove(input, place, native && ((wtns) => this.proveNatively(native, wtns, place)));
+      this.averageProofMs += AVERAGE_WEIGHT * (proof.proofTimeMs - this.averageProofMs);
+      return proof;
     } catch (error) {
-      if (error instanceof ProofJobError && error.failure.reason === "no_witness") {
+      if (error instanceof NoWitnessError) {
         // Said without the calculator's message, which could echo private inputs.
         throw new RelayerError("INVALID_PROOF", "The note cannot be proven against the current trees. Refresh the ASP and state roots and retry.");
       }
@@ -114,27 +109,32 @@ export class ProverService implements Prover {
     }
   }
 
+  /** Checks an agent's proof on a worker thread, in line with the proofs being made. */
+  verify(proof: WithdrawProof): Promise<boolean> {
+    return this.wasm.verify(proof);
+  }
+
   /** Ends the worker threads and the native prover; proofs not finished are rejected. */
   async close(): Promise<void> {
-    await Promise.all([this.pool.close(), this.native?.close?.()]);
+    await Promise.all([this.wasm.close(), this.native?.close?.()]);
   }
 
   /**
    * A native proof, verified; a failed check or a failed native prover falls back to the wasm engine for this
    * proof, whose proof is verified as well: a proof that does not verify is never returned.
    */
-  private async proveNatively(native: NativeEngine, wtns: Uint8Array, priority: number): Promise<WithdrawProof> {
+  private async proveNatively(native: NativeEngine, wtns: Uint8Array, place: number): Promise<WithdrawProof> {
     let reason: string;
     try {
       const { proof, publicSignals } = await native.prove(wtns);
-      if ((await this.pool.run({ kind: "verify", proof: { proof, publicSignals } }, priority)).valid) return { proof, publicSignals };
+      if (await this.wasm.verify({ proof, publicSignals }, place)) return { proof, publicSignals };
       reason = "its proof does not verify against the verification key";
     } catch (error) {
       reason = error instanceof Error ? error.message : String(error);
     }
     this.logger.warn({ binary: native.binary, reason }, "native proof refused; proving this one with the wasm engine");
-    const proof = await proveWitness(this.pool, wtns, priority);
-    if (!(await this.pool.run({ kind: "verify", proof }, priority)).valid) {
+    const proof = await this.wasm.proveWitness(wtns, place);
+    if (!(await this.wasm.verify(proof, place))) {
       throw new RelayerError("INTERNAL", "The prover made no valid proof for this witness; nothing was relayed or spent. Retry the request.");
     }
     return proof;

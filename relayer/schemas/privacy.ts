@@ -7,6 +7,8 @@ export const PrivacyBlockSchema = z
     anonymitySet: z.number().int().nullable(),
     minimumForPrivacy: z.number().int(),
     disclosure: z.string(),
+    /** Who proved the spend, and what the relayer learnt of the note in that mode (docs/design.md 10). */
+    custody: z.object({ mode: z.enum(["custodial", "non-custodial"]), relayerLearned: z.string() }).strict(),
     proof: z
       .object({ system: z.literal("groth16"), curve: z.literal("bn128"), proofTimeMs: z.number().int(), publicSignals: z.number().int() })
       .strict()

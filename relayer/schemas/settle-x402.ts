@@ -4,6 +4,8 @@ import { ExactRequirementV1Schema, ExactRequirementV2Schema, ResourceInfoSchema 
 import { NoteResponseSchema, ServiceDepositSchema } from "./note.js";
 import { AgentFieldsSchema } from "./payment.js";
 import { PrivacyBlockSchema } from "./privacy.js";
+import { WithdrawProofSchema } from "./proof.js";
+import { QuoteSchema } from "./quote.js";
 
 // docs/api.md 2.3 lists an entry's scheme, network, asset, payTo and amount. Sellers also send maxTimeoutSeconds (60 s
 // when absent, the reference sellers' default) and the token's EIP-712 domain in `extra`. `extra` is read loosely
@@ -64,4 +66,34 @@ export const SettleX402ResponseSchema = z
     replayed: z.boolean(),
     privacy: PrivacyBlockSchema,
   })
+  .strict();
+
+/** POST /api/facilitator/quote-x402 (docs/api.md 4.10): settle-x402's fields, the note by its nullifier hash only. */
+export const QuoteX402RequestSchema = z
+  .object({
+    accepts: SellerEntrySchema,
+    resource: ResourceInfoSchema.optional(),
+    nullifierHash: FieldElementSchema,
+    acceptNotPrivate: z.boolean().default(false),
+    ...AgentFieldsSchema,
+  })
+  .strict();
+
+/** POST /api/facilitator/settle-x402-proof (docs/api.md 4.10): settle-x402 with the agent's proof of a quote instead of the note. */
+export const SettleX402ProofRequestSchema = z
+  .object({
+    accepts: SellerEntrySchema,
+    resource: ResourceInfoSchema.optional(),
+    quote: QuoteSchema,
+    proof: WithdrawProofSchema,
+    /** Poseidon of the refund secrets of the note (sdk deriveRefundSecrets): where the payer sweep returns an unused payment. */
+    refundPrecommitment: FieldElementSchema,
+    acceptNotPrivate: z.boolean().default(false),
+    ...AgentFieldsSchema,
+  })
+  .strict();
+
+/** The relayer never saw the note: no remaining value, no change note, only the change commitment the proof inserts. */
+export const SettleX402ProofResponseSchema = SettleX402ResponseSchema.omit({ remainingValue: true, nextDeposit: true, proofTimeMs: true })
+  .extend({ changeCommitment: atomic })
   .strict();

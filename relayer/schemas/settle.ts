@@ -1,8 +1,10 @@
 import { z } from "zod";
-import { AddressSchema, AtomicAmountSchema } from "../../sdk/schema/primitives.js";
+import { AddressSchema, AtomicAmountSchema, FieldElementSchema } from "../../sdk/schema/primitives.js";
 import { NoteResponseSchema, ServiceDepositSchema } from "./note.js";
 import { AgentFieldsSchema, PaymentDetailsSchema } from "./payment.js";
 import { PrivacyBlockSchema } from "./privacy.js";
+import { WithdrawProofSchema } from "./proof.js";
+import { QuoteSchema } from "./quote.js";
 
 /** POST /api/facilitator/settle (docs/api.md 4.3). */
 export const SettleRequestSchema = z
@@ -28,6 +30,21 @@ export const SettleResponseSchema = z
     replayed: z.boolean(),
     privacy: PrivacyBlockSchema,
   })
+  .strict();
+
+/** POST /api/facilitator/quote (docs/api.md 4.10): settle's invoice, and the note by its nullifier hash only. */
+export const QuoteRequestSchema = z
+  .object({ paymentDetails: PaymentDetailsSchema, nullifierHash: FieldElementSchema, ...AgentFieldsSchema })
+  .strict();
+
+/** POST /api/facilitator/settle-proof (docs/api.md 4.10): settle with the agent's proof of a quote instead of the note. */
+export const SettleProofRequestSchema = z
+  .object({ paymentDetails: PaymentDetailsSchema, quote: QuoteSchema, proof: WithdrawProofSchema, ...AgentFieldsSchema })
+  .strict();
+
+/** The relayer never saw the note: no remaining value, no change note, only the change commitment the proof inserts. */
+export const SettleProofResponseSchema = SettleResponseSchema.omit({ remainingValue: true, nextDeposit: true, proofTimeMs: true })
+  .extend({ changeCommitment: z.string().regex(/^[0-9]+$/) })
   .strict();
 
 /** POST /api/withdraw (docs/api.md 4.6): the note's fields at top level; the full note when amountAtomic is absent. */

@@ -137,6 +137,24 @@ export const SupportedResponseSchema = z
         note: z.string(),
       })
       .strict(),
+    /** Non-custodial settles (docs/api.md 4.10): the agent proves, the relayer relays. */
+    nonCustodial: z
+      .object({
+        enabled: z.boolean(),
+        quote: z.string(),
+        settle: z.string(),
+        quoteX402: z.string(),
+        settleX402: z.string(),
+        trees: z.string(),
+        circuit: z.literal("withdraw"),
+        /** SHA-256 (hex) of circuits/artifacts/withdraw.vkey.json: an agent proves only with the same circuit. */
+        verificationKeySha256: z.string().regex(/^[0-9a-f]{64}$/),
+        quoteTtlSeconds: z.number().int(),
+        relayerLearns: z.string(),
+        custodialRelayerLearns: z.string(),
+        note: z.string(),
+      })
+      .strict(),
     endpoints: z.object({ verify: z.string(), settle: z.string(), settleX402: z.string() }).strict(),
     links: z
       .object({ docs: z.string(), openapi: z.string(), repo: z.string(), deposit: z.string(), sdk: z.string(), authorize: z.string() })

@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { changeNoteOf, deriveChangeSecrets, nullifierHashOf } from "../../sdk/index.js";
 import type { IndexerClient } from "../../indexer/client.js";
 import type { Logger } from "pino";
 import { RelayRevertedError, uncertain, type PoolChain } from "../chain/pool-chain.js";
@@ -8,12 +7,13 @@ import { RelayerError } from "../errors.js";
 import type { Faults } from "../faults.js";
 import { feeOf } from "../pricing.js";
 import type { LeasePayment, LeaseRecord, LeaseState, RelayerStore } from "../store/relayer-store.js";
+import { spendRecord } from "./spend.js";
 import type { PoolWithdrawer, WithdrawalOrder, WithdrawalOutcome } from "./withdrawal.js";
 
 export interface LeasedWithdrawalOrder extends Omit<WithdrawalOrder, "hooks"> {
   /**
    * What else a retry must repeat to be answered from this lease (the route's kind and terms that are not the
-   * note, e.g. the seller's network and amount). The recipient, amount, fee and change note are always pinned.
+   * note, e.g. the seller's network and amount). The recipient, amount, fee and change commitment are always pinned.
    */
   terms: readonly (string | bigint | number)[];
   /**
@@ -93,10 +93,8 @@ export class LeasedWithdrawals {
 
   async withdraw(order: LeasedWithdrawalOrder): Promise<LeasedWithdrawal> {
     const { store, faults } = this.deps;
-    const nullifierHash = nullifierHashOf(order.note.nullifier);
-    const changeSecrets = order.changeSecrets ?? deriveChangeSecrets(order.note);
-    const change = changeNoteOf(order.note, order.amount, changeSecrets);
-    const terms = [...order.terms, order.recipient.toLowerCase(), order.amount, order.feeBps, change.commitment];
+    const { nullifierHash, changeCommitment, remainingValue } = spendRecord(order.spend, order.amount);
+    const terms = [...order.terms, order.recipient.toLowerCase(), order.amount, order.feeBps, changeCommitment];
     const fingerprint = createHash("sha256").update(terms.map(String).join("|")).digest("hex");
     /** The reservation this request took, if any: a lease settled under it was withdrawn by this request. */
     let ownToken: string | undefined;
@@ -119,8 +117,8 @@ export class LeasedWithdrawals {
         recipient: order.recipient,
         gross: order.amount,
         fee: feeOf(order.amount, order.feeBps),
-        changeCommitment: change.commitment,
-        remainingValue: change.value,
+        changeCommitment,
+        remainingValue,
         fundingTxHash: existing?.fundingTxHash ?? null,
         proofTimeMs: null,
         payment,
@@ -128,7 +126,7 @@ export class LeasedWithdrawals {
       };
       if (!(await store.reserveLease(lease))) continue;
       ownToken = lease.token;
-      const settled = await this.run(lease, { ...order, changeSecrets });
+      const settled = await this.run(lease, order);
       if (settled !== undefined) return { lease: settled, replayed: false };
       // Taken over, or the note was spent meanwhile: the next round answers from the lease as it stands now.
     }
@@ -183,11 +181,12 @@ export class LeasedWithdrawals {
       clearInterval(heartbeat);
     }
     faults.at("after-mined");
+    const proofTimeMs = outcome.proofTimeMs ?? undefined;
     const settled: LeaseRecord = { ...lease, state: "settled", fundingTxHash: outcome.txHash, proofTimeMs: outcome.proofTimeMs };
     // A false answer means another request resolved this lease from the chain first, which can only have found
     // this very transaction, mined and paying the lease: the settlement stands either way.
     await store
-      .advanceLease(nullifierHash, token, "withdrawing", "settled", { fundingTxHash: outcome.txHash, proofTimeMs: outcome.proofTimeMs })
+      .advanceLease(nullifierHash, token, "withdrawing", "settled", { fundingTxHash: outcome.txHash, proofTimeMs })
       .catch(() => {
         throw unrecorded(outcome.txHash);
       });

@@ -16,7 +16,7 @@ export interface SpendableNote {
 }
 
 /** The indexer's answers as the facilitator's error classes (docs/api.md section 7). */
-function asRelayerError(error: unknown): RelayerError {
+export function indexerFailure(error: unknown): RelayerError {
   if (error instanceof RelayerError) return error;
   if (error instanceof IndexerApiError) {
     switch (error.code) {
@@ -58,7 +58,7 @@ export async function spendableNote(note: Note, indexer: IndexerClient, chain: P
   return lookUpNote(note, indexer)
     .catch(lookUpAfterCatchUp)
     .catch((error: unknown) => {
-      throw asRelayerError(error);
+      throw indexerFailure(error);
     });
 }
 

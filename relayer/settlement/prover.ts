@@ -1,11 +1,5 @@
 import type { WithdrawCircuitInput, WithdrawProof } from "../../sdk/index.js";
-
-export interface TimedProof extends WithdrawProof {
-  /** Witness and proof, from the moment a worker took the proof up (queueing not counted). */
-  proofTimeMs: number;
-  /** The witness alone, part of proofTimeMs. */
-  witnessTimeMs: number;
-}
+import type { TimedProof } from "../../sdk/prover/index.js";
 
 /** What the settlement needs of a prover; relayer/prover/prover-service.ts implements it with preloaded keys. */
 export interface Prover {
@@ -14,6 +8,8 @@ export interface Prover {
    * (with a Retry-After) when too many proofs are waiting.
    */
   prove(input: WithdrawCircuitInput): Promise<TimedProof>;
+  /** Whether a proof the relayer did not make (an agent's) verifies against the verification key. */
+  verify(proof: WithdrawProof): Promise<boolean>;
   /** Releases the prover's threads; the relayer's close() calls it. */
   close(): Promise<void>;
 }

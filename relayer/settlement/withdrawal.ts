@@ -1,45 +1,26 @@
-import {
-  buildWithdrawInput,
-  changeNoteOf,
-  deriveChangeSecrets,
-  encodeRelayData,
-  toSolidityProof,
-  withdrawalContext,
-  type Note,
-  type NoteSecrets,
-} from "../../sdk/index.js";
+import { buildWithdrawInput, toSolidityProof, withdrawalContext, type Withdrawal, type WithdrawProof } from "../../sdk/index.js";
 import type { IndexerClient } from "../../indexer/client.js";
 import type { PoolChain, RelayHooks } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
-import { feeOf } from "../pricing.js";
 import { spendableNote } from "./note-status.js";
 import type { Prover } from "./prover.js";
+import { withdrawalOf, type NoteSpend, type RelayTerms, type Spend } from "./spend.js";
 
-export interface WithdrawalOrder {
-  note: Note;
+export interface WithdrawalOrder extends RelayTerms {
+  spend: Spend;
   /** Gross amount leaving the pool; the recipient gets amount - fee. */
   amount: bigint;
-  recipient: string;
-  feeRecipient: string;
-  feeBps: bigint;
-  /** Change-note secrets; derived from the spent note when absent (docs/design.md 2). */
-  changeSecrets?: NoteSecrets;
   /** Steps of the relay transaction the caller hooks into (the lease records them). */
   hooks?: RelayHooks;
 }
 
 export interface WithdrawalOutcome {
   txHash: string;
-  nullifierHash: bigint;
-  amount: bigint;
-  fee: bigint;
-  remainingValue: bigint;
-  /** The change note, present when value remains. */
-  nextDeposit?: Note;
-  proofTimeMs: number;
+  /** The relayer's proof time; null for a proof the agent made. */
+  proofTimeMs: number | null;
 }
 
-/** Spends a note through Entrypoint.relay: check, prove, relay. The only code path that moves pool funds. */
+/** Spends a note through Entrypoint.relay: check, prove (unless the agent did), relay. The only code path that moves pool funds. */
 export class PoolWithdrawer {
   constructor(
     private readonly indexer: IndexerClient,
@@ -48,20 +29,20 @@ export class PoolWithdrawer {
   ) {}
 
   async withdraw(order: WithdrawalOrder): Promise<WithdrawalOutcome> {
-    const { note, amount } = order;
+    const withdrawal = withdrawalOf(this.chain.deployment, order);
+    const proven = order.spend.kind === "note" ? await this.prove(order.spend, order.amount, withdrawal) : { ...order.spend.proof, proofTimeMs: null };
+    const receipt = await this.chain.relay(withdrawal, toSolidityProof(proven), order.hooks);
+    return { txHash: receipt.hash, proofTimeMs: proven.proofTimeMs };
+  }
+
+  private async prove({ note, changeSecrets }: NoteSpend, amount: bigint, withdrawal: Withdrawal): Promise<WithdrawProof & { proofTimeMs: number }> {
     if (amount > note.value) {
       throw new RelayerError("INVALID_PAYMENT_AMOUNT", `The amount ${amount} exceeds the note's value ${note.value}.`);
     }
-    const changeSecrets = order.changeSecrets ?? deriveChangeSecrets(note);
     if (changeSecrets.nullifier === note.nullifier) {
       throw new RelayerError("INVALID_REQUEST", "nextNullifier must differ from the spent note's nullifier.");
     }
     const spendable = await spendableNote(note, this.indexer, this.chain);
-
-    const withdrawal = {
-      processooor: this.chain.deployment.entrypoint,
-      data: encodeRelayData({ recipient: order.recipient, feeRecipient: order.feeRecipient, relayFeeBPS: order.feeBps }),
-    };
     const input = buildWithdrawInput({
       note,
       withdrawnValue: amount,
@@ -70,18 +51,6 @@ export class PoolWithdrawer {
       aspWitness: spendable.aspWitness,
       context: withdrawalContext(withdrawal, this.chain.deployment.scope),
     });
-    const proof = await this.prover.prove(input);
-    const receipt = await this.chain.relay(withdrawal, toSolidityProof(proof), order.hooks);
-
-    const remainingValue = note.value - amount;
-    return {
-      txHash: receipt.hash,
-      nullifierHash: spendable.nullifierHash,
-      amount,
-      fee: feeOf(amount, order.feeBps),
-      remainingValue,
-      ...(remainingValue > 0n ? { nextDeposit: changeNoteOf(note, amount, changeSecrets) } : {}),
-      proofTimeMs: proof.proofTimeMs,
-    };
+    return this.prover.prove(input);
   }
 }

@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS leases (
   nullifier_hash NUMERIC(78) PRIMARY KEY,
   state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')), token TEXT NOT NULL,
   fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross NUMERIC(78) NOT NULL, fee NUMERIC(78) NOT NULL,
-  change_commitment NUMERIC(78) NOT NULL, remaining_value NUMERIC(78) NOT NULL, funding_tx_hash TEXT,
+  change_commitment NUMERIC(78) NOT NULL, remaining_value NUMERIC(78), funding_tx_hash TEXT,
   proof_time_ms INTEGER, x_payment TEXT, valid_before BIGINT, refund_precommitment NUMERIC(78),
   updated_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sweeps (
@@ -41,6 +41,7 @@ CREATE TABLE IF NOT EXISTS agent_spend (
   agent_id TEXT NOT NULL REFERENCES agents (id), day TEXT NOT NULL, amount NUMERIC(78) NOT NULL,
   count INTEGER NOT NULL, PRIMARY KEY (agent_id, day));
 ALTER TABLE leases ADD COLUMN IF NOT EXISTS token TEXT NOT NULL DEFAULT '';
+ALTER TABLE leases ALTER COLUMN remaining_value DROP NOT NULL;
 `;
 
 /**

@@ -56,7 +56,11 @@ export interface LeaseRecord {
   gross: bigint;
   fee: bigint;
   changeCommitment: bigint;
-  remainingValue: bigint;
+  /**
+   * What the change note holds. Null for a spend the agent proved itself (docs/design.md 10): the relayer never
+   * learns the note's value, so it cannot know what is left.
+   */
+  remainingValue: bigint | null;
   /**
    * The relay transaction, recorded the moment it is signed, before it leaves. Kept when a failed lease is
    * reserved again (until the new reservation signs its own), so no hash the relayer ever signed is lost.
@@ -75,8 +79,9 @@ export interface LeasePayment {
   /** EIP-3009 validBefore (unix seconds): after it an unused authorization leaves funds at the payer to sweep. */
   validBefore: number;
   /**
-   * Precommitment of the refund note (sdk deriveRefundSecrets of the spent note): what the sweep deposits funds
-   * an unused authorization left at the payer into. A hash, not a secret: deposits publish it anyway.
+   * Precommitment of the refund note (sdk deriveRefundSecrets of the spent note, computed here from the note or
+   * sent by an agent that proved the spend itself): what the sweep deposits funds an unused authorization left at
+   * the payer into. A hash, not a secret: deposits publish it anyway.
    */
   refundPrecommitment: bigint;
 }

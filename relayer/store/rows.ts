@@ -28,7 +28,7 @@ export const toLease = (row: Row): LeaseRecord => ({
   gross: BigInt(String(row.gross)),
   fee: BigInt(String(row.fee)),
   changeCommitment: BigInt(String(row.change_commitment)),
-  remainingValue: BigInt(String(row.remaining_value)),
+  remainingValue: row.remaining_value === null ? null : BigInt(String(row.remaining_value)),
   fundingTxHash: row.funding_tx_hash === null ? null : String(row.funding_tx_hash),
   proofTimeMs: row.proof_time_ms === null ? null : Number(row.proof_time_ms),
   payment:
@@ -74,7 +74,7 @@ export const reservedLeaseValues = (lease: LeaseRecord) => [
   lease.gross.toString(),
   lease.fee.toString(),
   lease.changeCommitment.toString(),
-  lease.remainingValue.toString(),
+  lease.remainingValue?.toString() ?? null,
   lease.payment?.xPayment ?? null,
   lease.payment?.validBefore ?? null,
   lease.payment?.refundPrecommitment.toString() ?? null,

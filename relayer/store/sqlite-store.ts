@@ -4,6 +4,13 @@ import type { AgentRecord, AgentSpend, AuthorizationRecord, LeaseRecord, LeaseSt
 import { agentValues, reservedLeaseValues, sweepValues, toAgent, toLease, toSweep } from "./rows.js";
 import { isSqliteBusy, storeUnavailable } from "./store-faults.js";
 
+const LEASE_COLUMNS = `nullifier_hash TEXT PRIMARY KEY, state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')),
+  token TEXT NOT NULL, fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross TEXT NOT NULL, fee TEXT NOT NULL,
+  change_commitment TEXT NOT NULL, remaining_value TEXT, funding_tx_hash TEXT, proof_time_ms INTEGER,
+  x_payment TEXT, valid_before INTEGER, refund_precommitment TEXT, updated_at TEXT NOT NULL`;
+const LEASE_COLUMN_NAMES = `nullifier_hash, state, token, fingerprint, recipient, gross, fee, change_commitment, remaining_value,
+  funding_tx_hash, proof_time_ms, x_payment, valid_before, refund_precommitment, updated_at`;
+
 // Amounts and field elements are canonical decimal TEXT: SQLite integers stop at 2^63.
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS authorizations (
@@ -15,11 +22,7 @@ CREATE TABLE IF NOT EXISTS agents (
   id TEXT PRIMARY KEY, name TEXT NOT NULL, public_key TEXT NOT NULL, owner_wallet TEXT NOT NULL,
   per_transaction_limit TEXT NOT NULL, daily_limit TEXT NOT NULL, provider_whitelist TEXT NOT NULL,
   categories TEXT NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS leases (
-  nullifier_hash TEXT PRIMARY KEY, state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')),
-  token TEXT NOT NULL, fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross TEXT NOT NULL, fee TEXT NOT NULL,
-  change_commitment TEXT NOT NULL, remaining_value TEXT NOT NULL, funding_tx_hash TEXT, proof_time_ms INTEGER,
-  x_payment TEXT, valid_before INTEGER, refund_precommitment TEXT, updated_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS leases (${LEASE_COLUMNS});
 CREATE TABLE IF NOT EXISTS sweeps (
   nullifier_hash TEXT PRIMARY KEY REFERENCES leases (nullifier_hash), payer TEXT NOT NULL, amount TEXT NOT NULL,
   outcome TEXT NOT NULL CHECK (outcome IN ('empty', 'deposited', 'held')), deposit_tx_hash TEXT, swept_at TEXT NOT NULL);
@@ -40,6 +43,28 @@ export class SqliteRelayerStore implements RelayerStore {
     // Files made before leases carried a reservation token.
     if (!this.db.prepare("SELECT 1 FROM pragma_table_info('leases') WHERE name = 'token'").get()) {
       this.db.exec("ALTER TABLE leases ADD COLUMN token TEXT NOT NULL DEFAULT ''");
+    }
+    // Files made before a lease could leave its remaining value unknown (a spend the agent proved).
+    if (this.db.prepare(`SELECT 1 FROM pragma_table_info('leases') WHERE name = 'remaining_value' AND "notnull" = 1`).get()) {
+      this.allowUnknownRemainingValue();
+    }
+  }
+
+  /** SQLite cannot drop a NOT NULL: the table is copied into one without it (foreign keys off meanwhile, as its docs say). */
+  private allowUnknownRemainingValue(): void {
+    this.db.exec("PRAGMA foreign_keys = OFF");
+    try {
+      this.db.exec(`BEGIN IMMEDIATE;
+        CREATE TABLE leases_migrated (${LEASE_COLUMNS});
+        INSERT INTO leases_migrated (${LEASE_COLUMN_NAMES}) SELECT ${LEASE_COLUMN_NAMES} FROM leases;
+        DROP TABLE leases;
+        ALTER TABLE leases_migrated RENAME TO leases;
+        COMMIT;`);
+    } catch (error) {
+      if (this.db.isTransaction) this.db.exec("ROLLBACK");
+      throw error;
+    } finally {
+      this.db.exec("PRAGMA foreign_keys = ON");
     }
   }
 

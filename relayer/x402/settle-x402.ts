@@ -1,4 +1,4 @@
-import { nullifierHashOf, precommitmentOf, deriveRefundSecrets, type Note, type NoteSecrets } from "../../sdk/index.js";
+import { nullifierHashOf, precommitmentOf, deriveRefundSecrets, type Note, type NoteSecrets, type WithdrawProof } from "../../sdk/index.js";
 import {
   amountOf,
   authorizationSignerUnder,
@@ -6,34 +6,56 @@ import {
   encodeXPayment,
   validityWindow,
   x402VersionOf,
+  type ExactRequirement,
   type ResourceInfo,
 } from "../../x402/index.js";
+import type { Wallet } from "ethers";
 import type { AccessFeeGate } from "../access-fee.js";
 import type { AgentRegistry } from "../agents/registry.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
-import type { Facilitator, SpendResult } from "../facilitator.js";
+import { spendRecordOf, type Facilitator, type ProvenSpendResult, type SettledSpend, type SpendResult } from "../facilitator.js";
 import { grossForNet } from "../pricing.js";
-import { isPrivate, privacyBlock } from "../privacy.js";
+import { isPrivate, privacyDisclosure } from "../privacy.js";
 import type { SellerEntry } from "../schemas/settle-x402.js";
+import type { SignedQuote } from "../settlement/quote.js";
+import type { LeasePayment } from "../store/relayer-store.js";
 import { payerWallet } from "./payer-keys.js";
 import { SellerTermsCheck, type PaymentWindow } from "./seller-terms.js";
 import { TokenDomainReader } from "./token-domain.js";
 
-export interface X402SettleRequest {
+/** What every settle-x402 request names besides the note or the proof. */
+export interface X402Terms {
   /** The seller's `exact` entry, as its 402 gave it (v1 or v2 shape). */
   accepted: SellerEntry;
   /** The v2 402's `resource`, echoed in a v2 payment. */
   resource?: ResourceInfo;
-  note: Note;
-  /** Change-note secrets; derived from the spent note when absent (docs/design.md 2). */
-  changeSecrets?: NoteSecrets;
   acceptNotPrivate: boolean;
   agentId?: string;
   category?: string;
 }
 
-export interface X402Settlement extends SpendResult {
+export interface X402SettleRequest extends X402Terms {
+  note: Note;
+  /** Change-note secrets; derived from the spent note when absent (docs/design.md 2). */
+  changeSecrets?: NoteSecrets;
+}
+
+/** quote-x402 (docs/api.md 4.10): the note is named by its nullifier hash only. */
+export interface X402QuoteRequest extends X402Terms {
+  nullifierHash: bigint;
+}
+
+/** settle-x402-proof (docs/api.md 4.10): the agent's proof of a quote, and its refund note's precommitment. */
+export interface X402ProvenRequest extends X402Terms {
+  quote: SignedQuote;
+  proof: WithdrawProof;
+  /** Poseidon(deriveRefundSecrets(note)): where the payer sweep deposits what an unused authorization leaves. */
+  refundPrecommitment: bigint;
+}
+
+/** What settle-x402 answers besides the spend that funded its payer. */
+export interface X402Payment {
   xPayment: string;
   x402Version: 1 | 2;
   /** The single-use payer the withdrawal funded; it holds exactly the seller's amount. */
@@ -42,6 +64,9 @@ export interface X402Settlement extends SpendResult {
   sellerAmount: bigint;
   validBefore: number;
 }
+
+export type X402Settlement = SpendResult & X402Payment;
+export type X402ProvenSettlement = ProvenSpendResult & X402Payment;
 
 export interface X402SettlerDeps {
   facilitator: Facilitator;
@@ -54,13 +79,23 @@ export interface X402SettlerDeps {
   clock?: () => number;
 }
 
+/** A seller's entry once the pre-flight passed: what the payer pays it, and what leaves the note for that. */
+interface SellerOrder {
+  accepted: ExactRequirement;
+  sellerAmount: bigint;
+  /** sellerAmount plus the take. */
+  gross: bigint;
+  /** The lease terms that pin the seller (LeasedWithdrawalOrder.terms). */
+  terms: (string | bigint)[];
+}
+
 /**
  * settle-x402 (docs/api.md 3.2 and 4.4, docs/design.md 5-7): pays an x402 seller through a fresh single-use payer. First the
  * pre-flight (seller-terms.ts): every term the seller's facilitator checks after funding is checked here. Then,
  * under the note's lease: build and sign the payer's EIP-3009 payment for the seller and recover its signer
  * against the token's domain separator, reserve, withdraw the gross amount to the payer by proof (the payer then
  * holds exactly the seller's amount; the take goes to the treasury), finalize. A retry replays the stored payment
- * and withdraws nothing.
+ * and withdraws nothing. The proof is the relayer's from the note (settle), or the agent's (settleProven, after quote).
  */
 export class X402Settler {
   private readonly token: TokenDomainReader;
@@ -74,55 +109,103 @@ export class X402Settler {
   async settle(request: X402SettleRequest): Promise<X402Settlement> {
     const { facilitator } = this.deps;
     const { note } = request;
+    const order = await this.preflight(request, note.value);
+    const nullifierHash = nullifierHashOf(note.nullifier);
+    await this.deps.accessFee.assertAuthorized(nullifierHash);
+    const payer = payerWallet(this.deps.payerKeySecret, nullifierHash);
+    const result = await facilitator.spend(note, {
+      amount: order.gross,
+      recipient: payer.address,
+      terms: order.terms,
+      changeSecrets: request.changeSecrets,
+      buildPayment: () => this.buildPayment(order, request.resource, payer, precommitmentOf(deriveRefundSecrets(note))),
+    });
+    await facilitator.recordSpend(spendRecordOf(note, { amount: order.sellerAmount, agentId: request.agentId }, result), result.replayed);
+    return { ...result, ...this.paymentOf(result, order, payer) };
+  }
+
+  /**
+   * quote-x402 (docs/api.md 4.10): every check settle-x402 makes before it spends, bar the note's value, which only the
+   * agent knows; then what the agent's proof must bind, with the single-use payer as recipient.
+   */
+  async quote(request: X402QuoteRequest): Promise<SignedQuote> {
+    const order = await this.preflight(request);
+    const payer = payerWallet(this.deps.payerKeySecret, request.nullifierHash);
+    return this.deps.facilitator.issueQuote({ route: "settle-x402", nullifierHash: request.nullifierHash, recipient: payer.address, amount: order.gross });
+  }
+
+  /**
+   * settle-x402-proof (docs/api.md 4.10): settle-x402 with the agent's proof of a quote instead of the note. The
+   * pre-flight runs again and the proof must bind exactly what it derives; the relayer relays it as it stands.
+   */
+  async settleProven(request: X402ProvenRequest): Promise<X402ProvenSettlement> {
+    const { facilitator } = this.deps;
+    const order = await this.preflight(request);
+    const { nullifierHash } = request.quote;
+    await this.deps.accessFee.assertAuthorized(nullifierHash);
+    const payer = payerWallet(this.deps.payerKeySecret, nullifierHash);
+    const result = await facilitator.spendProven(request.quote, request.proof, {
+      route: "settle-x402",
+      amount: order.gross,
+      recipient: payer.address,
+      // The refund precommitment is in no transaction until a refund: a retry must be the agent's, not a reader of the relay's calldata.
+      terms: [...order.terms, request.refundPrecommitment],
+      buildPayment: () => this.buildPayment(order, request.resource, payer, request.refundPrecommitment),
+    });
+    await facilitator.recordSpend({ nullifierHash, amount: order.sellerAmount, agentId: request.agentId }, result.replayed);
+    return { ...result, ...this.paymentOf(result, order, payer) };
+  }
+
+  /**
+   * Everything checked of a payment before anything is reserved: the seller's entry (seller-terms.ts), the invoice,
+   * what the note must hold (when the relayer knows its value), the privacy acknowledgement and the agent's limits.
+   */
+  private async preflight(request: X402Terms, noteValue?: bigint): Promise<SellerOrder> {
+    const { facilitator } = this.deps;
     const accepted = await this.sellerTerms.check(request.accepted);
     const sellerAmount = BigInt(amountOf(accepted));
-    facilitator.checkInvoice({ note, payTo: accepted.payTo, amount: sellerAmount });
+    facilitator.checkInvoice({ payTo: accepted.payTo, amount: sellerAmount }, noteValue);
     const gross = grossForNet(sellerAmount, facilitator.takeBps);
-    if (gross > note.value) {
+    if (noteValue !== undefined && gross > noteValue) {
       throw new RelayerError(
         "INVALID_PAYMENT_AMOUNT",
-        `The seller asks ${sellerAmount}; with the ${facilitator.takeBps} bps take the note must cover ${gross}, and it holds ${note.value}. Use a note that covers it.`,
+        `The seller asks ${sellerAmount}; with the ${facilitator.takeBps} bps take the note must cover ${gross}, and it holds ${noteValue}. Use a note that covers it.`,
       );
     }
     await this.requirePrivacyAcknowledged(request.acceptNotPrivate);
     if (request.agentId !== undefined) {
       await this.deps.agents.check({ agentId: request.agentId, provider: accepted.payTo, amount: sellerAmount, category: request.category });
     }
-    const nullifierHash = nullifierHashOf(note.nullifier);
-    await this.deps.accessFee.assertAuthorized(nullifierHash);
-
-    const payer = payerWallet(this.deps.payerKeySecret, nullifierHash);
-    const result = await facilitator.spend(note, {
-      amount: gross,
-      recipient: payer.address,
+    return {
+      accepted,
+      sellerAmount,
+      gross,
       terms: ["x402", accepted.network, accepted.asset.toLowerCase(), accepted.payTo.toLowerCase(), sellerAmount],
-      changeSecrets: request.changeSecrets,
-      // Step 1, before anything is reserved or withdrawn: a failure here leaves the note untouched.
-      buildPayment: async () => {
-        const window = validityWindow(accepted, this.now());
-        const payload = await buildPaymentPayload({ accepted, resource: request.resource, payer, window }).catch((error: unknown) => {
-          throw new RelayerError("INVALID_REQUEST", `Could not build the x402 payment for the seller's entry (${(error as Error).message}). Nothing was spent.`);
-        });
-        const { separator } = await this.token.read();
-        if (authorizationSignerUnder(separator, payload.payload) !== payer.address) {
-          throw new RelayerError("INTERNAL", "The payer's authorization does not recover to the payer under the token's domain separator. Nothing was spent.");
-        }
-        return {
-          xPayment: encodeXPayment(payload),
-          validBefore: Number(window.validBefore),
-          refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)),
-        };
-      },
+    };
+  }
+
+  /** Step 1, before anything is reserved or withdrawn: a failure here leaves the note untouched. */
+  private async buildPayment(order: SellerOrder, resource: ResourceInfo | undefined, payer: Wallet, refundPrecommitment: bigint): Promise<LeasePayment> {
+    const { accepted } = order;
+    const window = validityWindow(accepted, this.now());
+    const payload = await buildPaymentPayload({ accepted, resource, payer, window }).catch((error: unknown) => {
+      throw new RelayerError("INVALID_REQUEST", `Could not build the x402 payment for the seller's entry (${(error as Error).message}). Nothing was spent.`);
     });
-    await facilitator.recordSpend({ note, agentId: request.agentId, amount: sellerAmount }, result);
+    const { separator } = await this.token.read();
+    if (authorizationSignerUnder(separator, payload.payload) !== payer.address) {
+      throw new RelayerError("INTERNAL", "The payer's authorization does not recover to the payer under the token's domain separator. Nothing was spent.");
+    }
+    return { xPayment: encodeXPayment(payload), validBefore: Number(window.validBefore), refundPrecommitment };
+  }
+
+  private paymentOf(result: SettledSpend, order: SellerOrder, payer: Wallet): X402Payment {
     const payment = result.lease.payment!;
     return {
-      ...result,
       xPayment: payment.xPayment,
       validBefore: payment.validBefore,
-      x402Version: x402VersionOf(accepted),
+      x402Version: x402VersionOf(order.accepted),
       payer: payer.address,
-      sellerAmount,
+      sellerAmount: order.sellerAmount,
     };
   }
 
@@ -131,7 +214,7 @@ export class X402Settler {
     if (acceptNotPrivate) return;
     const anonymitySet = await this.deps.facilitator.anonymitySet();
     if (!isPrivate(anonymitySet)) {
-      throw new RelayerError("PRIVACY_NOT_ACKNOWLEDGED", `${privacyBlock(anonymitySet).disclosure} Pass acceptNotPrivate:true to pay anyway.`);
+      throw new RelayerError("PRIVACY_NOT_ACKNOWLEDGED", `${privacyDisclosure(anonymitySet)} Pass acceptNotPrivate:true to pay anyway.`);
     }
   }
 

@@ -11,7 +11,7 @@ import { decodePaymentResponseHeader } from "@x402/core/http";
 import { JsonRpcProvider, Wallet, parseEther, type Signer } from "ethers";
 import { ConfigError } from "../../lib/env-config.js";
 import { depositNote, NoteVault, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
-import { FacilitatorClient, type SettleX402Answer } from "../../sdk/client/facilitator-client.js";
+import { FacilitatorClient, type SettleX402Answer, type SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
 import { formatUsdc } from "../../relayer/pricing.js";
 import { Entrypoint__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import type { AddressBook } from "../../lib/address-book.js";
@@ -101,7 +101,7 @@ async function pay(config: DemoConfig, stack: Stack): Promise<void> {
     network: { chainId, asset: book.usdc },
     acceptNotPrivate: true,
     onEvent: (event) => {
-      if (event.step === "settled") fundingTx = (event.answer as SettleX402Answer).fundingTxHash;
+      if (event.step === "settled") fundingTx = (event.answer as SettleX402Answer | SettleX402ProofAnswer).fundingTxHash;
       printAgentEvent(event);
     },
   });
@@ -129,13 +129,16 @@ function printAgentEvent(event: AgentEvent): void {
     case "probe":
       say("probe", `invalid-signature probe answered ${event.status} with a verification error: ${event.verdict}`);
       break;
+    case "proved":
+      say("prove", `the agent proved the withdrawal itself in ${event.proofTimeMs} ms against the relayer's quote; no note secret, value or label left it`);
+      break;
     case "settled": {
-      const answer = event.answer as SettleX402Answer;
-      say(
-        "settle",
-        `pool paid ${usdc(answer.gross)} to the single-use payer ${answer.payer} (${usdc(answer.fee)} take to the treasury) ` +
-          `in ${answer.fundingTxHash}; proof ${answer.proofTimeMs} ms; change note ${usdc(answer.remainingValue)}`,
-      );
+      const answer = event.answer as SettleX402Answer | SettleX402ProofAnswer;
+      const change =
+        "changeCommitment" in answer
+          ? "relayed the agent's proof; the change note is known to the agent alone"
+          : `proof ${answer.proofTimeMs} ms; change note ${usdc(answer.remainingValue)}`;
+      say("settle", `pool paid ${usdc(answer.gross)} to the single-use payer ${answer.payer} (${usdc(answer.fee)} take to the treasury) in ${answer.fundingTxHash}; ${change}`);
       say("privacy", answer.privacy.disclosure);
       break;
     }

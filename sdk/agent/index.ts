@@ -17,3 +17,4 @@ export {
 } from "./pool-events.js";
 export * from "./vault.js";
 export * from "./x402-agent.js";
+export { proveLocally, type LocalProof, type QuoteExpectation } from "./local-proof.js";

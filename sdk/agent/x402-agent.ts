@@ -1,14 +1,21 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { verificationKeySha256 } from "../circuit/artifacts.js";
 import {
   FacilitatorError,
   noteFromWire,
   noteToWire,
   type FacilitatorClient,
+  type QuoteAnswer,
   type SettleAnswer,
+  type SettleProofAnswer,
   type SettleX402Answer,
+  type SettleX402ProofAnswer,
+  type SupportedAnswer,
+  type WireNote,
 } from "../client/facilitator-client.js";
 import { grossForNet } from "../fees/relay-fee.js";
-import { deriveChangeSecrets, type Note } from "../note/note.js";
+import { deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../note/note.js";
+import { sharedProver, type WasmProver } from "../prover/wasm-prover.js";
 import {
   amountOf,
   buildProbePayment,
@@ -25,41 +32,17 @@ import {
   type ProbeVerdict,
   type ResourceInfo,
 } from "../../x402/index.js";
+import { X402AgentError } from "./errors.js";
+import { proveLocally, type QuoteExpectation } from "./local-proof.js";
 import type { VaultEntry } from "./vault.js";
+
+export { X402AgentError, type X402AgentErrorCode } from "./errors.js";
 
 /** Where the agent keeps its notes; NoteVault is one. */
 export interface NoteStore {
   list(): Promise<VaultEntry[]>;
   save(note: Note): Promise<void>;
   markSpent(commitment: bigint): Promise<void>;
-}
-
-export type X402AgentErrorCode =
-  /** The seller answered 402 without x402 details: a generic paywall. */
-  | "NOT_X402"
-  /** The seller's 402 offers no `exact` entry in the facilitator's USDC on its chain. */
-  | "NO_USABLE_ENTRY"
-  /** The free probe found the seller would not read an x402 payment: no note was touched. */
-  | "SELLER_INCOMPATIBLE"
-  /** The seller's price is above maxPaymentAtomic: nothing was paid. */
-  | "PRICE_ABOVE_MAXIMUM"
-  /** The payment would take the agent past budgetAtomic: nothing was paid. */
-  | "BUDGET_EXHAUSTED"
-  /** No unspent note holds the seller's amount plus the take. */
-  | "NO_NOTE"
-  /** The settlement's outcome is still unknown after the retries: retry later, the note may be spent. */
-  | "SETTLEMENT_UNCERTAIN"
-  /** The payer was funded but the seller did not answer the paid request with 2xx (PaymentNotAcceptedError). */
-  | "PAYMENT_NOT_ACCEPTED";
-
-export class X402AgentError extends Error {
-  constructor(
-    readonly code: X402AgentErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = "X402AgentError";
-  }
 }
 
 /** What the agent knows of a funded payment the seller did not accept. */
@@ -107,16 +90,32 @@ export class PaymentNotAcceptedError extends X402AgentError {
   }
 }
 
+/** Every answer a settlement can have: custodial (the facilitator proved) or non-custodial (the agent did). */
+export type SettlementAnswer = SettleX402Answer | SettleAnswer | SettleX402ProofAnswer | SettleProofAnswer;
+
 /** What the agent does, step by step (the demo prints these). Holds no note secret. */
 export type AgentEvent =
   | { step: "payment-required"; url: string; x402Version: 1 | 2; amount: string; payTo: string; network: string }
   | { step: "probe"; verdict: ProbeVerdict; status: number }
-  | { step: "settled"; answer: SettleX402Answer | SettleAnswer }
+  /** Non-custodial: the agent proved the spend itself, against the facilitator's quote. */
+  | { step: "proved"; proofTimeMs: number; quote: QuoteAnswer }
+  | { step: "settled"; answer: SettlementAnswer }
   | { step: "paid"; url: string; status: number };
 
+/** Who proves a spend (docs/sdk.md, "Non-custodial mode"). */
+export type Custody = "auto" | "non-custodial" | "custodial";
+
 export interface X402AgentOptions {
-  /** The pinned facilitator: the only party that ever sees a note's secrets. */
+  /** The pinned facilitator: the only party that ever sees a note's secrets, and only in custodial mode. */
   facilitator: FacilitatorClient;
+  /**
+   * Who proves: "non-custodial", the agent (the facilitator never receives a note secret, value or label; refused
+   * when the facilitator does not relay proofs of this circuit); "custodial", the facilitator, from the note the
+   * agent sends; "auto" (default), non-custodial whenever the facilitator's `supported` offers it.
+   */
+  custody?: Custody;
+  /** The engine the agent's own proofs are made with; default the process's shared one (sdk/prover). */
+  prover?: WasmProver;
   notes: NoteStore;
   /** The facilitator's chain and USDC (its `supported` list names them). */
   network: { chainId: number; asset: string };
@@ -135,6 +134,22 @@ export interface X402AgentOptions {
   onEvent?: (event: AgentEvent) => void;
 }
 
+/** What the agent reads of the facilitator once: its take and whether it relays the agent's own proofs. */
+interface FacilitatorTerms {
+  takeBps: bigint;
+  /** The entrypoint a quote's withdrawal must name, when the agent proves itself; undefined in custodial mode. */
+  provenThrough?: string;
+}
+
+/**
+ * One settlement request, built once so that every retry sends it identical (the facilitator answers a retry from
+ * the note's lease), and how to read the change note off its answer.
+ */
+interface PreparedSettlement<T> {
+  send: () => Promise<T>;
+  changeNote: (answer: SettlementAnswer) => Note | undefined;
+}
+
 /** Seconds to wait before retrying a settlement whose answer was lost (no Retry-After to go by). */
 const LOST_ANSWER_RETRY_SECONDS = 2;
 
@@ -148,7 +163,7 @@ export const DEFAULT_MAX_PAYMENT_ATOMIC = 100_000n;
 export class X402Agent {
   /** What left or may be leaving the notes: settled payments and those in flight (budgetAtomic). */
   private committed = 0n;
-  private takeBps?: Promise<bigint>;
+  private terms?: Promise<FacilitatorTerms>;
 
   constructor(private readonly options: X402AgentOptions) {}
 
@@ -164,19 +179,29 @@ export class X402Agent {
     this.checkPrice(url, price);
     if (this.options.probe ?? true) await this.probe(url, init, accepted, resource);
 
-    const gross = grossForNet(price, await this.settleX402Take());
-    const answer = await this.payFromNotes(gross, (note) => {
-      const change = deriveChangeSecrets(note);
-      return this.options.facilitator.settleX402({
-        accepts: accepted,
-        ...(resource !== undefined && { resource }),
-        serviceDeposit: noteToWire(note),
-        nextNullifier: change.nullifier.toString(),
-        nextSecret: change.secret.toString(),
-        acceptNotPrivate: this.options.acceptNotPrivate ?? false,
-        ...this.agentFields(),
-      });
-    }, (settled) => BigInt(settled.gross));
+    const terms = await this.facilitatorTerms();
+    const gross = grossForNet(price, terms.takeBps);
+    const { facilitator } = this.options;
+    const fields = {
+      accepts: accepted,
+      ...(resource !== undefined && { resource }),
+      acceptNotPrivate: this.options.acceptNotPrivate ?? false,
+      ...this.agentFields(),
+    };
+    const answer = await this.payFromNotes<SettleX402Answer | SettleX402ProofAnswer>(
+      gross,
+      async (note) => {
+        if (terms.provenThrough === undefined) return custodial(note, (secrets) => facilitator.settleX402({ ...fields, ...secrets }));
+        const expected = { route: "settle-x402", withdrawnValue: gross, feeBps: terms.takeBps, processooor: terms.provenThrough } as const;
+        const { body, change } = await this.proveSpend(note, expected, async () =>
+          (await facilitator.quoteX402({ ...fields, nullifierHash: nullifierHashOf(note.nullifier).toString() })).quote,
+        );
+        // Where the payer sweep returns an unused payment: the refund note's secrets stay the agent's.
+        const refundPrecommitment = precommitmentOf(deriveRefundSecrets(note)).toString();
+        return { send: () => facilitator.settleX402Proof({ ...fields, ...body, refundPrecommitment }), changeNote: () => change };
+      },
+      (settled) => BigInt(settled.gross),
+    );
     const response = await this.retryPaid(url, init, paymentHeaders(answer.xPayment));
     if (!response.ok) throw await unaccepted(url, response, answer);
     return response;
@@ -190,9 +215,19 @@ export class X402Agent {
   async fetchWithSettlement(url: string, init: RequestInit, invoice: { payTo: string; maxAmountRequired: string }): Promise<Response> {
     const amount = BigInt(invoice.maxAmountRequired);
     this.checkPrice(url, amount);
-    const answer = await this.payFromNotes(
+    const terms = await this.facilitatorTerms();
+    const { facilitator } = this.options;
+    const fields = { paymentDetails: invoice, ...this.agentFields() };
+    const answer = await this.payFromNotes<SettleAnswer | SettleProofAnswer>(
       amount,
-      (note) => this.options.facilitator.settle({ paymentDetails: invoice, serviceDeposit: noteToWire(note), ...this.agentFields() }),
+      async (note) => {
+        if (terms.provenThrough === undefined) return custodial(note, ({ serviceDeposit }) => facilitator.settle({ ...fields, serviceDeposit }));
+        const expected = { route: "settle", withdrawnValue: amount, feeBps: terms.takeBps, processooor: terms.provenThrough, recipient: invoice.payTo } as const;
+        const { body, change } = await this.proveSpend(note, expected, async () =>
+          (await facilitator.quote({ ...fields, nullifierHash: nullifierHashOf(note.nullifier).toString() })).quote,
+        );
+        return { send: () => facilitator.settleProof({ ...fields, ...body }), changeNote: () => change };
+      },
       (settled) => BigInt(settled.amount),
     );
     return this.retryPaid(url, init, { "X-Service-Settlement": answer.txHash });
@@ -208,16 +243,49 @@ export class X402Agent {
     }
   }
 
-  /** The take settle-x402 adds to a price, from the facilitator's `supported` (read once). */
-  private settleX402Take(): Promise<bigint> {
-    this.takeBps ??= this.options.facilitator.supported().then(
-      (supported) => BigInt(supported.settleX402?.takeBps ?? 0),
-      (error: unknown) => {
-        this.takeBps = undefined;
+  /** The take settle-x402 adds to a price and who proves, from the facilitator's `supported` (read once). */
+  private facilitatorTerms(): Promise<FacilitatorTerms> {
+    this.terms ??= this.options.facilitator
+      .supported()
+      .then(async (supported) => ({ takeBps: BigInt(supported.settleX402?.takeBps ?? 0), provenThrough: await this.provenThrough(supported) }))
+      .catch((error: unknown) => {
+        this.terms = undefined;
         throw error;
-      },
+      });
+    return this.terms;
+  }
+
+  /**
+   * The entrypoint the agent's own proofs go through, when it proves itself: the facilitator relays proofs of the
+   * same circuit (the SHA-256 of its verification key is this SDK's) and the custody option allows it.
+   */
+  private async provenThrough(supported: SupportedAnswer): Promise<string | undefined> {
+    const custody = this.options.custody ?? "auto";
+    if (custody === "custodial") return undefined;
+    const offered = supported.nonCustodial?.enabled === true && supported.nonCustodial.verificationKeySha256 === (await verificationKeySha256());
+    const entrypoint = supported.contracts?.entrypoint;
+    if (offered && entrypoint !== undefined) return entrypoint;
+    if (custody === "auto") return undefined;
+    throw new X402AgentError(
+      "NON_CUSTODIAL_UNAVAILABLE",
+      `${this.options.facilitator.url} does not relay proofs of this SDK's withdrawal circuit; with custody "non-custodial" no note is sent to it. Nothing was paid.`,
     );
-    return this.takeBps;
+  }
+
+  /**
+   * Proves the spend of `note` here against the facilitator's quote (sdk/agent/local-proof.ts): the request's
+   * quote and proof, and the change note it creates, which no one else knows.
+   */
+  private async proveSpend(note: Note, expected: QuoteExpectation, requestQuote: () => Promise<QuoteAnswer>) {
+    const { quote, proof, proofTimeMs, change } = await proveLocally({
+      facilitator: this.options.facilitator,
+      prover: this.options.prover ?? sharedProver(),
+      note,
+      expected,
+      requestQuote,
+    });
+    this.emit({ step: "proved", proofTimeMs, quote });
+    return { body: { quote, proof }, change: change.value > 0n ? change : undefined };
   }
 
   private agentFields(): { agentId?: string } {
@@ -229,17 +297,25 @@ export class X402Agent {
    * too small (INVALID_PAYMENT_AMOUNT: its take or fee floor is more than `supported` said) is left unspent, and
    * the next larger one tried. Saves the change note before marking the spent one.
    */
-  private async payFromNotes<T extends SettleX402Answer | SettleAnswer>(
+  private async payFromNotes<T extends SettlementAnswer>(
     gross: bigint,
-    settle: (note: Note) => Promise<T>,
+    prepare: (note: Note) => Promise<PreparedSettlement<T>>,
     spentBy: (answer: T) => bigint,
   ): Promise<T> {
     const release = this.reserve(gross);
     const candidates = await this.notesHolding(gross);
     for (const [index, note] of candidates.entries()) {
       let answer: T;
+      let prepared: PreparedSettlement<T>;
       try {
-        answer = await this.untilSettled(() => settle(note));
+        // Quoting and proving spend nothing: whatever fails there, the note is untouched.
+        prepared = await prepare(note);
+      } catch (error) {
+        release();
+        throw error;
+      }
+      try {
+        answer = await this.untilSettled(prepared.send);
       } catch (error) {
         // A refusal spent nothing; SETTLEMENT_UNCERTAIN may have, and stays counted.
         const refused = error instanceof FacilitatorError && !error.retryable;
@@ -248,7 +324,7 @@ export class X402Agent {
         throw error;
       }
       this.committed += spentBy(answer) - gross;
-      await this.replaceNote(note, answer.nextDeposit === undefined ? undefined : noteFromWire(answer.nextDeposit));
+      await this.replaceNote(note, prepared.changeNote(answer));
       this.emit({ step: "settled", answer });
       return answer;
     }
@@ -351,8 +427,21 @@ export class X402Agent {
   }
 }
 
+/**
+ * A custodial settlement: the note and the change secrets the agent derived go to the facilitator, which proves
+ * and returns the change note.
+ */
+function custodial<T extends SettleX402Answer | SettleAnswer>(
+  note: Note,
+  settle: (secrets: { serviceDeposit: WireNote; nextNullifier: string; nextSecret: string }) => Promise<T>,
+): PreparedSettlement<T> {
+  const change = deriveChangeSecrets(note);
+  const secrets = { serviceDeposit: noteToWire(note), nextNullifier: change.nullifier.toString(), nextSecret: change.secret.toString() };
+  return { send: () => settle(secrets), changeNote: (answer) => ("nextDeposit" in answer && answer.nextDeposit !== undefined ? noteFromWire(answer.nextDeposit) : undefined) };
+}
+
 /** The PaymentNotAcceptedError of a paid request the seller answered with `response` (consumes its body). */
-async function unaccepted(url: string, response: Response, answer: SettleX402Answer): Promise<PaymentNotAcceptedError> {
+async function unaccepted(url: string, response: Response, answer: SettleX402Answer | SettleX402ProofAnswer): Promise<PaymentNotAcceptedError> {
   const body = await response.text();
   const reason = settlementErrorOf(response.headers) ?? parsePaymentRequired(response.headers, body)?.error;
   const paymentResponse = paymentResponseHeaderOf(response.headers);

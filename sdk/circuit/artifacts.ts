@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 
 /** Files a prover and verifier need, all committed under circuits/artifacts (pinned by its manifest.json). */
@@ -14,3 +16,8 @@ export const WITHDRAW_ARTIFACTS: CircuitArtifacts = {
   zkey: `${ARTIFACTS_DIR}withdraw.zkey`,
   vkey: `${ARTIFACTS_DIR}withdraw.vkey.json`,
 };
+
+/** SHA-256 (hex) of a verification key file: how an agent and a facilitator tell that they prove the same circuit. */
+export async function verificationKeySha256(path: string = WITHDRAW_ARTIFACTS.vkey): Promise<string> {
+  return createHash("sha256").update(await readFile(path)).digest("hex");
+}

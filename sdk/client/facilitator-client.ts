@@ -50,6 +50,8 @@ export interface PrivacyAnswer {
   anonymitySet: number | null;
   minimumForPrivacy: number;
   disclosure: string;
+  /** Who proved the spend, and what the facilitator learnt of the note. */
+  custody: { mode: "custodial" | "non-custodial"; relayerLearned: string };
 }
 
 /** POST /api/facilitator/settle-x402's answer (docs/relayer.md). */
@@ -85,9 +87,58 @@ export interface SettleAnswer {
 
 export interface SupportedAnswer {
   supported: { scheme: string; network: string; asset: string }[];
+  contracts?: { entrypoint: string; privacyPool: string; network: string };
   /** settle-x402's terms: the take added on top of a seller's price, and the payment windows it pays. */
   settleX402?: { takeBps: number; minimumMaxTimeoutSeconds: number; maximumMaxTimeoutSeconds: number };
+  /** Present when the facilitator relays proofs the agent makes itself (docs/sdk.md, "Non-custodial mode"). */
+  nonCustodial?: { enabled: boolean; circuit: string; verificationKeySha256: string; quoteTtlSeconds: number };
   [field: string]: unknown;
+}
+
+/** What a proof of a non-custodial spend must bind, as the facilitator quoted it; sent back unchanged with the proof. */
+export interface QuoteAnswer {
+  route: "settle" | "settle-x402";
+  nullifierHash: string;
+  processooor: string;
+  scope: string;
+  recipient: string;
+  feeRecipient: string;
+  feeBps: number;
+  withdrawnValue: string;
+  fee: string;
+  context: string;
+  stateRoot: string;
+  stateTreeDepth: number;
+  stateTreeSize: number;
+  aspRoot: string;
+  aspTreeDepth: number;
+  aspTreeSize: number;
+  expiresAt: number;
+  signature: string;
+}
+
+/** POST /api/facilitator/settle-proof's answer: the facilitator never saw the note, so it returns no change note. */
+export interface SettleProofAnswer extends Omit<SettleAnswer, "remainingValue" | "nextDeposit" | "proofTimeMs"> {
+  changeCommitment: string;
+}
+
+/** POST /api/facilitator/settle-x402-proof's answer. */
+export interface SettleX402ProofAnswer extends Omit<SettleX402Answer, "remainingValue" | "nextDeposit" | "proofTimeMs"> {
+  changeCommitment: string;
+}
+
+/** A tree as GET /api/facilitator/trees serves it: every leaf, in order. */
+export interface TreeAnswer {
+  root: string;
+  depth: number;
+  size: number;
+  leaves: string[];
+}
+
+/** GET /api/facilitator/trees: the state tree and the on-chain ASP tree. */
+export interface TreesAnswer {
+  state: TreeAnswer;
+  asp: TreeAnswer;
 }
 
 /** Hosts a plain-http facilitator may have: the loopback interface never leaves the machine. */
@@ -97,8 +148,8 @@ function isLoopback(url: URL): boolean {
 }
 
 /**
- * The agent's client of one facilitator. Its base URL is pinned at construction: note secrets go to this
- * facilitator and nowhere else (docs/api.md 5, item 2). So it must be https (plain http only on loopback), and a redirect
+ * The agent's client of one facilitator. Its base URL is pinned at construction: note secrets, when the agent sends
+ * them at all (custodial mode), go to this facilitator and nowhere else (docs/api.md 5, item 2). So it must be https (plain http only on loopback), and a redirect
  * is an error, never followed: a 307 would re-send a settle body, secrets included, to wherever it points.
  */
 export class FacilitatorClient {
@@ -130,6 +181,27 @@ export class FacilitatorClient {
 
   settle(body: Record<string, unknown>): Promise<SettleAnswer> {
     return this.request("POST", "/api/facilitator/settle", body);
+  }
+
+  quote(body: Record<string, unknown>): Promise<{ quote: QuoteAnswer }> {
+    return this.request("POST", "/api/facilitator/quote", body);
+  }
+
+  quoteX402(body: Record<string, unknown>): Promise<{ quote: QuoteAnswer }> {
+    return this.request("POST", "/api/facilitator/quote-x402", body);
+  }
+
+  settleProof(body: Record<string, unknown>): Promise<SettleProofAnswer> {
+    return this.request("POST", "/api/facilitator/settle-proof", body);
+  }
+
+  settleX402Proof(body: Record<string, unknown>): Promise<SettleX402ProofAnswer> {
+    return this.request("POST", "/api/facilitator/settle-x402-proof", body);
+  }
+
+  /** Every leaf of both trees: public, so asking for it says nothing of the agent's own note. */
+  trees(): Promise<TreesAnswer> {
+    return this.request("GET", "/api/facilitator/trees");
   }
 
   private async request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {

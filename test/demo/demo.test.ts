@@ -10,7 +10,7 @@ describe("npm run demo: the main job end to end", function () {
     const output = demo.lines.join("\n");
     expect(outcome, output).to.equal(0);
     const steps = demo.lines.map((line) => /^\[([a-z0-9]+)\]/.exec(line)?.[1]).filter((step) => step !== undefined);
-    const payment = ["agent", "402", "probe", "settle", "privacy", "retry", "200", "check"];
+    const payment = ["agent", "402", "probe", "prove", "settle", "privacy", "retry", "200", "check"];
     expect(steps, output).to.deep.equal(["logs", "chain", "deploy", "deploy", "deploy", "deploy", "indexer", "relayer", "seller", "agent", "deposit", "asp", ...payment, ...payment, "done"]);
     expect(output).to.match(/\[200\] +\{"report":\{"weather":"sunny","temperature":70\}\}/);
     expect(output).to.contain("NOT private");

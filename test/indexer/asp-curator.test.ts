@@ -212,6 +212,31 @@ describe("ASP curator on a local chain", function () {
     expect((await client.status()).anonymitySet).to.equal(3);
   });
 
+  it("serves the leaves of the state tree and of the on-chain ASP tree, which rebuild the roots the chain has", async function () {
+    const approved = await deposit(chain, alice, 1);
+    const flagged = await deposit(chain, erin, 2);
+    const { indexer, client } = await start(writeScreeningLists({ sanctions: [erin.address] }));
+    await indexer.sync.catchUp();
+    await expectApiError(client.treeLeaves(), 503, "ASP_ROOT_NOT_PUBLISHED");
+    await indexer.curator.publish();
+
+    const trees = await client.treeLeaves();
+    expect(trees.state.leaves).to.deep.equal([approved.commitment, flagged.commitment]);
+    expect(trees.asp.leaves).to.deep.equal([approved.label]);
+    const rebuilt = { state: createLeanIMT(trees.state.leaves), asp: createLeanIMT(trees.asp.leaves) };
+    expect(trees.state).to.deep.include({ root: rebuilt.state.root, depth: rebuilt.state.depth, size: 2 });
+    expect(trees.state.root).to.equal(await chain.facilitator.privacyPool.currentRoot());
+    expect(trees.asp).to.deep.include({ root: await entrypoint.latestRoot(), depth: 0, size: 1 });
+    expect(rebuilt.asp.root).to.equal(trees.asp.root);
+
+    // A label approved and not yet published: the ASP tree served stays the on-chain one, the state tree grows.
+    const later = await deposit(chain, bob, 3);
+    await indexer.sync.catchUp();
+    const { state, asp } = await client.trees();
+    expect(state).to.deep.equal({ root: createLeanIMT([...trees.state.leaves, later.commitment]).root, depth: 2, size: 3 });
+    expect(asp).to.deep.equal({ root: trees.asp.root, depth: 0, size: 1 });
+  });
+
   it("serves ASP paths only under a root the entrypoint has, when another postman publishes", async function () {
     const note = await deposit(chain, alice, 1);
     const { indexer, client } = await start({ publishRoots: "false", postmanPrivateKey: undefined });

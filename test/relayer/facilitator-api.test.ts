@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { expect } from "chai";
 import { getAddress, type Signer } from "ethers";
 import { SupportedResponseSchema } from "../../relayer/schemas/supported.js";
@@ -77,6 +78,18 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
         mainnetUsdc: "0.020000",
       });
       expect(supported.pricing).to.deep.include({ enforced: false, storageBackend: "sqlite", treasury: treasury.address });
+      const manifest = JSON.parse(await readFile("circuits/artifacts/manifest.json", "utf8")) as { files: Record<string, string> };
+      expect(supported.nonCustodial).to.deep.include({
+        enabled: true,
+        quote: "POST /api/facilitator/quote",
+        settle: "POST /api/facilitator/settle-proof",
+        quoteX402: "POST /api/facilitator/quote-x402",
+        settleX402: "POST /api/facilitator/settle-x402-proof",
+        trees: "GET /api/facilitator/trees",
+        circuit: "withdraw",
+        verificationKeySha256: manifest.files["circuits/artifacts/withdraw.vkey.json"],
+        quoteTtlSeconds: 60,
+      });
     });
   });
 
@@ -277,6 +290,13 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
         expect(answer.body).to.deep.include({ settled: false, code: "NULLIFIER_NOT_AUTHORIZED" });
       }
       expect(await chain.facilitator.privacyPool.isNullifierSpent(nullifierHashOf(notes.erin.nullifier))).to.equal(false);
+    });
+
+    it("holds a non-custodial quote to the same gate, before anything is proven", async function () {
+      const quote = await gated.post("/api/facilitator/quote", { paymentDetails: invoice("400000"), nullifierHash: nullifierHashOf(notes.erin.nullifier).toString() });
+      expect(quote.status, JSON.stringify(quote.body)).to.equal(402);
+      expect(quote.body).to.deep.include({ code: "NULLIFIER_NOT_AUTHORIZED" });
+      expect(quote.body.authorization).to.deep.include({ requiredFeeAtomic: "1000" });
     });
 
     it("refuses a relay's own take to the treasury as an access fee", async function () {

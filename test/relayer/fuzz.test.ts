@@ -91,6 +91,21 @@ function validFieldValues(note: Note, usdc: string): Record<string, Json> {
     mimeType: "application/json",
     maxTimeoutSeconds: 60,
     acceptNotPrivate: true,
+    // A non-custodial settle's quote and proof: well formed, neither issued nor valid, so every one is refused.
+    processooor: PAYEE,
+    feeRecipient: PAYEE,
+    scope: "1",
+    withdrawnValue: "1000000",
+    fee: "0",
+    context: "1",
+    stateRoot: "1",
+    aspRoot: "1",
+    signature: `0x${"cd".repeat(32)}`,
+    pi_a: ["1", "2", "1"],
+    pi_b: [["1", "2"], ["3", "4"], ["1", "0"]],
+    pi_c: ["1", "2", "1"],
+    publicSignals: ["1", "2", "3"],
+    refundPrecommitment: "1",
   };
 }
 
@@ -300,7 +315,18 @@ describe("relayer: fuzzing every endpoint with malformed requests", function () 
   it("answers every malformed request with a documented 4xx, leaves the note unspent and logs nothing identifying or secret", async function () {
     const cases = await fuzzCases();
     const postRoutes = new Set(cases.filter((fuzzCase) => fuzzCase.method === "POST" && fuzzCase.documented).map((fuzzCase) => fuzzCase.route));
-    expect([...postRoutes]).to.include.members(["/api/facilitator/verify", "/api/facilitator/settle", "/api/facilitator/authorize", "/api/withdraw", "/api/x402-pay", "/api/agent/register"]);
+    expect([...postRoutes]).to.include.members([
+      "/api/facilitator/verify",
+      "/api/facilitator/settle",
+      "/api/facilitator/quote",
+      "/api/facilitator/settle-proof",
+      "/api/facilitator/quote-x402",
+      "/api/facilitator/settle-x402-proof",
+      "/api/facilitator/authorize",
+      "/api/withdraw",
+      "/api/x402-pay",
+      "/api/agent/register",
+    ]);
 
     const failures: string[] = [];
     const parallel = 8;

@@ -67,6 +67,7 @@ describe("relayer: relays batched while one is pending", function () {
         proofsDone++;
         return proof;
       },
+      verify: (proof) => prover.verify(proof),
       close: () => prover.close(),
     });
     relayer = await startRelayer(buildRelayerConfig(chain, indexer), { wrapProver: counting });

@@ -1,6 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import pg from "pg";
@@ -61,6 +62,37 @@ describe("SQLite relayer store under another writer", function () {
       expect(await store.getLease(lease.nullifierHash)).to.equal(undefined);
       await lock.released;
       expect(await store.reserveLease(lease)).to.equal(true);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe("SQLite relayer store opening a file of an earlier version", function () {
+  it("lets a lease of a file whose remaining values were required leave it unknown, keeping its leases and sweeps", async function () {
+    const file = sqliteFile();
+    const earlier = new DatabaseSync(file);
+    earlier.exec(`
+      CREATE TABLE leases (
+        nullifier_hash TEXT PRIMARY KEY, state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')),
+        token TEXT NOT NULL, fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross TEXT NOT NULL, fee TEXT NOT NULL,
+        change_commitment TEXT NOT NULL, remaining_value TEXT NOT NULL, funding_tx_hash TEXT, proof_time_ms INTEGER,
+        x_payment TEXT, valid_before INTEGER, refund_precommitment TEXT, updated_at TEXT NOT NULL);
+      CREATE TABLE sweeps (
+        nullifier_hash TEXT PRIMARY KEY REFERENCES leases (nullifier_hash), payer TEXT NOT NULL, amount TEXT NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('empty', 'deposited', 'held')), deposit_tx_hash TEXT, swept_at TEXT NOT NULL);
+      INSERT INTO leases VALUES ('77', 'settled', 'token-77', '${lease.fingerprint}', '${lease.recipient}', '1000000', '0', '78', '5',
+        '0x${"ab".repeat(32)}', 250, 'eyJ4NDAyVmVyc2lvbiI6Mn0=', 1000, '79', '${lease.updatedAt}');
+      INSERT INTO sweeps VALUES ('77', '${lease.recipient}', '0', 'empty', NULL, '2026-01-01T00:00:00.000Z');`);
+    earlier.close();
+
+    const store = new SqliteRelayerStore(file);
+    try {
+      expect(await store.getLease(77n)).to.deep.include({ state: "settled", remainingValue: 5n, proofTimeMs: 250, payment: { xPayment: "eyJ4NDAyVmVyc2lvbiI6Mn0=", validBefore: 1000, refundPrecommitment: 79n } });
+      expect(await store.getSweep(77n)).to.deep.include({ outcome: "empty" });
+      const unknown = { ...lease, nullifierHash: 80n, remainingValue: null };
+      expect(await store.reserveLease(unknown)).to.equal(true);
+      expect(await store.getLease(80n)).to.deep.equal(unknown);
     } finally {
       await store.close();
     }

@@ -191,16 +191,26 @@ describe("settle-x402 pre-flight and the agent's limits: nothing leaves a note t
       expect(values(await world.unspentNotes(vault))).to.deep.equal([two.value, 5_000_000n - grossForNet(price, TAKE_BPS)]);
     });
 
-    it("tries the next note when the facilitator finds the first too small (a facilitator whose supported states no take)", async function () {
-      class NoTakeStated extends FacilitatorClient {
-        override async supported(): Promise<SupportedAnswer> {
-          const { settleX402: _, ...rest } = await super.supported();
-          return rest as SupportedAnswer;
-        }
+    /** A facilitator whose supported states no take: the agent expects to pay the price alone. */
+    class NoTakeStated extends FacilitatorClient {
+      override async supported(): Promise<SupportedAnswer> {
+        const { settleX402: _, ...rest } = await super.supported();
+        return rest as SupportedAnswer;
       }
-      const { agent, vault, two } = await agentWithTwoNotes({ facilitator: new NoTakeStated(world.relayer.url) });
+    }
+
+    it("tries the next note when the facilitator finds the first too small (a facilitator whose supported states no take)", async function () {
+      const { agent, vault, two } = await agentWithTwoNotes({ facilitator: new NoTakeStated(world.relayer.url), custody: "custodial" });
       expect((await agent.fetch(expensive.resourceUrl)).status).to.equal(200);
       expect(values(await world.unspentNotes(vault))).to.deep.equal([two.value, 5_000_000n - grossForNet(price, TAKE_BPS)]);
+    });
+
+    it("refuses, proving nothing, a quote that takes more than the facilitator's supported stated, when the agent proves", async function () {
+      const { agent, vault, two, five } = await agentWithTwoNotes({ facilitator: new NoTakeStated(world.relayer.url) });
+      const refused = await rejectionOf(agent.fetch(expensive.resourceUrl));
+      expect(refused).to.have.property("code", "QUOTE_REFUSED");
+      expect(refused.message).to.contain(`it withdraws ${grossForNet(price, TAKE_BPS)}, not ${price}`);
+      expect(values(await world.unspentNotes(vault))).to.deep.equal([two.value, five.value]);
     });
   });
 

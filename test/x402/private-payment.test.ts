@@ -47,8 +47,9 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
     return decodePaymentResponseHeader(header!).transaction;
   }
 
+  /** A custodial payment: the agent sends the note, the relayer proves (test/x402/non-custodial.test.ts has the other mode). */
   async function paysPrivately(seller: Seller, payTo: string) {
-    const { agent, events, address, deposit, vault } = await world.newAgent(world.chain.depositors.alice, 2_000_000n);
+    const { agent, events, address, deposit, vault } = await world.newAgent(world.chain.depositors.alice, 2_000_000n, { custody: "custodial" });
     const before = {
       seller: await world.usdcBalance(payTo),
       treasury: await world.usdcBalance(treasury.address),
@@ -65,6 +66,7 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
     const settled = (events[2] as Extract<(typeof events)[number], { step: "settled" }>).answer as SettleX402Answer;
     expect(settled).to.deep.include({ amount: world.price.toString(), gross: gross().toString(), fee: (gross() - world.price).toString() });
     expect(settled.privacy).to.deep.include({ private: false, minimumForPrivacy: 30 });
+    expect(settled.privacy.custody.mode).to.equal("custodial");
 
     // The seller got its price, the treasury the take, the pool lost the gross; the payer ends empty.
     expect(await world.usdcBalance(payTo)).to.equal(before.seller + world.price);
@@ -79,12 +81,12 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
     return settled;
   }
 
-  it("pays a v2 reference seller: 402, probe, settle-x402, PAYMENT-SIGNATURE, 200 with the data", async function () {
+  it("pays a v2 reference seller with the note: 402, probe, settle-x402, PAYMENT-SIGNATURE, 200 with the data", async function () {
     const settled = await paysPrivately(world.sellers.v2, world.payTo.v2);
     expect(settled.x402Version).to.equal(2);
   });
 
-  it("pays a v1-shaped seller through X-PAYMENT, 200 with the data", async function () {
+  it("pays a v1-shaped seller with the note through X-PAYMENT, 200 with the data", async function () {
     const settled = await paysPrivately(world.sellers.v1, world.payTo.v1);
     expect(settled.x402Version).to.equal(1);
   });

@@ -133,6 +133,11 @@ export function describeRelayerStore(backend: string, freshDatabase: () => Promi
         expect((await store.getLease(fieldOf(1)))?.payment).to.equal(null);
       });
 
+      it("keeps a remaining value only the agent knows (it proved the spend itself) as unknown, through its settlement", async function () {
+        const { store, lease } = await storeWithLease({ remainingValue: null, payment: buildPayment() }, ["withdrawing", "settled"]);
+        expect(await store.getLease(lease.nullifierHash)).to.deep.include({ state: "settled", remainingValue: null, changeCommitment: lease.changeCommitment });
+      });
+
       it(`lets exactly one of ${CONTENDERS} relayers reserving one note at once win`, async function () {
         const stores = await openMany(await freshDatabase(), CONTENDERS);
         const leases = stores.map((_, i) => buildLease({ token: `token-${i}`, fingerprint: toBeHex(i + 1, 32).slice(2) }));

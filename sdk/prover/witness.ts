@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { WitnessCalculatorBuilder, type WitnessCalculator as CircomCalculator } from "circom_runtime";
-import type { WithdrawCircuitInput } from "../../sdk/index.js";
+import type { WithdrawCircuitInput } from "../circuit/withdraw-input.js";
 import { readSections, section } from "./bin-file.js";
 
 /** Section of a .wtns file that holds the signal values. */

@@ -1,4 +1,4 @@
-import type { WithdrawProof } from "../../sdk/index.js";
+import type { WithdrawProof } from "../circuit/prover.js";
 import type { MsmSums } from "./proof-assembly.js";
 import type { WitnessMsm } from "./proving-engine.js";
 import { FIELD_ELEMENT_BYTES } from "./proving-key.js";

@@ -2,7 +2,7 @@ import { Worker } from "node:worker_threads";
 import type { ProofJob, ProofJobFailure, ProofJobResult, ProofJobResults, ProofShape, ProofWorkerData, ProofWorkerMessage } from "./proof-jobs.js";
 
 const WORKER_ENTRY = new URL("./proof-worker.ts", import.meta.url);
-/** Workers run the TypeScript sources through tsx, as the relayer does; a loader registered at run time is not inherited. */
+/** Workers run the TypeScript sources through tsx, as the services and the tests do; a loader registered at run time is not inherited. */
 const WORKER_EXEC_ARGV = ["--import", import.meta.resolve("tsx")];
 
 /** A job the worker answered with a failure. */
@@ -74,10 +74,9 @@ export class WorkerPool {
   }
 
   private spawn(): void {
-    // The worker's console is not forwarded: the witness calculator prints a failed constraint with its values.
+    // A worker prints nothing (quiet-worker.ts); its stdio is still not forwarded, so that nothing it might print
+    // (the witness calculator's failed constraint names its values) reaches the service's output.
     const worker = new Worker(WORKER_ENTRY, { workerData: this.data, execArgv: WORKER_EXEC_ARGV, stdout: true, stderr: true });
-    worker.stdout.resume();
-    worker.stderr.resume();
     const pooled: PooledWorker = { worker, ready: false };
     this.workers.push(pooled);
 
@@ -119,7 +118,7 @@ export class WorkerPool {
 
   /**
    * Hands queued jobs to free workers. Workers keep the process alive only while there is work: a relayer that
-   * failed to start, or a script done proving, exits without closing the prover.
+   * failed to start, or an agent or script done proving, exits without closing the prover.
    */
   private dispatch(): void {
     for (const pooled of this.workers) {

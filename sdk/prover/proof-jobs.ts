@@ -1,4 +1,6 @@
-import type { CircuitArtifacts, Groth16Proof, WithdrawCircuitInput, WithdrawProof } from "../../sdk/index.js";
+import type { CircuitArtifacts } from "../circuit/artifacts.js";
+import type { Groth16Proof, WithdrawProof } from "../circuit/prover.js";
+import type { WithdrawCircuitInput } from "../circuit/withdraw-input.js";
 import type { WitnessMsm } from "./proving-engine.js";
 import type { MsmSums } from "./proof-assembly.js";
 

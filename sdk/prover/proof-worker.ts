@@ -1,9 +1,10 @@
 // Entry point of a proof worker thread (worker-pool.ts): loads the keys and the witness calculator once, then
 // answers the ProofJobs it is posted, one at a time.
+import "./quiet-worker.js";
 import { readFile } from "node:fs/promises";
 import { parentPort, workerData } from "node:worker_threads";
 import * as snarkjs from "snarkjs";
-import { loadVerificationKey } from "../../sdk/index.js";
+import { loadVerificationKey } from "../circuit/prover.js";
 import { cosetStep, loadBn128 } from "./curve.js";
 import { ProvingEngine } from "./proving-engine.js";
 import { assembleProof } from "./proof-assembly.js";

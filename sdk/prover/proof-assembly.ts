@@ -1,4 +1,4 @@
-import type { Groth16Proof } from "../../sdk/index.js";
+import type { Groth16Proof } from "../circuit/prover.js";
 import type { Bn128, Element, Group } from "./curve.js";
 import type { MsmName } from "./proving-engine.js";
 import type { ProvingKey } from "./proving-key.js";

@@ -1,0 +1,48 @@
+import { z } from "zod";
+import { MAX_TREE_DEPTH } from "../../sdk/index.js";
+import { AddressSchema, Bytes32Schema, FieldElementSchema } from "../../sdk/schema/primitives.js";
+
+const count = z.number().int().min(0);
+const depth = count.max(MAX_TREE_DEPTH);
+const decimal = z.string().regex(/^(0|[1-9][0-9]*)$/);
+
+/** The fields of a quote, by what each holds: one list for the request (parsed) and the answer (wire) forms. */
+const quoteFields = <N extends z.ZodType, A extends z.ZodType>(number: N, address: A) => ({
+  /** The proof-carrying settle it is for. */
+  route: z.enum(["settle", "settle-x402"]),
+  nullifierHash: number,
+  /** The entrypoint, the Withdrawal's processooor. */
+  processooor: address,
+  scope: number,
+  /** Who the withdrawal pays: payTo (settle) or the single-use payer (settle-x402). */
+  recipient: address,
+  feeRecipient: address,
+  feeBps: z.number().int().min(0).max(10_000),
+  /** What leaves the pool, the proof's withdrawnValue; the recipient gets withdrawnValue - fee. */
+  withdrawnValue: number,
+  fee: number,
+  /** The proof's context: withdrawalContext({processooor, RelayData(recipient, feeRecipient, feeBps)}, scope). */
+  context: number,
+  stateRoot: number,
+  stateTreeDepth: depth,
+  /** The state tree under stateRoot holds the first stateTreeSize leaves of GET /api/facilitator/trees. */
+  stateTreeSize: count,
+  aspRoot: number,
+  aspTreeDepth: depth,
+  aspTreeSize: count,
+  /** Unix seconds: no new withdrawal is made for the quote after it. */
+  expiresAt: count,
+  /** The relayer's MAC over every other field; send the quote back unchanged. */
+  signature: Bytes32Schema,
+});
+
+/** A quote as a proof-carrying settle sends it back (docs/api.md 4.10). */
+export const QuoteSchema = z
+  .object(quoteFields(FieldElementSchema, AddressSchema))
+  .strict()
+  .transform((quote) => ({ ...quote, feeBps: BigInt(quote.feeBps) }));
+
+/** A quote as the relayer answers it: numbers above 2^53 as decimal strings. */
+export const QuoteWireSchema = z.object(quoteFields(decimal, z.string())).strict();
+
+export const QuoteResponseSchema = z.object({ quote: QuoteWireSchema }).strict();

@@ -1,0 +1,138 @@
+import { feeOf } from "../../sdk/fees/relay-fee.js";
+import { namePublicSignals, toSolidityProof, withdrawalContext, type WithdrawProof } from "../../sdk/index.js";
+import type { IndexerClient } from "../../indexer/client.js";
+import type { PoolChain } from "../chain/pool-chain.js";
+import { RelayerError } from "../errors.js";
+import { indexerFailure } from "./note-status.js";
+import type { Prover } from "./prover.js";
+import type { QuoteRoute, QuoteSigner, SignedQuote } from "./quote.js";
+import { provenSpend, withdrawalOf, type ProvenSpend, type RelayTerms } from "./spend.js";
+
+/** The spend a quote is asked for, or a proof-carrying settle presents: as this relayer derives it from the request. */
+export interface QuoteTerms extends RelayTerms {
+  route: QuoteRoute;
+  nullifierHash: bigint;
+  withdrawnValue: bigint;
+}
+
+export interface ProvenSpendsDeps {
+  chain: PoolChain;
+  indexer: IndexerClient;
+  prover: Pick<Prover, "verify">;
+  signer: QuoteSigner;
+  /** How long a quote is good for a new withdrawal. */
+  ttlSeconds: number;
+  clock?: () => number;
+}
+
+const NOTHING_SPENT = "Nothing was spent.";
+
+/**
+ * Non-custodial spends (docs/design.md 10): the quote an agent proves against, and the checks of the proof it brings
+ * back. Everything the proof binds is derived again from the request and compared, so the relayer keeps no quote;
+ * its MAC only vouches for the roots it named and its expiry.
+ */
+export class ProvenSpends {
+  constructor(private readonly deps: ProvenSpendsDeps) {}
+
+  get ttlSeconds(): number {
+    return this.deps.ttlSeconds;
+  }
+
+  /** A quote of `terms` against the indexer's state tree and the on-chain ASP tree of now. */
+  async quote(terms: QuoteTerms): Promise<SignedQuote> {
+    const { chain, indexer, signer } = this.deps;
+    const { state, asp } = await indexer.trees().catch((error: unknown) => {
+      throw indexerFailure(error);
+    });
+    const withdrawal = withdrawalOf(chain.deployment, terms);
+    return signer.sign({
+      route: terms.route,
+      nullifierHash: terms.nullifierHash,
+      processooor: withdrawal.processooor,
+      scope: chain.deployment.scope,
+      recipient: terms.recipient,
+      feeRecipient: terms.feeRecipient,
+      feeBps: terms.feeBps,
+      withdrawnValue: terms.withdrawnValue,
+      fee: feeOf(terms.withdrawnValue, terms.feeBps),
+      context: withdrawalContext(withdrawal, chain.deployment.scope),
+      stateRoot: state.root,
+      stateTreeDepth: state.depth,
+      stateTreeSize: state.size,
+      aspRoot: asp.root,
+      aspTreeDepth: asp.depth,
+      aspTreeSize: asp.size,
+      expiresAt: Math.floor(this.now()) + this.deps.ttlSeconds,
+    });
+  }
+
+  /**
+   * Before anything is reserved, on every request (a retry too): the quote is this relayer's and prices exactly
+   * `terms`; the proof proves the quote's statement (nullifier hash, amount, context, roots and depths) and
+   * verifies against the verification key. Expiry is not checked here: a retry of a settled spend replays.
+   */
+  async admit(quote: SignedQuote, proof: WithdrawProof, terms: QuoteTerms): Promise<ProvenSpend> {
+    if (!this.deps.signer.isAuthentic(quote)) {
+      throw new RelayerError("INVALID_REQUEST", `quote: not one this facilitator issued, or altered since. Ask for a new quote and prove against it. ${NOTHING_SPENT}`);
+    }
+    const { deployment } = this.deps.chain;
+    const expected = { ...terms, processooor: deployment.entrypoint, scope: deployment.scope };
+    for (const field of ["route", "nullifierHash", "recipient", "feeRecipient", "feeBps", "withdrawnValue", "processooor", "scope"] as const) {
+      if (String(quote[field]).toLowerCase() !== String(expected[field]).toLowerCase()) {
+        throw new RelayerError(
+          "INVALID_REQUEST",
+          `quote.${field} is ${quote[field]}, but this request pays with ${field} ${expected[field]}: the quote is for another payment. ` +
+            `Ask for a quote of this one. ${NOTHING_SPENT}`,
+        );
+      }
+    }
+    const spend = this.statementOf(proof, quote);
+    if (!(await this.deps.prover.verify(proof))) {
+      throw new RelayerError("INVALID_PROOF", `The proof does not verify against the withdrawal circuit's verification key. ${NOTHING_SPENT}`);
+    }
+    return spend;
+  }
+
+  /**
+   * When a new withdrawal would be made for `quote`: it has not expired, and the chain would take the proof now
+   * (roots and depths still accepted, nullifier unspent, proof valid), by a call that costs no gas.
+   */
+  async assertRelayable(quote: SignedQuote, spend: ProvenSpend): Promise<void> {
+    if (this.now() > quote.expiresAt) {
+      throw new RelayerError(
+        "QUOTE_EXPIRED",
+        `The quote expired at ${new Date(quote.expiresAt * 1000).toISOString()} (quotes are good for ${this.deps.ttlSeconds} s). ` +
+          `Ask for a new quote and prove against it. ${NOTHING_SPENT}`,
+      );
+    }
+    const { chain } = this.deps;
+    await chain.call(() =>
+      chain.entrypoint.relay.staticCall(withdrawalOf(chain.deployment, quote), toSolidityProof(spend.proof), chain.deployment.scope, BigInt(quote.stateTreeSize)),
+    );
+  }
+
+  /** The proof as a spend, once its public signals are the quote's statement. */
+  private statementOf(proof: WithdrawProof, quote: SignedQuote): ProvenSpend {
+    let signals: ReturnType<typeof namePublicSignals>;
+    try {
+      signals = namePublicSignals(proof.publicSignals);
+    } catch {
+      throw new RelayerError("INVALID_PROOF", `proof.publicSignals are not the withdrawal circuit's. ${NOTHING_SPENT}`);
+    }
+    for (const signal of ["nullifierHash", "withdrawnValue", "context", "stateRoot", "stateTreeDepth", "aspRoot", "aspTreeDepth"] as const) {
+      if (signals[signal] !== BigInt(quote[signal])) {
+        throw new RelayerError(
+          "INVALID_PROOF",
+          `The proof's ${signal} is ${signals[signal]}, the quote's ${quote[signal]}: it proves another withdrawal than the one quoted ` +
+            `(another recipient, fee, amount or note), or other roots. Prove against the quote as given. ${NOTHING_SPENT}`,
+        );
+      }
+    }
+    return provenSpend(proof);
+  }
+
+  private now(): number {
+    return (this.deps.clock ?? (() => Date.now() / 1000))();
+  }
+}

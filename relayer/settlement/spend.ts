@@ -1,0 +1,54 @@
+import {
+  changeNoteOf,
+  encodeRelayData,
+  namePublicSignals,
+  nullifierHashOf,
+  type Note,
+  type NoteSecrets,
+  type Withdrawal,
+  type WithdrawProof,
+} from "../../sdk/index.js";
+import type { PoolDeployment } from "../chain/pool-chain.js";
+
+/** A spend the relayer proves: the agent sent the note and the change note's secrets (custodial, docs/design.md 10). */
+export interface NoteSpend {
+  kind: "note";
+  note: Note;
+  changeSecrets: NoteSecrets;
+}
+
+/** A spend the agent proved: the relayer holds the proof and never sees the note (non-custodial, docs/design.md 10). */
+export interface ProvenSpend {
+  kind: "proof";
+  proof: WithdrawProof;
+  nullifierHash: bigint;
+  /** The change note's commitment, a public signal: the only thing the relayer knows of the change note. */
+  newCommitment: bigint;
+}
+
+export type Spend = NoteSpend | ProvenSpend;
+
+/** A proof as a spend, its public signals read by name (sdk/circuit/public-signals.ts). */
+export function provenSpend(proof: WithdrawProof): ProvenSpend {
+  const signals = namePublicSignals(proof.publicSignals);
+  return { kind: "proof", proof, nullifierHash: signals.nullifierHash, newCommitment: signals.newCommitment };
+}
+
+/** What a lease records of a spend of `amount`: the note it spends, the change commitment, and what is left when known. */
+export function spendRecord(spend: Spend, amount: bigint): { nullifierHash: bigint; changeCommitment: bigint; remainingValue: bigint | null } {
+  if (spend.kind === "proof") return { nullifierHash: spend.nullifierHash, changeCommitment: spend.newCommitment, remainingValue: null };
+  const change = changeNoteOf(spend.note, amount, spend.changeSecrets);
+  return { nullifierHash: nullifierHashOf(spend.note.nullifier), changeCommitment: change.commitment, remainingValue: change.value };
+}
+
+/** Whom a relay pays and what it takes: the RelayData a proof's context binds. */
+export interface RelayTerms {
+  recipient: string;
+  feeRecipient: string;
+  feeBps: bigint;
+}
+
+/** The Entrypoint.relay withdrawal of `terms`, processed by the deployment's entrypoint. */
+export function withdrawalOf(deployment: PoolDeployment, { recipient, feeRecipient, feeBps }: RelayTerms): Withdrawal {
+  return { processooor: deployment.entrypoint, data: encodeRelayData({ recipient, feeRecipient, relayFeeBPS: feeBps }) };
+}

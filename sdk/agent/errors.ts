@@ -1,0 +1,34 @@
+/** Why X402Agent refused or failed a payment; never carries a secret. */
+export type X402AgentErrorCode =
+  /** The seller answered 402 without x402 details: a generic paywall. */
+  | "NOT_X402"
+  /** The seller's 402 offers no `exact` entry in the facilitator's USDC on its chain. */
+  | "NO_USABLE_ENTRY"
+  /** The free probe found the seller would not read an x402 payment: no note was touched. */
+  | "SELLER_INCOMPATIBLE"
+  /** The seller's price is above maxPaymentAtomic: nothing was paid. */
+  | "PRICE_ABOVE_MAXIMUM"
+  /** The payment would take the agent past budgetAtomic: nothing was paid. */
+  | "BUDGET_EXHAUSTED"
+  /** No unspent note holds the seller's amount plus the take. */
+  | "NO_NOTE"
+  /** The settlement's outcome is still unknown after the retries: retry later, the note may be spent. */
+  | "SETTLEMENT_UNCERTAIN"
+  /** The payer was funded but the seller did not answer the paid request with 2xx (PaymentNotAcceptedError). */
+  | "PAYMENT_NOT_ACCEPTED"
+  /** custody "non-custodial", and the facilitator does not relay proofs of this circuit: nothing was sent. */
+  | "NON_CUSTODIAL_UNAVAILABLE"
+  /** The facilitator's quote binds other terms than the agent asked for, or its trees do not rebuild the quoted roots. */
+  | "QUOTE_REFUSED"
+  /** The facilitator's trees do not hold the note (its indexer is behind, or the ASP has not approved the deposit). */
+  | "NOTE_NOT_IN_TREE";
+
+export class X402AgentError extends Error {
+  constructor(
+    readonly code: X402AgentErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "X402AgentError";
+  }
+}

@@ -1,0 +1,116 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { encodeRelayData, withdrawalContext } from "../circuit/context.js";
+import type { WithdrawProof } from "../circuit/prover.js";
+import { buildWithdrawInput } from "../circuit/withdraw-input.js";
+import type { FacilitatorClient, QuoteAnswer, TreeAnswer } from "../client/facilitator-client.js";
+import { feeOf } from "../fees/relay-fee.js";
+import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, type Note } from "../note/note.js";
+import type { WasmProver } from "../prover/wasm-prover.js";
+import { createLeanIMT, merkleWitness, type MerkleWitness } from "../tree/merkle-witness.js";
+import { X402AgentError } from "./errors.js";
+
+/** What the agent asked for: a quote binding anything else is refused before anything is proven. */
+export interface QuoteExpectation {
+  route: QuoteAnswer["route"];
+  /** What may leave the note: the price plus the take the facilitator's `supported` announced. */
+  withdrawnValue: bigint;
+  feeBps: bigint;
+  /** The entrypoint of the facilitator's `supported` contracts. */
+  processooor: string;
+  /** The payee of a settle; settle-x402's recipient is the facilitator's single-use payer. */
+  recipient?: string;
+}
+
+/** A spend proven by the agent: the request's quote and proof, and the change note only the agent knows. */
+export interface LocalProof {
+  quote: QuoteAnswer;
+  proof: WithdrawProof;
+  proofTimeMs: number;
+  change: Note;
+}
+
+/**
+ * How long the agent waits for the facilitator's trees to hold its note (a change note made a moment ago) and to
+ * rebuild the quoted roots (a quote and a leaf list read on either side of a change of the ASP tree).
+ */
+const NOTE_WAIT_MS = 10_000;
+const NOTE_POLL_MS = 500;
+
+/**
+ * Proves a spend of `note` as the quote `requestQuote` answers says (docs/sdk.md, "Non-custodial mode"): the quote
+ * must bind exactly what the agent expects; both trees are rebuilt from the public leaf lists, so the agent never
+ * asks anyone for its own path, and must give the quoted roots; the proof is made here, with change secrets that
+ * never leave the agent. While the trees do not hold the note or do not rebuild the quoted roots, a new quote is
+ * asked for, for a while.
+ */
+export async function proveLocally(options: {
+  facilitator: FacilitatorClient;
+  prover: WasmProver;
+  note: Note;
+  expected: QuoteExpectation;
+  requestQuote: () => Promise<QuoteAnswer>;
+}): Promise<LocalProof> {
+  const { facilitator, prover, note, expected } = options;
+  const deadline = Date.now() + NOTE_WAIT_MS;
+  for (;;) {
+    const quote = await options.requestQuote();
+    checkQuote(quote, note, expected);
+    const trees = await facilitator.trees();
+    const stateWitness = witnessOf(trees.state, { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize }, note.commitment, "state");
+    const aspWitness = witnessOf(trees.asp, { root: quote.aspRoot, depth: quote.aspTreeDepth, size: quote.aspTreeSize }, note.label, "ASP");
+    if (stateWitness instanceof X402AgentError || aspWitness instanceof X402AgentError) {
+      if (Date.now() < deadline) {
+        await sleep(NOTE_POLL_MS);
+        continue;
+      }
+      throw stateWitness instanceof X402AgentError ? stateWitness : aspWitness;
+    }
+    const changeSecrets = deriveChangeSecrets(note);
+    const withdrawnValue = BigInt(quote.withdrawnValue);
+    const input = buildWithdrawInput({ note, withdrawnValue, changeSecrets, stateWitness, aspWitness, context: BigInt(quote.context) });
+    const { proof, publicSignals, proofTimeMs } = await prover.prove(input);
+    return { quote, proof: { proof, publicSignals }, proofTimeMs, change: changeNoteOf(note, withdrawnValue, changeSecrets) };
+  }
+}
+
+/** Refuses a quote that binds another note, amount, fee or recipient than the agent asked for, or a context that is not its fields'. */
+function checkQuote(quote: QuoteAnswer, note: Note, expected: QuoteExpectation): void {
+  const withdrawnValue = BigInt(quote.withdrawnValue);
+  const feeBps = BigInt(quote.feeBps);
+  const relayData = encodeRelayData({ recipient: quote.recipient, feeRecipient: quote.feeRecipient, relayFeeBPS: feeBps });
+  const problems = [
+    quote.route !== expected.route && `it is for ${quote.route}, not ${expected.route}`,
+    BigInt(quote.nullifierHash) !== nullifierHashOf(note.nullifier) && "it names another note",
+    withdrawnValue !== expected.withdrawnValue && `it withdraws ${withdrawnValue}, not ${expected.withdrawnValue}`,
+    withdrawnValue > note.value && `it withdraws ${withdrawnValue}, more than the note's ${note.value}`,
+    feeBps !== expected.feeBps && `its take is ${feeBps} bps, not the ${expected.feeBps} bps announced`,
+    BigInt(quote.fee) !== feeOf(withdrawnValue, feeBps) && `its fee ${quote.fee} is not ${feeBps} bps of ${withdrawnValue}`,
+    quote.processooor.toLowerCase() !== expected.processooor.toLowerCase() && `its processooor ${quote.processooor} is not the entrypoint ${expected.processooor}`,
+    expected.recipient !== undefined && quote.recipient.toLowerCase() !== expected.recipient.toLowerCase() && `it pays ${quote.recipient}, not ${expected.recipient}`,
+    BigInt(quote.context) !== withdrawalContext({ processooor: quote.processooor, data: relayData }, BigInt(quote.scope)) &&
+      "its context is not that of its recipient, fee recipient and fee",
+  ].filter((problem): problem is string => typeof problem === "string");
+  if (problems.length > 0) {
+    throw new X402AgentError("QUOTE_REFUSED", `The facilitator's quote is not what this agent asked for: ${problems.join("; ")}. Nothing was proven or spent.`);
+  }
+}
+
+/**
+ * The path of `leaf` in the tree of the first `quoted.size` served leaves, once that tree has the quoted root and
+ * depth; else why not: the leaves do not rebuild the quoted root, or `leaf` is not among them.
+ */
+function witnessOf(served: TreeAnswer, quoted: { root: string; depth: number; size: number }, leaf: bigint, name: string): MerkleWitness | X402AgentError {
+  const leaves = served.leaves.slice(0, quoted.size).map(BigInt);
+  const tree = createLeanIMT(leaves);
+  const root = leaves.length === 0 ? 0n : tree.root;
+  if (leaves.length !== quoted.size || root !== BigInt(quoted.root) || tree.depth !== quoted.depth) {
+    return new X402AgentError(
+      "QUOTE_REFUSED",
+      `The facilitator's ${name} leaves do not rebuild the ${name} root it quoted (${quoted.root} at depth ${quoted.depth} over ${quoted.size} leaves). Nothing was proven or spent.`,
+    );
+  }
+  const index = leaves.indexOf(leaf);
+  if (index >= 0) return merkleWitness(tree, index);
+  const what = name === "state" ? "commitment (its indexer has not read the deposit or change yet)" : "label (the ASP has not approved the deposit)";
+  return new X402AgentError("NOTE_NOT_IN_TREE", `The facilitator's ${name} tree does not hold the note's ${what}. Nothing was proven or spent.`);
+}

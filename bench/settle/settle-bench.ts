@@ -5,8 +5,9 @@
 // the agent proves (client proof + relay: quote, trees, the SDK's wasm prover, then /settle-proof or
 // /settle-x402-proof; end to end as the agent sees it, and its parts). BENCH_SETTLES sequential payments of each
 // (default 10, after one warm-up), then BENCH_AGENTS agents (default 4) each making BENCH_AGENT_PAYMENTS
-// server-proof settle-x402 payments (default 3) at once. Checks that every concurrent settle succeeded on chain with
-// its own relayer nonce. BENCH_PROVER (auto, native or wasm; default auto: the native prover when `npm ci` built it)
+// server-proof settle-x402 payments (default 3) at once: on the automining chain, then on blocks every
+// BENCH_BLOCK_MS (default 2000, Base's block time) with the relayer's batching on and off, the latency and gas it
+// trades. Checks that every concurrent settle's transaction spent its note on chain. BENCH_PROVER (auto, native or wasm; default auto: the native prover when `npm ci` built it)
 // picks the relayer's prover; the agent proves with the wasm engine. Prints a table and writes
 // bench/results/settle.json.
 import { Wallet } from "ethers";
@@ -17,6 +18,7 @@ import { sharedProver } from "../../sdk/prover/index.js";
 import { grossForNet } from "../../relayer/pricing.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
 import { deposit } from "../../test/indexer/helpers/pool-actions.js";
+import { buildRelayerConfig, startRelayer, type RunningRelayer } from "../../test/relayer/helpers/relayer-harness.js";
 import { startPaymentWorld } from "../../test/x402/helpers/payment-world.js";
 import { builtNativeProver } from "../../relayer/prover/native-process.js";
 import { elapsedMs, percentile, printTable, writeResults } from "../report.js";
@@ -24,6 +26,8 @@ import { elapsedMs, percentile, printTable, writeResults } from "../report.js";
 const SETTLES = Number(process.env.BENCH_SETTLES ?? 10);
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 4);
 const AGENT_PAYMENTS = Number(process.env.BENCH_AGENT_PAYMENTS ?? 3);
+/** Block time of the batching comparison: Base's 2 s. */
+const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 2000);
 
 const PROVER = process.env.BENCH_PROVER ?? "auto";
 const proverInUse = PROVER === "wasm" || (PROVER === "auto" && !builtNativeProver()) ? "wasm" : "native";
@@ -35,7 +39,7 @@ try {
   const accepted = selectExactRequirement(required!, { chainId: world.chainId, asset: world.asset })!;
   const resource = required!.x402Version === 2 ? required!.resource : undefined;
 
-  console.log(`depositing ${4 * (SETTLES + 1) + AGENTS * AGENT_PAYMENTS} notes...`);
+  console.log(`depositing ${4 * (SETTLES + 1) + 3 * AGENTS * AGENT_PAYMENTS} notes...`);
   let tag = 1_000;
   const depositors = Object.values(world.chain.depositors);
   const notes = async (count: number): Promise<Note[]> => {
@@ -48,6 +52,7 @@ try {
   const provenSettleNotes = await notes(SETTLES + 1);
   const provenX402Notes = await notes(SETTLES + 1);
   const agentNotes = await notes(AGENTS * AGENT_PAYMENTS);
+  const blockNotes = { batched: await notes(AGENTS * AGENT_PAYMENTS), alone: await notes(AGENTS * AGENT_PAYMENTS) };
   await world.syncIndexer();
 
   interface Timed {
@@ -133,23 +138,67 @@ try {
   console.log(`${SETTLES} sequential settle-x402, client proof + relay...`);
   const provenX402 = await sequentialProven(provenX402Notes, true);
 
-  console.log(`${AGENTS} agents, ${AGENT_PAYMENTS} settle-x402 each, at once...`);
-  const concurrent: Timed[] = [];
-  const concurrentWallMs = await elapsedMs(() =>
-    Promise.all(
-      Array.from({ length: AGENTS }, async (_, agent) => {
-        for (let payment = 0; payment < AGENT_PAYMENTS; payment++) {
-          concurrent.push(await timed("/api/facilitator/settle-x402", settleX402Body(agentNotes[agent * AGENT_PAYMENTS + payment]!)));
-        }
-      }),
-    ),
-  );
-  const fundingTxs = await Promise.all(concurrent.map(({ body }) => world.provider.getTransaction(body.fundingTxHash as string)));
-  const receipts = await Promise.all(concurrent.map(({ body }) => world.provider.getTransactionReceipt(body.fundingTxHash as string)));
-  const nonces = new Set(fundingTxs.map((tx) => tx!.nonce));
-  const failed = receipts.filter((receipt) => receipt?.status !== 1).length;
-  if (nonces.size !== concurrent.length || failed > 0) {
-    throw new Error(`concurrent settles: ${nonces.size} distinct nonces for ${concurrent.length} settles, ${failed} failed on chain`);
+  /**
+   * AGENTS agents, AGENT_PAYMENTS server-proof settle-x402 payments each, at once, through `relayer`. Checks that
+   * every settle's funding transaction was mined and spent that settle's note; counts the transactions (a batch
+   * carries several settles) and their gas.
+   */
+  async function concurrentPayments(relayer: RunningRelayer, spent: Note[]) {
+    const answers: (Timed & { note: Note })[] = [];
+    const wallMs = await elapsedMs(() =>
+      Promise.all(
+        Array.from({ length: AGENTS }, async (_, agent) => {
+          for (let payment = 0; payment < AGENT_PAYMENTS; payment++) {
+            const note = spent[agent * AGENT_PAYMENTS + payment]!;
+            const started = performance.now();
+            const answer = await relayer.post("/api/facilitator/settle-x402", settleX402Body(note));
+            if (answer.status !== 200) throw new Error(`settle-x402 answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+            answers.push({ ms: performance.now() - started, ...answer, note });
+          }
+        }),
+      ),
+    );
+    const pool = world.chain.facilitator.privacyPool;
+    const txs = new Map<string, bigint>();
+    for (const { body, note } of answers) {
+      const receipt = await world.provider.getTransactionReceipt(body.fundingTxHash as string);
+      const spends = receipt?.status === 1 ? receipt.logs.map((log) => pool.interface.parseLog(log)).filter((event) => event?.name === "Withdrawn") : [];
+      if (!spends.some((event) => event!.args.spentNullifierHash === nullifierHashOf(note.nullifier))) {
+        throw new Error(`settle ${body.fundingTxHash} did not spend its note on chain`);
+      }
+      txs.set(receipt!.hash, receipt!.gasUsed);
+    }
+    const gas = [...txs.values()].reduce((sum, used) => sum + used, 0n);
+    return {
+      agents: AGENTS,
+      settles: answers.length,
+      ...summary(answers.map(({ ms }) => ms)),
+      errors: 0,
+      transactions: txs.size,
+      gasPerSettle: Number(gas / BigInt(answers.length)),
+      settlesPerMinute: Math.round((answers.length / wallMs) * 60_000),
+    };
+  }
+
+  console.log(`${AGENTS} agents, ${AGENT_PAYMENTS} settle-x402 each, at once (a block per transaction)...`);
+  const concurrent = await concurrentPayments(world.relayer, agentNotes);
+
+  // Batching pays off where a relay waits for its block: the same load on blocks every BLOCK_MS, with batching (the
+  // relayer's default) and with it off (a second relayer on the same chain, store of its own).
+  const chainProvider = world.chain.connection.provider;
+  await chainProvider.request({ method: "evm_setAutomine", params: [false] });
+  await chainProvider.request({ method: "evm_setIntervalMining", params: [BLOCK_MS] });
+  const unbatched = await startRelayer(buildRelayerConfig(world.chain, world.indexer, { pricingMode: "paid", prover: PROVER, relayBatch: "false" }));
+  let onBlocks: { blockMs: number; batched: Awaited<ReturnType<typeof concurrentPayments>>; alone: Awaited<ReturnType<typeof concurrentPayments>> };
+  try {
+    console.log(`the same on ${BLOCK_MS} ms blocks, batching on...`);
+    const batched = await concurrentPayments(world.relayer, blockNotes.batched);
+    console.log(`the same on ${BLOCK_MS} ms blocks, batching off...`);
+    onBlocks = { blockMs: BLOCK_MS, batched, alone: await concurrentPayments(unbatched, blockNotes.alone) };
+  } finally {
+    await unbatched.stop();
+    await chainProvider.request({ method: "evm_setIntervalMining", params: [0] });
+    await chainProvider.request({ method: "evm_setAutomine", params: [true] });
   }
 
   const withProof = ({ ms, proofMs }: { ms: number[]; proofMs: number[] }) => ({ ...summary(ms), proofP50Ms: Math.round(percentile(proofMs, 50)) });
@@ -158,17 +207,14 @@ try {
     settle: withProof(settleMs),
     settleX402: withProof(x402Ms),
     nonCustodial: { agentProver: "wasm", settle: provenSettle, settleX402: provenX402 },
-    concurrent: {
-      agents: AGENTS,
-      settles: concurrent.length,
-      ...summary(concurrent.map(({ ms }) => ms)),
-      errors: 0,
-      distinctNonces: nonces.size,
-      settlesPerMinute: Math.round((concurrent.length / concurrentWallMs) * 60_000),
-    },
+    concurrent,
+    concurrentOnBlocks: onBlocks,
     sequentialSettlesPerMinute: Math.round(60_000 / (x402Ms.ms.reduce((sum, ms) => sum + ms, 0) / x402Ms.ms.length)),
   };
 
+  const onLoad = (load: typeof concurrent) =>
+    `p50 ${load.p50Ms} ms, p95 ${load.p95Ms} ms, ${load.settlesPerMinute}/min, ${load.errors} errors, ` +
+    `${load.transactions} transactions, ${load.gasPerSettle.toLocaleString("en-US")} gas a settle`;
   const serverProof = (result: typeof results.settle) =>
     `p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms (proof p50 ${result.proofP50Ms} ms)`;
   const clientProof = (result: typeof provenSettle) =>
@@ -182,9 +228,10 @@ try {
       [`settle, client proof + relay, sequential (${provenSettle.count})`, clientProof(provenSettle)],
       [`settle-x402, server proof, sequential (${results.settleX402.count})`, serverProof(results.settleX402)],
       [`settle-x402, client proof + relay, sequential (${provenX402.count})`, clientProof(provenX402)],
-      [`settle-x402, ${AGENTS} agents at once (${concurrent.length})`, `p50 ${results.concurrent.p50Ms} ms, p95 ${results.concurrent.p95Ms} ms`],
-      ["  errors / distinct relayer nonces", `${results.concurrent.errors} / ${results.concurrent.distinctNonces} of ${concurrent.length}`],
-      ["settles per minute, sequential / concurrent", `${results.sequentialSettlesPerMinute} / ${results.concurrent.settlesPerMinute}`],
+      [`settle-x402, ${AGENTS} agents at once (${concurrent.settles}), automine`, onLoad(concurrent)],
+      [`  the same on ${BLOCK_MS} ms blocks, batching on`, onLoad(results.concurrentOnBlocks.batched)],
+      [`  the same on ${BLOCK_MS} ms blocks, batching off`, onLoad(results.concurrentOnBlocks.alone)],
+      ["settles per minute, sequential / concurrent (automine)", `${results.sequentialSettlesPerMinute} / ${concurrent.settlesPerMinute}`],
     ],
   );
   await writeResults("settle", results);

@@ -59,6 +59,12 @@ const RELAY_GAS_MARGIN_PERCENT = 110n;
  */
 const INSERT_LEVEL_GAS = 50_000n;
 
+/**
+ * How often a pending relay's receipt is looked for. Every settle waits for its relay to be mined; ethers' default
+ * (4 s) would add up to two of Base's 2 s blocks to each.
+ */
+const RECEIPT_POLL_MS = 250;
+
 /** Steps a caller of PoolChain.relay can hook into. */
 export interface RelayHooks {
   /**
@@ -99,12 +105,12 @@ export class PoolChain {
    * A chain behind the JSON-RPC at `rpcUrl`. Every RPC request gives up after `rpcTimeoutMs` (ethers' default
    * is five minutes) with a TIMEOUT error, which `call` reports as CHAIN_UNAVAILABLE. No answer is cached: a
    * block number or nonce even 250 ms old (ethers' default cache) can be one the relayer's own last
-   * transaction already made stale.
+   * transaction already made stale. A relay's receipt is looked for every RECEIPT_POLL_MS while it is pending.
    */
   static connect(rpcUrl: string, relayerPrivateKey: string, deployment: PoolDeployment, rpcTimeoutMs: number, maxBatch = 1): PoolChain {
     const request = new FetchRequest(rpcUrl);
     request.timeout = rpcTimeoutMs;
-    const provider = new JsonRpcProvider(request, deployment.chainId, { staticNetwork: true, cacheTimeout: -1 });
+    const provider = new JsonRpcProvider(request, deployment.chainId, { staticNetwork: true, cacheTimeout: -1, pollingInterval: RECEIPT_POLL_MS });
     return new PoolChain(provider, new Wallet(relayerPrivateKey), deployment, maxBatch);
   }
 

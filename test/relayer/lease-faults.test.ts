@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import type { RelayerConfig } from "../../relayer/config.js";
@@ -8,6 +7,7 @@ import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain
 import { statePathFromChain } from "../contracts/helpers/notes.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
 import { buildRelayerConfig, serviceDeposit, startRelayer, type RunningRelayer } from "./helpers/relayer-harness.js";
+import { manualMining } from "./helpers/manual-mining.js";
 import { holdSqliteWriteLock } from "./helpers/sqlite-writer.js";
 
 const SETTLE = "/api/facilitator/settle";
@@ -24,9 +24,10 @@ describe("relayer: leases under a copied relay and a locked database", function 
   let relayer: RunningRelayer;
   let tag = 401;
 
-  const provider = () => chain.connection.provider;
-  const setAutomine = (on: boolean) => provider().request({ method: "evm_setAutomine", params: [on] });
-  const mine = () => provider().request({ method: "evm_mine", params: [] });
+  let mining: ReturnType<typeof manualMining>;
+  const setAutomine = (on: boolean) => mining.setAutomine(on);
+  const mine = () => mining.mine();
+  const pendingRelay = (note: Note) => mining.pendingRelay(note);
 
   /** A fresh, ASP-approved note and a settle request of AMOUNT from it to a fresh payee. */
   const freshSettle = async () => {
@@ -45,20 +46,9 @@ describe("relayer: leases under a copied relay and a locked database", function 
     return events.filter((event) => event.args.spentNullifierHash === nullifierHashOf(note.nullifier));
   };
 
-  /** Waits until the note's lease records a signed relay transaction and the node has it (pending). */
-  const pendingRelay = async (note: Note) => {
-    for (;;) {
-      const lease = await relayer.relayer.store.getLease(nullifierHashOf(note.nullifier));
-      if (lease?.state === "withdrawing" && lease.fundingTxHash !== null) {
-        const pending = await chain.connection.ethers.provider.getTransaction(lease.fundingTxHash);
-        if (pending !== null) return pending;
-      }
-      await sleep(50);
-    }
-  };
-
   before(async function () {
     chain = await startLocalChain();
+    mining = manualMining(chain, () => relayer);
     indexer = await startIndexer(buildIndexerConfig(chain));
     config = buildRelayerConfig(chain, indexer, { leaseWaitMs: "30000" });
     relayer = await startRelayer(config);

@@ -2,11 +2,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import type { Prover } from "../../relayer/settlement/prover.js";
-import { nullifierHashOf, type Note } from "../../sdk/index.js";
+import type { Note } from "../../sdk/index.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
 import { ragequitNote } from "../contracts/helpers/notes.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
+import { manualMining } from "./helpers/manual-mining.js";
 import { buildRelayerConfig, serviceDeposit, startRelayer, type RunningRelayer } from "./helpers/relayer-harness.js";
 
 const SETTLE = "/api/facilitator/settle";
@@ -23,9 +24,10 @@ describe("relayer: relays batched while one is pending", function () {
   let proofsDone = 0;
   let tag = 900;
 
-  const provider = () => chain.connection.provider;
-  const setAutomine = (on: boolean) => provider().request({ method: "evm_setAutomine", params: [on] });
-  const mine = () => provider().request({ method: "evm_mine", params: [] });
+  let mining: ReturnType<typeof manualMining>;
+  const setAutomine = (on: boolean) => mining.setAutomine(on);
+  const mine = () => mining.mine();
+  const pendingRelay = (note: Note) => mining.pendingRelay(note);
 
   const settleRequest = (note: Note) => {
     const payTo = Wallet.createRandom().address;
@@ -42,24 +44,13 @@ describe("relayer: relays batched while one is pending", function () {
     return notes;
   };
 
-  /** The relay transaction the note's lease recorded, once the node has it. */
-  const pendingRelay = async (note: Note) => {
-    for (;;) {
-      const lease = await relayer.relayer.store.getLease(nullifierHashOf(note.nullifier));
-      if (lease?.state === "withdrawing" && lease.fundingTxHash !== null) {
-        const pending = await chain.connection.ethers.provider.getTransaction(lease.fundingTxHash);
-        if (pending !== null) return pending;
-      }
-      await sleep(50);
-    }
-  };
-
   const untilProofs = async (count: number) => {
     while (proofsDone < count) await sleep(50);
   };
 
   before(async function () {
     chain = await startLocalChain();
+    mining = manualMining(chain, () => relayer);
     indexer = await startIndexer(buildIndexerConfig(chain));
     const counting = (prover: Prover): Prover => ({
       prove: async (input) => {

@@ -83,7 +83,14 @@ const TreeWithLeavesSchema = TreeSchema.extend({ leaves: z.array(FieldElementSch
 /** The trees of TreesSchema with their leaves: commitments in leaf order, approved labels in tree order. */
 export const TreeLeavesSchema = z.object({ state: TreeWithLeavesSchema, asp: TreeWithLeavesSchema }).strict();
 
-export const StateProofSchema = z.object({ commitment: FieldElementSchema, witness: MerkleWitnessSchema }).strict();
+export const StateProofSchema = z
+  .object({
+    commitment: FieldElementSchema,
+    witness: MerkleWitnessSchema,
+    /** Leaves of the tree the witness was taken from: what a relay names as the root's stateTreeSize. */
+    stateTreeSize: count,
+  })
+  .strict();
 
 export const AspProofSchema = z.object({ label: FieldElementSchema, witness: MerkleWitnessSchema }).strict();
 

@@ -35,14 +35,15 @@ export class IndexerQueries {
 
   stateProof(commitment: bigint): StateProof {
     this.assertWarm();
-    const witness = this.deps.sync.stateTree.witness(commitment);
+    const { stateTree } = this.deps.sync;
+    const witness = stateTree.witness(commitment);
     if (witness === undefined) {
       throw new IndexerError(
         "DEPOSIT_NOT_FOUND",
         `commitment ${commitment} is not in the state tree (up to block ${this.deps.sync.lastBlock}); check the note's value, label and secrets`,
       );
     }
-    return { commitment, witness };
+    return { commitment, witness, stateTreeSize: stateTree.size };
   }
 
   /** The state tree and the on-chain ASP tree, read at one moment: what a proof made now binds. */

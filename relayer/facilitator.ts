@@ -269,7 +269,7 @@ export class Facilitator {
       withdrawnValue: spend.amount,
     });
     // A retry presenting the terms of a settled spend is answered from it: "proof" keeps the two custodies' leases apart.
-    const settled = await this.leased(proven, { ...spend, terms: [...spend.terms, "proof"] }, () => proofs.assertRelayable(quote, proven));
+    const settled = await this.leased(proven, { ...spend, terms: [...spend.terms, "proof"] }, async () => proofs.assertUnexpired(quote));
     return { ...settled, changeCommitment: settled.lease.changeCommitment };
   }
 

@@ -124,13 +124,13 @@ export class PoolChain {
 
   /**
    * Submits a withdrawal through Entrypoint.relay, or with others through Entrypoint.relayBatch when batching is
-   * on and relays are waiting, and waits for it to be mined. Simulates first, so a revert costs no gas and comes
+   * on and relays are waiting, and waits for it to be mined. `stateTreeSize` is the size of the state tree whose
+   * root the proof uses (the indexer's witness or the quote names it). Simulates first, so a revert costs no gas and comes
    * back as the typed error it means. `onSigned` runs with the hash right before the transaction leaves (it may
    * refuse by throwing); `onSent` runs with its hash before it is mined. A failure after `onSigned` returned is
    * SETTLEMENT_UNCERTAIN; a relay mined but reverted is RelayRevertedError (it says nothing of who spent the note).
    */
-  async relay(withdrawal: Withdrawal, proof: SolidityWithdrawProof, hooks: RelayHooks = {}): Promise<TransactionReceipt> {
-    const stateTreeSize = await this.stateTreeSizeAt(namePublicSignals(proof.pubSignals).stateRoot);
+  async relay(withdrawal: Withdrawal, proof: SolidityWithdrawProof, stateTreeSize: bigint, hooks: RelayHooks = {}): Promise<TransactionReceipt> {
     const relay: PendingRelay = { args: [withdrawal, proof, this.deployment.scope, stateTreeSize], hooks };
     return this.queue ? this.queue.submit(relay) : this.relayAlone(relay);
   }
@@ -220,16 +220,6 @@ export class PoolChain {
     const estimate = await this.entrypoint.relayBatch.estimateGas(...args);
     const depth = await this.pool.currentTreeDepth();
     return (estimate * RELAY_GAS_MARGIN_PERCENT) / 100n + (depth + 1n) * INSERT_LEVEL_GAS;
-  }
-
-  /**
-   * The number of leaves of the state tree whose root `stateRoot` is: the slot of the pool's root history a relay
-   * names. A root the pool no longer accepts is the proof's problem, said before anything is signed.
-   */
-  private async stateTreeSizeAt(stateRoot: bigint): Promise<bigint> {
-    const size = await this.call(() => this.pool.stateTreeSizeAt(stateRoot));
-    if (size === 0n) throw REVERT_MEANINGS.UnknownStateRoot!;
-    return size;
   }
 
   /** Sends a transaction of the relaying party (one not a relay: the payer sweep's gas), in nonce order with relays. */

@@ -12,6 +12,8 @@ const INDEXER_CATCH_UP_POLL_MS = 200;
 export interface SpendableNote {
   nullifierHash: bigint;
   stateWitness: MerkleWitness;
+  /** The size of the state tree stateWitness was taken from: the relay names it. */
+  stateTreeSize: bigint;
   aspWitness: MerkleWitness;
 }
 
@@ -72,7 +74,7 @@ async function lookUpNote(note: Note, indexer: IndexerClient): Promise<Spendable
   if (nullifier.spent) {
     throw new RelayerError("ALREADY_SPENT", "The note is already spent. Use nextDeposit from the settlement that spent it.");
   }
-  return { nullifierHash, stateWitness: state.witness, aspWitness: asp.witness };
+  return { nullifierHash, stateWitness: state.witness, stateTreeSize: BigInt(state.stateTreeSize), aspWitness: asp.witness };
 }
 
 function isMissingCommitment(error: unknown): boolean {

@@ -1,12 +1,12 @@
 import { feeOf } from "../../sdk/fees/relay-fee.js";
-import { namePublicSignals, toSolidityProof, withdrawalContext, type WithdrawProof } from "../../sdk/index.js";
+import { namePublicSignals, withdrawalContext, type WithdrawProof } from "../../sdk/index.js";
 import type { IndexerClient } from "../../indexer/client.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 import { indexerFailure } from "./note-status.js";
 import type { Prover } from "./prover.js";
 import type { QuoteRoute, QuoteSigner, SignedQuote } from "./quote.js";
-import { provenSpend, withdrawalOf, type ProvenSpend, type RelayTerms } from "./spend.js";
+import { withdrawalOf, type ProvenSpend, type RelayTerms } from "./spend.js";
 
 /** The spend a quote is asked for, or a proof-carrying settle presents: as this relayer derives it from the request. */
 export interface QuoteTerms extends RelayTerms {
@@ -95,10 +95,10 @@ export class ProvenSpends {
   }
 
   /**
-   * When a new withdrawal would be made for `quote`: it has not expired, and the chain would take the proof now
-   * (roots and depths still accepted, nullifier unspent, proof valid), by a call that costs no gas.
+   * When a new withdrawal would be made for `quote`: it has not expired. Whether the chain still takes the proof
+   * (roots accepted, nullifier unspent) the relay's own simulation says, before anything is signed.
    */
-  async assertRelayable(quote: SignedQuote, spend: ProvenSpend): Promise<void> {
+  assertUnexpired(quote: SignedQuote): void {
     if (this.now() > quote.expiresAt) {
       throw new RelayerError(
         "QUOTE_EXPIRED",
@@ -106,10 +106,6 @@ export class ProvenSpends {
           `Ask for a new quote and prove against it. ${NOTHING_SPENT}`,
       );
     }
-    const { chain } = this.deps;
-    await chain.call(() =>
-      chain.entrypoint.relay.staticCall(withdrawalOf(chain.deployment, quote), toSolidityProof(spend.proof), chain.deployment.scope, BigInt(quote.stateTreeSize)),
-    );
   }
 
   /** The proof as a spend, once its public signals are the quote's statement. */
@@ -129,7 +125,7 @@ export class ProvenSpends {
         );
       }
     }
-    return provenSpend(proof);
+    return { kind: "proof", proof, nullifierHash: signals.nullifierHash, newCommitment: signals.newCommitment, stateTreeSize: BigInt(quote.stateTreeSize) };
   }
 
   private now(): number {

@@ -1,7 +1,6 @@
 import {
   changeNoteOf,
   encodeRelayData,
-  namePublicSignals,
   nullifierHashOf,
   type Note,
   type NoteSecrets,
@@ -24,15 +23,11 @@ export interface ProvenSpend {
   nullifierHash: bigint;
   /** The change note's commitment, a public signal: the only thing the relayer knows of the change note. */
   newCommitment: bigint;
+  /** The size of the state tree whose root the proof uses (the quote's): the relay names it. */
+  stateTreeSize: bigint;
 }
 
 export type Spend = NoteSpend | ProvenSpend;
-
-/** A proof as a spend, its public signals read by name (sdk/circuit/public-signals.ts). */
-export function provenSpend(proof: WithdrawProof): ProvenSpend {
-  const signals = namePublicSignals(proof.publicSignals);
-  return { kind: "proof", proof, nullifierHash: signals.nullifierHash, newCommitment: signals.newCommitment };
-}
 
 /** What a lease records of a spend of `amount`: the note it spends, the change commitment, and what is left when known. */
 export function spendRecord(spend: Spend, amount: bigint): { nullifierHash: bigint; changeCommitment: bigint; remainingValue: bigint | null } {

@@ -30,12 +30,19 @@ export class PoolWithdrawer {
 
   async withdraw(order: WithdrawalOrder): Promise<WithdrawalOutcome> {
     const withdrawal = withdrawalOf(this.chain.deployment, order);
-    const proven = order.spend.kind === "note" ? await this.prove(order.spend, order.amount, withdrawal) : { ...order.spend.proof, proofTimeMs: null };
-    const receipt = await this.chain.relay(withdrawal, toSolidityProof(proven), order.hooks);
+    const proven =
+      order.spend.kind === "note"
+        ? await this.prove(order.spend, order.amount, withdrawal)
+        : { ...order.spend.proof, proofTimeMs: null, stateTreeSize: order.spend.stateTreeSize };
+    const receipt = await this.chain.relay(withdrawal, toSolidityProof(proven), proven.stateTreeSize, order.hooks);
     return { txHash: receipt.hash, proofTimeMs: proven.proofTimeMs };
   }
 
-  private async prove({ note, changeSecrets }: NoteSpend, amount: bigint, withdrawal: Withdrawal): Promise<WithdrawProof & { proofTimeMs: number }> {
+  private async prove(
+    { note, changeSecrets }: NoteSpend,
+    amount: bigint,
+    withdrawal: Withdrawal,
+  ): Promise<WithdrawProof & { proofTimeMs: number; stateTreeSize: bigint }> {
     if (amount > note.value) {
       throw new RelayerError("INVALID_PAYMENT_AMOUNT", `The amount ${amount} exceeds the note's value ${note.value}.`);
     }
@@ -51,6 +58,6 @@ export class PoolWithdrawer {
       aspWitness: spendable.aspWitness,
       context: withdrawalContext(withdrawal, this.chain.deployment.scope),
     });
-    return this.prover.prove(input);
+    return { ...(await this.prover.prove(input)), stateTreeSize: spendable.stateTreeSize };
   }
 }

@@ -56,8 +56,9 @@ describe("indexer sync on a local chain", function () {
     const status = await client.status();
     expect(status).to.deep.include({ synced: true, leafCount: 1, stateRootMatches: true });
     expect(status.stateRoot).to.equal(await privacyPool.currentRoot());
-    const { witness } = await client.stateProof(note.commitment);
+    const { witness, stateTreeSize } = await client.stateProof(note.commitment);
     expect(rootOfWitness(note.commitment, witness)).to.equal(await privacyPool.currentRoot());
+    expect(BigInt(stateTreeSize), "the size a relay names for the witness' root").to.equal(await privacyPool.stateTreeSizeAt(witness.root));
 
     const unknown = await expectApiError(client.stateProof(hash1(404n)), 404, "DEPOSIT_NOT_FOUND");
     expect(unknown.message).to.contain("is not in the state tree");

@@ -32,7 +32,7 @@ export async function relayWithdrawal(
   const relayData = { recipient: accounts.recipient.address, feeRecipient: accounts.feeRecipient.address, relayFeeBPS: 0n };
   const withdrawal = { processooor: await entrypoint.getAddress(), data: encodeRelayData(relayData) };
   const changeSecrets = deriveChangeSecrets(note);
-  const stateWitness = (await indexer.stateProof(note.commitment)).witness;
+  const { witness: stateWitness, stateTreeSize } = await indexer.stateProof(note.commitment);
   const input = buildWithdrawInput({
     note,
     withdrawnValue,
@@ -42,7 +42,6 @@ export async function relayWithdrawal(
     context: withdrawalContext(withdrawal, scope),
   });
   const proof = toSolidityProof(await proveWithdrawal(input));
-  const stateTreeSize = await chain.facilitator.privacyPool.stateTreeSizeAt(stateWitness.root);
   await (await entrypoint.relay(withdrawal, proof, scope, stateTreeSize)).wait();
   return changeNoteOf(note, withdrawnValue, changeSecrets);
 }

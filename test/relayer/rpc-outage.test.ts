@@ -51,8 +51,9 @@ describe("relayer: a chain RPC outage during settle", function () {
     await provider.request({ method: "evm_setAutomine", params: [false] });
     try {
       const answering = relayer.post(SETTLE, request);
+      // The hash is recorded before the relay leaves: the outage starts once the node itself holds the relay.
       let fundingTxHash: string | null = null;
-      while (fundingTxHash === null) {
+      while (fundingTxHash === null || (await provider.request({ method: "eth_getTransactionByHash", params: [fundingTxHash] })) === null) {
         await new Promise((resolve) => setTimeout(resolve, 50));
         fundingTxHash = (await relayer.relayer.store.getLease(nullifierHashOf(note.nullifier)))?.fundingTxHash ?? null;
       }

@@ -22,19 +22,21 @@
 namespace {
 
 using ProveFn = void (*)(const ProvingKey&, const uint64_t*, const Blinding&, int, ProofPoints&, ProofTimings&);
+using PrepareFn = void (*)(ProvingKey&, int);
 
 struct Kernels {
   const char* name;
   ProveFn prove;
+  PrepareFn prepare;
 };
 
 Kernels chooseKernels() {
   const char* forced = std::getenv("GROTH16_PROVER_CPU");
   const bool portableOnly = forced && std::string(forced) == "portable";
   __builtin_cpu_init();
-  if (!portableOnly && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("adx") && bmi2adx::selfTest()) return {"bmi2adx", bmi2adx::prove};
+  if (!portableOnly && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("adx") && bmi2adx::selfTest()) return {"bmi2adx", bmi2adx::prove, bmi2adx::prepare};
   if (!portable::selfTest()) throw std::runtime_error("the portable kernels fail their self-test");
-  return {"portable", portable::prove};
+  return {"portable", portable::prove, portable::prepare};
 }
 
 int threadCount() {
@@ -125,9 +127,13 @@ std::string escaped(const std::string& text) {
 bool readExactly(uint8_t* into, size_t bytes) { return std::fread(into, 1, bytes, stdin) == bytes; }
 
 int serve(const Kernels& kernels, const std::string& zkeyPath, int threads) {
-  const ProvingKey key = parseZkey(readWholeFile(zkeyPath));
-  std::printf("{\"ready\":true,\"cpu\":\"%s\",\"threads\":%d,\"nVars\":%u,\"nPublic\":%u,\"domainSize\":%u}\n", kernels.name, threads, key.nVars,
-              key.nPublic, key.domainSize);
+  ProvingKey key = parseZkey(readWholeFile(zkeyPath));
+  // Done once for every proof to come (a one-shot prove would pay more for it than it saves).
+  const auto preparing = std::chrono::steady_clock::now();
+  kernels.prepare(key, threads);
+  const double prepareMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - preparing).count();
+  std::printf("{\"ready\":true,\"cpu\":\"%s\",\"threads\":%d,\"nVars\":%u,\"nPublic\":%u,\"domainSize\":%u,\"prepareMs\":%.0f}\n", kernels.name, threads,
+              key.nVars, key.nPublic, key.domainSize, prepareMs);
   std::fflush(stdout);
   std::vector<uint8_t> wtns;
   for (;;) {

@@ -276,3 +276,71 @@ Jacobian<F> msm(const Affine<F>* bases, const Scalar* scalars, const ScalarPlan&
   for (uint32_t i : plan.ones) ones = ones.addAffine(bases[i]);
   return pippenger(points.data(), values.data(), runs, threads).add(ones);
 }
+
+/** With one set of buckets for every window, a top window this narrow keeps Jacobian buckets of its own. */
+constexpr int MIN_AFFINE_TOP_BITS = 5;
+
+/**
+ * Fixed bases made ready for fixedBaseMsm: for each base P and window j, P * 2^(width * j), affine, in one table
+ * (base-major). A window's digit then scales a point of the table itself, so every window shares one set of buckets
+ * and the doublings between windows are done once here instead of in every proof.
+ */
+template <class F>
+std::vector<Affine<F>> shiftedBases(const Affine<F>* bases, size_t count, int width, int threads) {
+  const int windows = (SCALAR_BITS + width - 1) / width;
+  std::vector<Affine<F>> table(count * windows);
+  parallelFor(threads, count, [&](size_t begin, size_t end) {
+    std::vector<Jacobian<F>> shifted((end - begin) * windows);
+    for (size_t i = begin; i < end; i++) {
+      Jacobian<F> q = Jacobian<F>::infinity().addAffine(bases[i]);
+      for (int w = 0; w < windows; w++) {
+        shifted[(i - begin) * windows + w] = q;
+        for (int b = 0; b < width && w + 1 < windows; b++) q = q.dbl();
+      }
+    }
+    toAffineBatch(shifted.data(), table.data() + begin * windows, shifted.size());
+  });
+  return table;
+}
+
+/** Sum of scalars[i] * bases[i] from the bases' shiftedBases table: one set of buckets, the scalars split over threads. */
+template <class F>
+Jacobian<F> fixedBaseMsm(const Affine<F>* table, int width, const Scalar* scalars, size_t count, int threads) {
+  const int windows = (SCALAR_BITS + width - 1) / width;
+  const int topBits = SCALAR_BITS - (windows - 1) * width;
+  const int affineWindows = topBits < MIN_AFFINE_TOP_BITS ? windows - 1 : windows;
+  const int parts = std::max(1, std::min<int>(threads, int(count / 1024) + 1));
+  std::vector<Jacobian<F>> partSums(parts, Jacobian<F>::infinity());
+  std::atomic<int> next{0};
+  auto work = [&]() {
+    AffineBuckets<F> buckets(size_t(1) << width);
+    for (int part = next++; part < parts; part = next++) {
+      buckets.clear();
+      // A very narrow top window: its few digits would keep meeting in a batch, so they get Jacobian buckets.
+      std::vector<Jacobian<F>> few(size_t(1) << topBits, Jacobian<F>::infinity());
+      for (size_t i = count * part / parts, end = count * (part + 1) / parts; i < end; i++) {
+        const Affine<F>* shifted = table + i * windows;
+        for (int w = 0; w < affineWindows; w++) {
+          const unsigned d = digitAt(scalars[i], w * width, width);
+          if (d) buckets.add(d, shifted[w]);
+        }
+        if (affineWindows < windows) {
+          const unsigned d = digitAt(scalars[i], affineWindows * width, topBits);
+          if (d) few[d] = few[d].addAffine(shifted[affineWindows]);
+        }
+      }
+      buckets.finish();
+      Jacobian<F> running = Jacobian<F>::infinity(), sum = Jacobian<F>::infinity();
+      for (size_t d = (size_t(1) << width) - 1; d >= 1; d--) {
+        if (buckets.filled(d)) running = running.addAffine(buckets.at(d));
+        if (d < few.size()) running = running.add(few[d]);
+        sum = sum.add(running);
+      }
+      partSums[part] = sum;
+    }
+  };
+  runThreads(std::min(threads, parts), work);
+  Jacobian<F> result = Jacobian<F>::infinity();
+  for (const Jacobian<F>& sum : partSums) result = result.add(sum);
+  return result;
+}

@@ -14,6 +14,9 @@ struct ProvingKey {
   uint64_t alpha1[8], beta1[8], beta2[16], delta1[8], delta2[16];
   std::vector<Coefficient> coefficients;
   std::vector<uint64_t> pointsA, pointsB1, pointsB2, pointsC, pointsH;
+  /** pointsH shifted for every window of hTableBits (shiftedBases in msm.hpp): empty until prepare() made it. */
+  std::vector<uint64_t> hTable;
+  int hTableBits = 0;
 };
 
 /** Affine coordinates in standard form: a and c (x, y), b (x.c0, x.c1, y.c0, y.c1). */
@@ -35,6 +38,7 @@ struct Blinding {
   void prove(const ProvingKey& key, const uint64_t* witness, const Blinding& blinding, int threads, ProofPoints& out, \
              ProofTimings& timings);                                                                               \
   bool selfTest();                                                                                                 \
+  void prepare(ProvingKey& key, int threads);                                                                      \
   }
 DECLARE_KERNELS(portable)
 DECLARE_KERNELS(bmi2adx)

@@ -17,6 +17,8 @@ export interface NativeProverInfo {
   /** The kernels it chose for this CPU: "bmi2adx" or "portable". */
   cpu: string;
   threads: number;
+  /** Milliseconds spent once at start on what every proof reuses (H's shifted bases). */
+  prepareMs: number;
 }
 
 /** Milliseconds the native prover spent in each part of one proof. */
@@ -29,6 +31,7 @@ interface Answer {
   ready?: true;
   cpu?: string;
   threads?: number;
+  prepareMs?: number;
   error?: string;
   proof?: Groth16Proof;
   publicSignals?: string[];
@@ -65,7 +68,7 @@ export class NativeProverProcess {
     const readyWaiter = new Promise<Answer>((resolve, reject) => this.pending.push({ resolve, reject }));
     this.ready = readyWaiter.then((answer) => {
       if (!answer.ready) throw new Error(`the native prover did not start: ${answer.error ?? "no ready line"}`);
-      return { cpu: answer.cpu ?? "unknown", threads: answer.threads ?? 1 };
+      return { cpu: answer.cpu ?? "unknown", threads: answer.threads ?? 1, prepareMs: answer.prepareMs ?? 0 };
     });
     this.ready.catch(() => {}); // reported to whoever awaits it
     this.child.stderr.on("data", (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString()).slice(-2_000)));

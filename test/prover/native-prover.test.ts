@@ -112,6 +112,16 @@ describe("native prover (native-prover/)", function () {
     expect(ours.publicSignals).to.deep.equal(theirs.publicSignals);
   });
 
+  it("proves alike in one call per proof (rapidsnark's command line), where H's bases are not prepared", async function () {
+    const wtns = await calculator.calculate(randomInput());
+    const [wtnsFile, proofFile, publicFile] = ["once.wtns", "once-proof.json", "once-public.json"].map((name) => path.join(dir, name));
+    await writeFile(wtnsFile!, wtns);
+    await run(binary, [WITHDRAW_ARTIFACTS.zkey, wtnsFile!, proofFile!, publicFile!]);
+    const proof = { proof: JSON.parse(await readFile(proofFile!, "utf8")), publicSignals: JSON.parse(await readFile(publicFile!, "utf8")) };
+    expect(proof.publicSignals).to.deep.equal(publicSignalsOf(wtns));
+    expect(await verifyWithdrawal(proof, verificationKey)).to.equal(true);
+  });
+
   it("proves with either kernel build (BMI2/ADX where the CPU has it, portable)", async function () {
     const portable = new NativeProverProcess(binary, WITHDRAW_ARTIFACTS.zkey, { ...process.env, GROTH16_PROVER_CPU: "portable" });
     try {

@@ -214,11 +214,15 @@ export class PoolChain {
 
   /**
    * A batch's gas limit: its own estimate (batches differ too much to share one), with the margin of a single
-   * relay and room for one insert that hashes a level more per level of the tree.
+   * relay and room for one insert that hashes a level more per level of the tree, whose depth the deepest proof
+   * says (as a single relay's does).
    */
   private async relayBatchGasLimit(args: RelayBatchArgs): Promise<bigint> {
     const estimate = await this.entrypoint.relayBatch.estimateGas(...args);
-    const depth = await this.pool.currentTreeDepth();
+    const depth = args[1].reduce((deepest, proof) => {
+      const proofDepth = namePublicSignals(proof.pubSignals).stateTreeDepth;
+      return proofDepth > deepest ? proofDepth : deepest;
+    }, 0n);
     return (estimate * RELAY_GAS_MARGIN_PERCENT) / 100n + (depth + 1n) * INSERT_LEVEL_GAS;
   }
 

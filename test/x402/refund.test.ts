@@ -1,8 +1,10 @@
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { recoverNotes } from "../../sdk/agent/index.js";
-import { noteToWire } from "../../sdk/client/facilitator-client.js";
-import { createNote, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf } from "../../sdk/index.js";
+import { grossForNet } from "../../relayer/pricing.js";
+import { proveLocally, recoverNotes } from "../../sdk/agent/index.js";
+import { FacilitatorClient, noteToWire } from "../../sdk/client/facilitator-client.js";
+import { createNote, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../../sdk/index.js";
+import { sharedProver } from "../../sdk/prover/index.js";
 import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
 import { caip2NetworkOf } from "../../x402/networks.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
@@ -12,6 +14,9 @@ import { PAYER_KEY_SECRET, relayerKey } from "../relayer/helpers/relayer-harness
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 
 const SETTLE_X402 = "/api/facilitator/settle-x402";
+const SETTLE_X402_PROOF = "/api/facilitator/settle-x402-proof";
+/** The relayer's take in the payment world ("paid" pricing). */
+const TAKE_BPS = 500n;
 /** 0.05 USDC: far below the 1 USDC minimum deposit that used to strand such refunds at the payer. */
 const PRICE = 50_000n;
 
@@ -45,63 +50,109 @@ describe("refunds: a payment the seller refused after funding comes home as a no
     await world?.close();
   });
 
-  it("sweeps the exact amount back after expiry as a refund note that the seed recovers, approved at once, not a depositor", async function () {
-    const { deposit, seed } = await world.newAgent(world.chain.depositors.carol, 1_000_000n);
-    const anonymityBefore = (await world.indexer.client.status()).anonymitySet;
-
-    // The relayer pays the single-use payer from the note, as the agent SDK asks it to.
+  /** The seller's chosen entry, as the SDK's agent reads it from the 402. */
+  async function sellerTerms() {
     const required = await readPaymentRequired(await fetch(seller.resourceUrl));
-    const accepted = selectExactRequirement(required!, { chainId: world.chainId, asset: world.asset })!;
-    const change = deriveChangeSecrets(deposit.note);
-    const settled = await world.relayer.post(SETTLE_X402, {
-      accepts: accepted,
-      resource: required!.x402Version === 2 ? required!.resource : undefined,
-      serviceDeposit: noteToWire(deposit.note),
-      nextNullifier: change.nullifier.toString(),
-      nextSecret: change.secret.toString(),
-      acceptNotPrivate: true,
-    });
+    const accepts = selectExactRequirement(required!, { chainId: world.chainId, asset: world.asset })!;
+    return { accepts, resource: required!.x402Version === 2 ? required!.resource : undefined };
+  }
+
+  interface FundedPayment {
+    settled: { status: number; body: Record<string, unknown> };
+    /** The note that paid; its seed's refund secrets open the refund note. */
+    deposit: Note;
+    seed: string;
+  }
+
+  /** The seller's facilitator refuses the payment: the seller answers without the resource, the money stays put. */
+  async function expectRefusedAndHeld({ settled }: FundedPayment): Promise<string> {
     expect(settled.status, JSON.stringify(settled.body)).to.equal(200);
     const payer = settled.body.payer as string;
     expect(await world.usdcBalance(payer)).to.equal(PRICE);
-
-    // The seller's facilitator refuses the payment: the seller answers without the resource, the money stays put.
     const xPayment = settled.body.xPayment as string;
     const refused = await fetch(seller.resourceUrl, { headers: { "PAYMENT-SIGNATURE": xPayment, "X-PAYMENT": xPayment } });
     expect(refused.ok, `seller answered ${refused.status}`).to.equal(false);
     expect(await world.usdcBalance(payer)).to.equal(PRICE);
+    return payer;
+  }
 
-    // Nothing is swept while the seller could still use the authorization.
-    const sweep = () =>
-      sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET });
-    expect((await sweep()).filter((record) => record.payer === payer)).to.deep.equal([]);
-
-    const { time } = world.chain.connection.networkHelpers;
-    await time.increaseTo(Math.max(await time.latest(), settled.body.validBefore as number) + 1);
-    const [swept] = (await sweep()).filter((record) => record.payer === payer);
-    expect(swept).to.deep.include({ outcome: "deposited", amount: PRICE });
-    expect(await world.usdcBalance(payer)).to.equal(0n);
-
-    // From the seed alone: a refund note of exactly the amount, unspent.
+  /** From the seed alone: a refund note of exactly the amount, unspent, approved at once as the refund of the note that paid. */
+  async function expectRefundNote({ deposit, seed }: FundedPayment, payer: string): Promise<void> {
     const recovered = await recoverNotes({ provider: world.provider, addressBook: world.chain.facilitator.addressBook, seed });
     const refundChain = recovered.chains.find((chain) => chain.origin === "refund");
     expect(refundChain?.status).to.equal("unspent");
     expect(refundChain?.latest.value).to.equal(PRICE);
-    const refundNote = createNote(PRICE, refundChain!.latest.label, deriveRefundSecrets(deposit.note));
+    const refundNote = createNote(PRICE, refundChain!.latest.label, deriveRefundSecrets(deposit));
     expect(refundChain?.latest).to.deep.equal(refundNote);
     expect(recovered.unspent).to.deep.include(refundNote);
 
-    // The curator approves it in the sync that reads it, marked as the refund of the note that paid, and the
-    // anonymity set does not move.
-    await world.syncIndexer();
     const view = await world.indexer.client.deposit(refundNote.label);
-    expect(view.refundOf).to.equal(nullifierHashOf(deposit.note.nullifier));
+    expect(view.refundOf).to.equal(nullifierHashOf(deposit.nullifier));
     expect(view.depositor).to.equal(payer);
     expect(view.aspDecisions.map((decision) => decision.approved)).to.deep.equal([true]);
     expect(view.aspDecisions[0]!.reason).to.contain("refund");
     expect((await world.indexer.client.aspProof(refundNote.label)).witness.root).to.equal(
       await world.chain.facilitator.entrypoint.latestRoot(),
     );
+  }
+
+  /** A payment the relayer proves from the agent's note (custodial), as the agent SDK asks it to. */
+  async function custodialPayment(): Promise<FundedPayment> {
+    const { deposit, seed } = await world.newAgent(world.chain.depositors.carol, 1_000_000n);
+    const change = deriveChangeSecrets(deposit.note);
+    const settled = await world.relayer.post(SETTLE_X402, {
+      ...(await sellerTerms()),
+      serviceDeposit: noteToWire(deposit.note),
+      nextNullifier: change.nullifier.toString(),
+      nextSecret: change.secret.toString(),
+      acceptNotPrivate: true,
+    });
+    return { settled, deposit: deposit.note, seed };
+  }
+
+  /** A payment whose withdrawal the agent proved (non-custodial): the relayer knows only the refund note's precommitment. */
+  async function provenPayment(): Promise<FundedPayment> {
+    const { deposit, seed } = await world.newAgent(world.chain.depositors.dave, 1_000_000n);
+    const terms = { ...(await sellerTerms()), acceptNotPrivate: true };
+    const facilitator = new FacilitatorClient(world.relayer.url);
+    const entrypoint = await world.chain.facilitator.entrypoint.getAddress();
+    const { quote, proof } = await proveLocally({
+      facilitator,
+      prover: sharedProver(),
+      note: deposit.note,
+      expected: { route: "settle-x402", withdrawnValue: grossForNet(PRICE, TAKE_BPS), feeBps: TAKE_BPS, processooor: entrypoint },
+      requestQuote: async () => (await facilitator.quoteX402({ ...terms, nullifierHash: nullifierHashOf(deposit.note.nullifier).toString() })).quote,
+    });
+    const refundPrecommitment = precommitmentOf(deriveRefundSecrets(deposit.note)).toString();
+    const settled = await world.relayer.post(SETTLE_X402_PROOF, { ...terms, quote, proof, refundPrecommitment });
+    return { settled, deposit: deposit.note, seed };
+  }
+
+  // Both custodies in one test: the sweep waits for the chain's clock to pass each authorization, and a clock moved
+  // past one payment's window would already have passed a later payment's (the relayer sets windows by wall clock).
+  it("sweeps the exact amount back after expiry as a refund note that the seed recovers, approved at once, not a depositor, whoever proved the withdrawal", async function () {
+    const payments = [await custodialPayment(), await provenPayment()];
+    const anonymityBefore = (await world.indexer.client.status()).anonymitySet;
+    const payers: string[] = [];
+    for (const payment of payments) payers.push(await expectRefusedAndHeld(payment));
+
+    // Nothing is swept while the seller could still use the authorization.
+    const sweep = () =>
+      sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET });
+    expect((await sweep()).filter((record) => payers.includes(record.payer))).to.deep.equal([]);
+
+    const { time } = world.chain.connection.networkHelpers;
+    const lastValidBefore = Math.max(...payments.map(({ settled }) => settled.body.validBefore as number));
+    await time.increaseTo(Math.max(await time.latest(), lastValidBefore) + 1);
+    const swept = await sweep();
+    for (const payer of payers) {
+      expect(swept.find((record) => record.payer === payer)).to.deep.include({ outcome: "deposited", amount: PRICE });
+      expect(await world.usdcBalance(payer)).to.equal(0n);
+    }
+
+    // The curator approves each refund in the sync that reads it, and the anonymity set does not move.
+    await world.syncIndexer();
+    for (const [i, payment] of payments.entries()) await expectRefundNote(payment, payers[i]!);
     expect((await world.indexer.client.status()).anonymitySet).to.equal(anonymityBefore);
   });
 });

@@ -59,6 +59,19 @@ const RELAY_GAS_MARGIN_PERCENT = 110n;
  */
 const INSERT_LEVEL_GAS = 50_000n;
 
+/** A relay's (or a batch's) gas limit over its estimate at state tree depth `depth`: the margin and room for every level. */
+function gasLimitOver(estimate: bigint, depth: bigint): bigint {
+  return (estimate * RELAY_GAS_MARGIN_PERCENT) / 100n + (depth + 1n) * INSERT_LEVEL_GAS;
+}
+
+/** The deepest state tree among a batch's proofs: its inserts happen at least that deep. */
+function deepestStateTree(proofs: SolidityWithdrawProof[]): bigint {
+  return proofs.reduce((deepest, proof) => {
+    const depth = namePublicSignals(proof.pubSignals).stateTreeDepth;
+    return depth > deepest ? depth : deepest;
+  }, 0n);
+}
+
 /**
  * How often a pending relay's receipt is looked for. Every settle waits for its relay to be mined; ethers' default
  * (4 s) would add up to two of Base's 2 s blocks to each.
@@ -160,26 +173,24 @@ export class PoolChain {
     const alone = () => Promise.allSettled(relays.map((relay) => this.relayAlone(relay)));
     if (relays.length === 1) return alone();
     const args: RelayBatchArgs = [relays.map((r) => r.args[0]), relays.map((r) => r.args[1]), this.deployment.scope, relays.map((r) => r.args[3])];
-    const simulated = await this.entrypoint.relayBatch.staticCall(...args).then(
-      () => true,
-      () => false,
-    );
-    if (!simulated) return alone();
+    // The estimate is the batch's simulation: a batch the chain would revert has none.
+    const estimate = await this.entrypoint.relayBatch.estimateGas(...args).catch(() => undefined);
+    if (estimate === undefined) return alone();
 
     const refusals = new Map<number, unknown>();
     let outcome: PromiseSettledResult<TransactionReceipt>;
     try {
       const request = await this.call(async () => ({
         ...(await this.entrypoint.relayBatch.populateTransaction(...args)),
-        gasLimit: await this.relayBatchGasLimit(args),
+        gasLimit: gasLimitOver(estimate, deepestStateTree(args[1])),
       }));
       const tx = await this.inNonceOrder(async () => {
         const { signed, hash } = await this.signRelay(request);
-        for (const [i, relay] of relays.entries()) await relay.hooks.onSigned?.(hash).catch((error: unknown) => refusals.set(i, error));
+        await Promise.all(relays.map((relay, i) => relay.hooks.onSigned?.(hash).catch((error: unknown) => refusals.set(i, error))));
         if (refusals.size > 0) throw uncertain(hash, new Error("a relay of the batch refused it; the batch was not sent"));
         return this.broadcast(signed, hash);
       });
-      for (const relay of relays) await relay.hooks.onSent?.(tx.hash);
+      await Promise.all(relays.map((relay) => relay.hooks.onSent?.(tx.hash)));
       outcome = { status: "fulfilled", value: await this.mined(tx) };
     } catch (reason) {
       outcome = { status: "rejected", reason };
@@ -210,20 +221,6 @@ export class PoolChain {
     });
     if (receipt === null || receipt.status !== 1) throw new RelayRevertedError(tx.hash);
     return receipt;
-  }
-
-  /**
-   * A batch's gas limit: its own estimate (batches differ too much to share one), with the margin of a single
-   * relay and room for one insert that hashes a level more per level of the tree, whose depth the deepest proof
-   * says (as a single relay's does).
-   */
-  private async relayBatchGasLimit(args: RelayBatchArgs): Promise<bigint> {
-    const estimate = await this.entrypoint.relayBatch.estimateGas(...args);
-    const depth = args[1].reduce((deepest, proof) => {
-      const proofDepth = namePublicSignals(proof.pubSignals).stateTreeDepth;
-      return proofDepth > deepest ? proofDepth : deepest;
-    }, 0n);
-    return (estimate * RELAY_GAS_MARGIN_PERCENT) / 100n + (depth + 1n) * INSERT_LEVEL_GAS;
   }
 
   /** Sends a transaction of the relaying party (one not a relay: the payer sweep's gas), in nonce order with relays. */
@@ -262,7 +259,7 @@ export class PoolChain {
       estimate = await this.entrypoint.relay.estimateGas(...args);
       this.relayGasByDepth.set(depth, estimate);
     }
-    return (estimate * RELAY_GAS_MARGIN_PERCENT) / 100n + (depth + 1n) * INSERT_LEVEL_GAS;
+    return gasLimitOver(estimate, depth);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { z } from "zod";
+import { DecimalStringSchema } from "../../sdk/schema/primitives.js";
 
-const decimal = z.string().regex(/^(0|[1-9][0-9]*)$/, "must be a canonical decimal integer string").max(78);
+const decimal = DecimalStringSchema.max(78);
 const g1 = z.array(decimal).length(3);
 
 /**

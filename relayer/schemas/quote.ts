@@ -1,10 +1,9 @@
 import { z } from "zod";
 import { MAX_TREE_DEPTH } from "../../sdk/index.js";
-import { AddressSchema, Bytes32Schema, FieldElementSchema } from "../../sdk/schema/primitives.js";
+import { AddressSchema, Bytes32Schema, DecimalStringSchema, FieldElementSchema } from "../../sdk/schema/primitives.js";
 
 const count = z.number().int().min(0);
 const depth = count.max(MAX_TREE_DEPTH);
-const decimal = z.string().regex(/^(0|[1-9][0-9]*)$/);
 
 /** The fields of a quote, by what each holds: one list for the request (parsed) and the answer (wire) forms. */
 const quoteFields = <N extends z.ZodType, A extends z.ZodType>(number: N, address: A) => ({
@@ -43,6 +42,6 @@ export const QuoteSchema = z
   .transform((quote) => ({ ...quote, feeBps: BigInt(quote.feeBps) }));
 
 /** A quote as the relayer answers it: numbers above 2^53 as decimal strings. */
-export const QuoteWireSchema = z.object(quoteFields(decimal, z.string())).strict();
+export const QuoteWireSchema = z.object(quoteFields(DecimalStringSchema, z.string())).strict();
 
 export const QuoteResponseSchema = z.object({ quote: QuoteWireSchema }).strict();

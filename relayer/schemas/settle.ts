@@ -44,7 +44,7 @@ export const SettleProofRequestSchema = z
 
 /** The relayer never saw the note: no remaining value, no change note, only the change commitment the proof inserts. */
 export const SettleProofResponseSchema = SettleResponseSchema.omit({ remainingValue: true, nextDeposit: true, proofTimeMs: true })
-  .extend({ changeCommitment: z.string().regex(/^[0-9]+$/) })
+  .extend({ changeCommitment: atomic })
   .strict();
 
 /** POST /api/withdraw (docs/api.md 4.6): the note's fields at top level; the full note when amountAtomic is absent. */

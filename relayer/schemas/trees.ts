@@ -1,9 +1,9 @@
 import { z } from "zod";
+import { DecimalStringSchema } from "../../sdk/schema/primitives.js";
 
-const decimal = z.string().regex(/^(0|[1-9][0-9]*)$/);
 const count = z.number().int().min(0);
 
-const TreeSchema = z.object({ root: decimal, depth: count, size: count, leaves: z.array(decimal) }).strict();
+const TreeSchema = z.object({ root: DecimalStringSchema, depth: count, size: count, leaves: z.array(DecimalStringSchema) }).strict();
 
 /**
  * GET /api/facilitator/trees (docs/api.md 4.10): the state tree (commitments in leaf order) and the on-chain ASP tree

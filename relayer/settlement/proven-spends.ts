@@ -35,10 +35,6 @@ const NOTHING_SPENT = "Nothing was spent.";
 export class ProvenSpends {
   constructor(private readonly deps: ProvenSpendsDeps) {}
 
-  get ttlSeconds(): number {
-    return this.deps.ttlSeconds;
-  }
-
   /** A quote of `terms` against the indexer's state tree and the on-chain ASP tree of now. */
   async quote(terms: QuoteTerms): Promise<SignedQuote> {
     const { chain, indexer, signer } = this.deps;

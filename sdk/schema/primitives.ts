@@ -18,6 +18,9 @@ export const Bytes32Schema = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be a 
 /** A canonical decimal integer string: digits only, no sign, no leading zeros (except "0"). */
 const canonicalDecimal = /^(0|[1-9][0-9]*)$/;
 
+/** A canonical decimal integer string, kept a string (a wire form of a bigint). */
+export const DecimalStringSchema = z.string().regex(canonicalDecimal, "must be a canonical decimal integer string");
+
 /** An element of the BN254 scalar field as a canonical decimal string, parsed to bigint. */
 export const FieldElementSchema = z
   .string()

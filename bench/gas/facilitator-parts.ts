@@ -7,16 +7,15 @@ import { mappingSlot, SLOT } from "./simulated-state-tree.js";
 /** Entrypoint's storage: AccessControl's roles, then its own variables in order (the reentrancy guard is transient). */
 const ENTRYPOINT_SLOT = { aspRootEntries: 4n, aspRootCount: 5n };
 const MAX_LEVELS = 40;
-/** PrivacyPool.ROOT_HISTORY_SIZE: the slots of its ring of state roots. */
-const ROOT_HISTORY_SIZE = 64n;
 
 /**
  * What the bench calls each of the facilitator's callees, storage slots and inlined code: the verifier, the asset,
  * the linked Poseidon libraries and the pool's inlined Poseidon2; the pool's tree slots (size and depth, side nodes)
  * and its ring of state roots, and the entrypoint's entries of `aspRoots`. Every other slot is "other storage".
  */
-export async function facilitatorClassifier({ addressBook }: DeployedFacilitator, aspRoots: bigint[]): Promise<Classifier> {
+export async function facilitatorClassifier({ addressBook, privacyPool }: DeployedFacilitator, aspRoots: bigint[]): Promise<Classifier> {
   const { privacyPool: pool, entrypoint, verifier, usdc, poseidon } = addressBook;
+  const rootHistorySize = await privacyPool.ROOT_HISTORY_SIZE();
   const callees = new Map<string, Part>([
     [verifier.toLowerCase(), "verifier"],
     [usdc.toLowerCase(), "transfers"],
@@ -27,7 +26,7 @@ export async function facilitatorClassifier({ addressBook }: DeployedFacilitator
 
   add(pool, SLOT.treeSizeAndDepth, "treeStorage");
   for (let level = 0n; level <= MAX_LEVELS; level++) add(pool, mappingSlot(level, SLOT.sideNodes), "treeStorage");
-  for (let i = 0n; i < ROOT_HISTORY_SIZE; i++) add(pool, SLOT.roots + i, "rootHistory");
+  for (let i = 0n; i < rootHistorySize; i++) add(pool, SLOT.roots + i, "rootHistory");
   add(entrypoint, ENTRYPOINT_SLOT.aspRootCount, "rootHistory");
   for (const root of aspRoots) add(entrypoint, mappingSlot(root, ENTRYPOINT_SLOT.aspRootEntries), "rootHistory");
   const inlined = new Map([[pool.toLowerCase(), { pcs: await inlinedCode("PrivacyPool", "lib/poseidon/Poseidon2T3.sol"), part: "poseidon" as Part }]]);

@@ -61,10 +61,10 @@ try {
     body: Record<string, unknown>;
   }
 
-  const timed = async (route: string, body: unknown): Promise<Timed> => {
+  const timed = async (route: string, body: unknown, relayer: RunningRelayer = world.relayer): Promise<Timed> => {
     let answer!: { status: number; body: Record<string, unknown> };
     const ms = await elapsedMs(async () => {
-      answer = await world.relayer.post(route, body);
+      answer = await relayer.post(route, body);
     });
     if (answer.status !== 200) throw new Error(`${route} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
     return { ms, ...answer };
@@ -150,10 +150,7 @@ try {
         Array.from({ length: AGENTS }, async (_, agent) => {
           for (let payment = 0; payment < AGENT_PAYMENTS; payment++) {
             const note = spent[agent * AGENT_PAYMENTS + payment]!;
-            const started = performance.now();
-            const answer = await relayer.post("/api/facilitator/settle-x402", settleX402Body(note));
-            if (answer.status !== 200) throw new Error(`settle-x402 answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-            answers.push({ ms: performance.now() - started, ...answer, note });
+            answers.push({ ...(await timed("/api/facilitator/settle-x402", settleX402Body(note), relayer)), note });
           }
         }),
       ),

@@ -9,6 +9,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { WITHDRAW_ARTIFACTS } from "../../sdk/circuit/artifacts.js";
+import { SNARK_SCALAR_FIELD } from "../../sdk/crypto/field.js";
 import { REPO_ROOT } from "./compile.js";
 
 export const BATCH_VERIFIER_PATH = path.join(REPO_ROOT, "contracts", "verifiers", "WithdrawalBatchVerifier.sol");
@@ -17,7 +18,7 @@ const PROOF_LIB_PATH = path.join(REPO_ROOT, "contracts", "lib", "ProofLib.sol");
 /** BN254's base field: point coordinates are below it. */
 const P = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
 /** BN254's group order: scalars and public inputs are below it. */
-const R = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
+const R = SNARK_SCALAR_FIELD;
 
 type G1 = readonly [x: bigint, y: bigint];
 /** A G2 point in the pairing precompile's order (EIP-197): x.c1, x.c0, y.c1, y.c0. */
@@ -76,7 +77,7 @@ export function parseVerificationKey(json: unknown): BatchVerifierKey {
 }
 
 /** The length of ProofLib.WithdrawProof's pubSignals, read from its source. */
-export function proofLibSignalCount(source: string): number {
+function proofLibSignalCount(source: string): number {
   const matches = [...source.matchAll(/uint256\[(\d+)\]\s+pubSignals\s*;/g)];
   if (matches.length !== 1) throw new Error("ProofLib.sol: expected one `uint256[N] pubSignals;` field");
   return Number(matches[0]![1]);

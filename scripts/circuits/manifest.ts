@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ARTIFACTS_DIR } from "../../sdk/circuit/artifacts.js";
@@ -16,10 +15,6 @@ export interface ArtifactManifest {
 }
 
 export const MANIFEST_PATH = path.join(ARTIFACTS_DIR, "manifest.json");
-
-export async function sha256File(file: string): Promise<string> {
-  return createHash("sha256").update(await readFile(file)).digest("hex");
-}
 
 export async function readManifest(): Promise<ArtifactManifest> {
   return JSON.parse(await readFile(MANIFEST_PATH, "utf8")) as ArtifactManifest;

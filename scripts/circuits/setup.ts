@@ -10,10 +10,10 @@ import path from "node:path";
 import * as snarkjs from "snarkjs";
 import type { Logger } from "snarkjs";
 import { CIRCUIT_CONFIG } from "../../sdk/circuit/config.js";
-import { WITHDRAW_ARTIFACTS } from "../../sdk/circuit/artifacts.js";
+import { WITHDRAW_ARTIFACTS, sha256File } from "../../sdk/circuit/artifacts.js";
 import { releaseProverThreads } from "../../sdk/circuit/prover.js";
 import { compileCircuit, REPO_ROOT } from "./compile.js";
-import { sha256File, writeManifest } from "./manifest.js";
+import { writeManifest } from "./manifest.js";
 import { BATCH_VERIFIER_PATH, generateBatchVerifier } from "./batch-verifier.js";
 import { generateVerifier, VERIFIER_PATH } from "./verifier.js";
 

@@ -17,7 +17,12 @@ export const WITHDRAW_ARTIFACTS: CircuitArtifacts = {
   vkey: `${ARTIFACTS_DIR}withdraw.vkey.json`,
 };
 
-/** SHA-256 (hex) of a verification key file: how an agent and a facilitator tell that they prove the same circuit. */
-export async function verificationKeySha256(path: string = WITHDRAW_ARTIFACTS.vkey): Promise<string> {
-  return createHash("sha256").update(await readFile(path)).digest("hex");
+/** SHA-256 (hex) of a file's bytes. */
+export async function sha256File(file: string): Promise<string> {
+  return createHash("sha256").update(await readFile(file)).digest("hex");
+}
+
+/** SHA-256 (hex) of the verification key file: how an agent and a facilitator tell that they prove the same circuit. */
+export function verificationKeySha256(): Promise<string> {
+  return sha256File(WITHDRAW_ARTIFACTS.vkey);
 }

@@ -4,8 +4,9 @@ import os from "node:os";
 import path from "node:path";
 import * as snarkjs from "snarkjs";
 import { CIRCUIT_CONFIG, loadVerificationKey, WITHDRAW_ARTIFACTS, WITHDRAW_PUBLIC_SIGNALS } from "../../sdk/index.js";
+import { sha256File } from "../../sdk/circuit/artifacts.js";
 import { compileCircuit, REPO_ROOT } from "../../scripts/circuits/compile.js";
-import { readManifest, sha256File, type ArtifactManifest } from "../../scripts/circuits/manifest.js";
+import { readManifest, type ArtifactManifest } from "../../scripts/circuits/manifest.js";
 import { BATCH_VERIFIER_PATH, generateBatchVerifier } from "../../scripts/circuits/batch-verifier.js";
 import { generateVerifier, VERIFIER_PATH } from "../../scripts/circuits/verifier.js";
 

@@ -6,7 +6,7 @@ import type { FacilitatorClient, QuoteAnswer, TreeAnswer } from "../client/facil
 import { feeOf } from "../fees/relay-fee.js";
 import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, type Note } from "../note/note.js";
 import type { WasmProver } from "../prover/wasm-prover.js";
-import { createLeanIMT, merkleWitness, type MerkleWitness } from "../tree/merkle-witness.js";
+import { GrowingTree, merkleWitness, type MerkleWitness } from "../tree/merkle-witness.js";
 import { X402AgentError } from "./errors.js";
 
 /** What the agent asked for: a quote binding anything else is refused before anything is proven. */
@@ -49,15 +49,18 @@ export async function proveLocally(options: {
   note: Note;
   expected: QuoteExpectation;
   requestQuote: () => Promise<QuoteAnswer>;
+  /** The trees of earlier spends, extended by the leaves added since (default: built afresh). */
+  trees?: { state: GrowingTree; asp: GrowingTree };
 }): Promise<LocalProof> {
   const { facilitator, prover, note, expected } = options;
+  const trees = options.trees ?? { state: new GrowingTree(), asp: new GrowingTree() };
   const deadline = Date.now() + NOTE_WAIT_MS;
   for (;;) {
     const quote = await options.requestQuote();
     checkQuote(quote, note, expected);
-    const trees = await facilitator.trees();
-    const stateWitness = witnessOf(trees.state, { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize }, note.commitment, "state");
-    const aspWitness = witnessOf(trees.asp, { root: quote.aspRoot, depth: quote.aspTreeDepth, size: quote.aspTreeSize }, note.label, "ASP");
+    const served = await facilitator.trees();
+    const stateWitness = witnessOf(served.state, trees.state, { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize }, note.commitment, "state");
+    const aspWitness = witnessOf(served.asp, trees.asp, { root: quote.aspRoot, depth: quote.aspTreeDepth, size: quote.aspTreeSize }, note.label, "ASP");
     if (stateWitness instanceof X402AgentError || aspWitness instanceof X402AgentError) {
       if (Date.now() < deadline) {
         await sleep(NOTE_POLL_MS);
@@ -96,12 +99,18 @@ function checkQuote(quote: QuoteAnswer, note: Note, expected: QuoteExpectation):
 }
 
 /**
- * The path of `leaf` in the tree of the first `quoted.size` served leaves, once that tree has the quoted root and
- * depth; else why not: the leaves do not rebuild the quoted root, or `leaf` is not among them.
+ * The path of `leaf` in the tree of the first `quoted.size` served leaves (`growing` extended to them), once that
+ * tree has the quoted root and depth; else why not: the leaves do not rebuild the quoted root, or `leaf` is not among them.
  */
-function witnessOf(served: TreeAnswer, quoted: { root: string; depth: number; size: number }, leaf: bigint, name: string): MerkleWitness | X402AgentError {
+function witnessOf(
+  served: TreeAnswer,
+  growing: GrowingTree,
+  quoted: { root: string; depth: number; size: number },
+  leaf: bigint,
+  name: string,
+): MerkleWitness | X402AgentError {
   const leaves = served.leaves.slice(0, quoted.size).map(BigInt);
-  const tree = createLeanIMT(leaves);
+  const tree = growing.of(leaves);
   const root = leaves.length === 0 ? 0n : tree.root;
   if (leaves.length !== quoted.size || root !== BigInt(quoted.root) || tree.depth !== quoted.depth) {
     return new X402AgentError(

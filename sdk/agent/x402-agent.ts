@@ -16,6 +16,7 @@ import {
 import { grossForNet } from "../fees/relay-fee.js";
 import { deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../note/note.js";
 import { sharedProver, type WasmProver } from "../prover/wasm-prover.js";
+import { GrowingTree } from "../tree/merkle-witness.js";
 import {
   amountOf,
   buildProbePayment,
@@ -164,6 +165,8 @@ export class X402Agent {
   /** What left or may be leaving the notes: settled payments and those in flight (budgetAtomic). */
   private committed = 0n;
   private terms?: Promise<FacilitatorTerms>;
+  /** The facilitator's trees as of this agent's last proof: the next one hashes only the leaves added since. */
+  private readonly trees = { state: new GrowingTree(), asp: new GrowingTree() };
 
   constructor(private readonly options: X402AgentOptions) {}
 
@@ -283,6 +286,7 @@ export class X402Agent {
       note,
       expected,
       requestQuote,
+      trees: this.trees,
     });
     this.emit({ step: "proved", proofTimeMs, quote });
     return { body: { quote, proof }, change: change.value > 0n ? change : undefined };

@@ -4,6 +4,7 @@ import {
   AddressSchema,
   AtomicAmountSchema,
   Bytes32Schema,
+  DecimalStringSchema,
   FieldElementSchema,
 } from "../sdk/schema/primitives.js";
 
@@ -78,7 +79,11 @@ const TreeSchema = z.object({ root: FieldElementSchema, depth: count.max(MAX_TRE
 /** The state tree up to lastBlock and the ASP tree whose root is on chain (the one ASP paths come from). */
 export const TreesSchema = z.object({ state: TreeSchema, asp: TreeSchema }).strict();
 
-const TreeWithLeavesSchema = TreeSchema.extend({ leaves: z.array(FieldElementSchema) }).strict();
+/**
+ * Leaves stay decimal strings on both sides: whoever reads them (the relayer passes them on, an agent hashes them)
+ * would otherwise parse and print every leaf of a large pool again.
+ */
+const TreeWithLeavesSchema = TreeSchema.extend({ leaves: z.array(DecimalStringSchema) }).strict();
 
 /** The trees of TreesSchema with their leaves: commitments in leaf order, approved labels in tree order. */
 export const TreeLeavesSchema = z.object({ state: TreeWithLeavesSchema, asp: TreeWithLeavesSchema }).strict();

@@ -55,7 +55,7 @@ export class IndexerQueries {
   /** trees() with every leaf. */
   treeLeaves(): TreeLeaves {
     const { state, asp } = this.currentTrees();
-    return { state: { ...shapeOf(state), leaves: state.leaves }, asp: { ...shapeOf(asp), leaves: asp.leaves } };
+    return { state: { ...shapeOf(state), leaves: state.leaves.map(String) }, asp: { ...shapeOf(asp), leaves: asp.leaves.map(String) } };
   }
 
   aspProof(label: bigint): AspProof {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TreeLeavesSchema } from "../indexer/api.js";
 import {
   AgentListResponseSchema,
   AgentPublicViewSchema,
@@ -27,7 +28,6 @@ import {
   SettleX402RequestSchema,
   SettleX402ResponseSchema,
 } from "./schemas/settle-x402.js";
-import { TreesResponseSchema } from "./schemas/trees.js";
 import { VerifyRequestSchema, VerifyResponseSchema } from "./schemas/verify.js";
 import { ROUTES } from "./supported.js";
 
@@ -136,7 +136,7 @@ export function buildOpenApi(supportedSchema: Schema) {
         get: {
           summary: "Both trees with every leaf: the state tree and the on-chain ASP tree, from which an agent takes its own paths (docs/api.md 4.10)",
           responses: {
-            "200": { description: "success", ...json(TreesResponseSchema, "output") },
+            "200": { description: "success", ...json(TreeLeavesSchema, "input") },
             "422": errorResponse("INVALID_PROOF: no ASP root is on chain yet"),
             ...LIMITS,
             "503": errorResponse("INDEXER_COLD, INDEXER_UNAVAILABLE, SHUTTING_DOWN"),

@@ -6,7 +6,7 @@ import type { AccessFeeGate } from "../access-fee.js";
 import type { Facilitator } from "../facilitator.js";
 import { AGENT_KEY_HEADER, AgentListResponseSchema, AgentLookupQuerySchema, AgentRegisterRequestSchema } from "../schemas/agent.js";
 import { AuthorizeRequestSchema } from "../schemas/authorize.js";
-import type { TreeLeaves } from "../../indexer/api.js";
+import { toWireJson, type TreeLeaves } from "../../indexer/api.js";
 import { QuoteRequestSchema, SettleProofRequestSchema, SettleRequestSchema, WithdrawRequestSchema, X402PayRequestSchema } from "../schemas/settle.js";
 import { QuoteX402RequestSchema, SettleX402ProofRequestSchema, SettleX402RequestSchema } from "../schemas/settle-x402.js";
 import { VerifyRequestSchema } from "../schemas/verify.js";
@@ -19,7 +19,6 @@ import {
   provenSpendToWire,
   quoteToWire,
   spendToWire,
-  treesToWire,
   x402ProvenSettlementToWire,
   x402SettlementToWire,
 } from "./wire.js";
@@ -125,7 +124,8 @@ export function facilitatorRouter({ facilitator, x402, accessFee, agents, suppor
   });
 
   router.get(ROUTES.trees, async (ctx) => {
-    ctx.body = treesToWire(await trees());
+    ctx.type = "json";
+    ctx.body = toWireJson(await trees());
   });
 
   router.post(ROUTES.quote, async (ctx) => {

@@ -1,4 +1,3 @@
-import type { TreeLeaves } from "../../indexer/api.js";
 import { noteToWire } from "../../sdk/client/facilitator-client.js";
 import type { AgentPublicView, AgentView } from "../agents/registry.js";
 import type { ProvenSpendResult, SettledSpend, SpendResult } from "../facilitator.js";
@@ -63,12 +62,6 @@ export function quoteToWire(quote: SignedQuote) {
     stateRoot: quote.stateRoot.toString(),
     aspRoot: quote.aspRoot.toString(),
   };
-}
-
-/** Both trees with their leaves, as decimal strings (TreesResponseSchema). */
-export function treesToWire(trees: TreeLeaves) {
-  const tree = ({ root, depth, size, leaves }: TreeLeaves["state"]) => ({ root: root.toString(), depth, size, leaves: leaves.map(String) });
-  return { state: tree(trees.state), asp: tree(trees.asp) };
 }
 
 /** An agent as anyone may see it: no owner, no spend. */

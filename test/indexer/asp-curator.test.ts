@@ -221,9 +221,9 @@ describe("ASP curator on a local chain", function () {
     await indexer.curator.publish();
 
     const trees = await client.treeLeaves();
-    expect(trees.state.leaves).to.deep.equal([approved.commitment, flagged.commitment]);
-    expect(trees.asp.leaves).to.deep.equal([approved.label]);
-    const rebuilt = { state: createLeanIMT(trees.state.leaves), asp: createLeanIMT(trees.asp.leaves) };
+    expect(trees.state.leaves).to.deep.equal([approved.commitment, flagged.commitment].map(String));
+    expect(trees.asp.leaves).to.deep.equal([String(approved.label)]);
+    const rebuilt = { state: createLeanIMT(trees.state.leaves.map(BigInt)), asp: createLeanIMT(trees.asp.leaves.map(BigInt)) };
     expect(trees.state).to.deep.include({ root: rebuilt.state.root, depth: rebuilt.state.depth, size: 2 });
     expect(trees.state.root).to.equal(await chain.facilitator.privacyPool.currentRoot());
     expect(trees.asp).to.deep.include({ root: await entrypoint.latestRoot(), depth: 0, size: 1 });
@@ -233,7 +233,7 @@ describe("ASP curator on a local chain", function () {
     const later = await deposit(chain, bob, 3);
     await indexer.sync.catchUp();
     const { state, asp } = await client.trees();
-    expect(state).to.deep.equal({ root: createLeanIMT([...trees.state.leaves, later.commitment]).root, depth: 2, size: 3 });
+    expect(state).to.deep.equal({ root: createLeanIMT([...trees.state.leaves.map(BigInt), later.commitment]).root, depth: 2, size: 3 });
     expect(asp).to.deep.equal({ root: trees.asp.root, depth: 0, size: 1 });
   });
 

@@ -12,8 +12,8 @@
 // bench/results/settle.json.
 import { Wallet } from "ethers";
 import { proveLocally } from "../../sdk/agent/index.js";
-import { FacilitatorClient, noteToWire, type QuoteAnswer } from "../../sdk/client/facilitator-client.js";
-import { deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../../sdk/index.js";
+import { FacilitatorClient, noteToWire } from "../../sdk/client/facilitator-client.js";
+import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
 import { grossForNet } from "../../relayer/pricing.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
@@ -101,24 +101,20 @@ try {
 
   /** One non-custodial payment as an agent makes it: quote, trees and proof here, then the proof-carrying settle. */
   async function provenPayment(note: Note, x402: boolean): Promise<{ totalMs: number; proofMs: number; quoteAndTreesMs: number; relayMs: number }> {
-    const nullifierHash = nullifierHashOf(note.nullifier).toString();
     const invoice = { payTo: Wallet.createRandom().address, maxAmountRequired: world.price.toString() };
     const fields = x402 ? { accepts: accepted, resource, acceptNotPrivate: true } : { paymentDetails: invoice };
-    const requestQuote = async (): Promise<QuoteAnswer> =>
-      (await (x402 ? facilitator.quoteX402({ ...fields, nullifierHash }) : facilitator.quote({ ...fields, nullifierHash }))).quote;
     const started = performance.now();
-    const { quote, proof, proofTimeMs } = await proveLocally({
+    const { body, proofTimeMs } = await proveLocally({
       facilitator,
       prover: sharedProver(),
       note,
       expected: x402
         ? { route: "settle-x402", withdrawnValue: grossForNet(world.price, takeBps), feeBps: takeBps, processooor: entrypoint }
         : { route: "settle", withdrawnValue: world.price, feeBps: takeBps, processooor: entrypoint, recipient: invoice.payTo },
-      requestQuote,
+      fields,
     });
     const proven = performance.now();
-    const refund = x402 ? { refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)).toString() } : {};
-    const relay = await timed(x402 ? "/api/facilitator/settle-x402-proof" : "/api/facilitator/settle-proof", { ...fields, quote, proof, ...refund });
+    const relay = await timed(x402 ? "/api/facilitator/settle-x402-proof" : "/api/facilitator/settle-proof", body);
     return { totalMs: performance.now() - started, proofMs: proofTimeMs, quoteAndTreesMs: proven - started - proofTimeMs, relayMs: relay.ms };
   }
 

@@ -4,7 +4,7 @@ import type { WithdrawProof } from "../circuit/prover.js";
 import { buildWithdrawInput } from "../circuit/withdraw-input.js";
 import type { FacilitatorClient, QuoteAnswer, TreeAnswer } from "../client/facilitator-client.js";
 import { feeOf } from "../fees/relay-fee.js";
-import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, type Note } from "../note/note.js";
+import { changeNoteOf, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../note/note.js";
 import type { WasmProver } from "../prover/wasm-prover.js";
 import { GrowingTree, merkleWitness, type MerkleWitness } from "../tree/merkle-witness.js";
 import { X402AgentError } from "./errors.js";
@@ -27,6 +27,11 @@ export interface LocalProof {
   proof: WithdrawProof;
   proofTimeMs: number;
   change: Note;
+  /**
+   * The proof-carrying settle's request: the fields, the quote, the proof and, for settle-x402, the precommitment
+   * of the refund note (the payer sweep returns an unused payment there; its secrets stay the agent's).
+   */
+  body: Record<string, unknown> & { quote: QuoteAnswer; proof: WithdrawProof; refundPrecommitment?: string };
 }
 
 /**
@@ -37,7 +42,7 @@ const NOTE_WAIT_MS = 10_000;
 const NOTE_POLL_MS = 500;
 
 /**
- * Proves a spend of `note` as the quote `requestQuote` answers says (docs/sdk.md, "Non-custodial mode"): the quote
+ * Proves a spend of `note` as the facilitator's quote of `fields` says (docs/sdk.md, "Non-custodial mode"): the quote
  * must bind exactly what the agent expects; both trees are rebuilt from the public leaf lists, so the agent never
  * asks anyone for its own path, and must give the quoted roots; the proof is made here, with change secrets that
  * never leave the agent. While the trees do not hold the note or do not rebuild the quoted roots, a new quote is
@@ -48,15 +53,18 @@ export async function proveLocally(options: {
   prover: WasmProver;
   note: Note;
   expected: QuoteExpectation;
-  requestQuote: () => Promise<QuoteAnswer>;
+  /** The settle request's fields (its terms), which the quote request carries too. */
+  fields: Record<string, unknown>;
   /** The trees of earlier spends, extended by the leaves added since (default: built afresh). */
   trees?: { state: GrowingTree; asp: GrowingTree };
 }): Promise<LocalProof> {
   const { facilitator, prover, note, expected } = options;
   const trees = options.trees ?? { state: new GrowingTree(), asp: new GrowingTree() };
+  const quoteRequest = { ...options.fields, nullifierHash: nullifierHashOf(note.nullifier).toString() };
+  const requestQuote = expected.route === "settle-x402" ? () => facilitator.quoteX402(quoteRequest) : () => facilitator.quote(quoteRequest);
   const deadline = Date.now() + NOTE_WAIT_MS;
   for (;;) {
-    const quote = await options.requestQuote();
+    const { quote } = await requestQuote();
     checkQuote(quote, note, expected);
     const served = await facilitator.trees();
     const stateWitness = witnessOf(served.state, trees.state, { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize }, note.commitment, "state");
@@ -72,7 +80,14 @@ export async function proveLocally(options: {
     const withdrawnValue = BigInt(quote.withdrawnValue);
     const input = buildWithdrawInput({ note, withdrawnValue, changeSecrets, stateWitness, aspWitness, context: BigInt(quote.context) });
     const { proof, publicSignals, proofTimeMs } = await prover.prove(input);
-    return { quote, proof: { proof, publicSignals }, proofTimeMs, change: changeNoteOf(note, withdrawnValue, changeSecrets) };
+    const refund = expected.route === "settle-x402" ? { refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)).toString() } : {};
+    return {
+      quote,
+      proof: { proof, publicSignals },
+      proofTimeMs,
+      change: changeNoteOf(note, withdrawnValue, changeSecrets),
+      body: { ...options.fields, quote, proof: { proof, publicSignals }, ...refund },
+    };
   }
 }
 

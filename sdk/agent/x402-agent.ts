@@ -14,7 +14,7 @@ import {
   type WireNote,
 } from "../client/facilitator-client.js";
 import { grossForNet } from "../fees/relay-fee.js";
-import { deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../note/note.js";
+import { deriveChangeSecrets, type Note } from "../note/note.js";
 import { sharedProver, type WasmProver } from "../prover/wasm-prover.js";
 import { GrowingTree } from "../tree/merkle-witness.js";
 import {
@@ -196,12 +196,8 @@ export class X402Agent {
       async (note) => {
         if (terms.provenThrough === undefined) return custodial(note, (secrets) => facilitator.settleX402({ ...fields, ...secrets }));
         const expected = { route: "settle-x402", withdrawnValue: gross, feeBps: terms.takeBps, processooor: terms.provenThrough } as const;
-        const { body, change } = await this.proveSpend(note, expected, async () =>
-          (await facilitator.quoteX402({ ...fields, nullifierHash: nullifierHashOf(note.nullifier).toString() })).quote,
-        );
-        // Where the payer sweep returns an unused payment: the refund note's secrets stay the agent's.
-        const refundPrecommitment = precommitmentOf(deriveRefundSecrets(note)).toString();
-        return { send: () => facilitator.settleX402Proof({ ...fields, ...body, refundPrecommitment }), changeNote: () => change };
+        const { body, change } = await this.proveSpend(note, expected, fields);
+        return { send: () => facilitator.settleX402Proof(body), changeNote: () => change };
       },
       (settled) => BigInt(settled.gross),
     );
@@ -226,10 +222,8 @@ export class X402Agent {
       async (note) => {
         if (terms.provenThrough === undefined) return custodial(note, ({ serviceDeposit }) => facilitator.settle({ ...fields, serviceDeposit }));
         const expected = { route: "settle", withdrawnValue: amount, feeBps: terms.takeBps, processooor: terms.provenThrough, recipient: invoice.payTo } as const;
-        const { body, change } = await this.proveSpend(note, expected, async () =>
-          (await facilitator.quote({ ...fields, nullifierHash: nullifierHashOf(note.nullifier).toString() })).quote,
-        );
-        return { send: () => facilitator.settleProof({ ...fields, ...body }), changeNote: () => change };
+        const { body, change } = await this.proveSpend(note, expected, fields);
+        return { send: () => facilitator.settleProof(body), changeNote: () => change };
       },
       (settled) => BigInt(settled.amount),
     );
@@ -279,17 +273,17 @@ export class X402Agent {
    * Proves the spend of `note` here against the facilitator's quote (sdk/agent/local-proof.ts): the request's
    * quote and proof, and the change note it creates, which no one else knows.
    */
-  private async proveSpend(note: Note, expected: QuoteExpectation, requestQuote: () => Promise<QuoteAnswer>) {
-    const { quote, proof, proofTimeMs, change } = await proveLocally({
+  private async proveSpend(note: Note, expected: QuoteExpectation, fields: Record<string, unknown>) {
+    const { quote, proofTimeMs, change, body } = await proveLocally({
       facilitator: this.options.facilitator,
       prover: this.options.prover ?? sharedProver(),
       note,
       expected,
-      requestQuote,
+      fields,
       trees: this.trees,
     });
     this.emit({ step: "proved", proofTimeMs, quote });
-    return { body: { quote, proof }, change: change.value > 0n ? change : undefined };
+    return { body, change: change.value > 0n ? change : undefined };
   }
 
   private agentFields(): { agentId?: string } {

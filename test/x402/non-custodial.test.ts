@@ -95,15 +95,14 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
 
   /** A settle-x402-proof body for `note`, proven here against a quote of `facilitator`, as the SDK's agent builds it. */
   async function provenRequest(note: Note, facilitator = new FacilitatorClient(world.relayer.url)) {
-    const fields = { accepts: seller.accepted, resource: seller.resource, acceptNotPrivate: true };
-    const { quote, proof, change } = await proveLocally({
+    const { body, change } = await proveLocally({
       facilitator,
       prover: sharedProver(),
       note,
       expected: { route: "settle-x402", withdrawnValue: gross(), feeBps: TAKE_BPS, processooor: entrypoint },
-      requestQuote: async () => (await facilitator.quoteX402({ ...fields, nullifierHash: nullifierHashOf(note.nullifier).toString() })).quote,
+      fields: { accepts: seller.accepted, resource: seller.resource, acceptNotPrivate: true },
     });
-    return { body: { ...fields, quote, proof, refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)).toString() }, change };
+    return { body, change };
   }
 
   const withdrawalsOf = async (note: Note) => {

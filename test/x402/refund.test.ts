@@ -116,15 +116,15 @@ describe("refunds: a payment the seller refused after funding comes home as a no
     const terms = { ...(await sellerTerms()), acceptNotPrivate: true };
     const facilitator = new FacilitatorClient(world.relayer.url);
     const entrypoint = await world.chain.facilitator.entrypoint.getAddress();
-    const { quote, proof } = await proveLocally({
+    const { body } = await proveLocally({
       facilitator,
       prover: sharedProver(),
       note: deposit.note,
       expected: { route: "settle-x402", withdrawnValue: grossForNet(PRICE, TAKE_BPS), feeBps: TAKE_BPS, processooor: entrypoint },
-      requestQuote: async () => (await facilitator.quoteX402({ ...terms, nullifierHash: nullifierHashOf(deposit.note.nullifier).toString() })).quote,
+      fields: terms,
     });
-    const refundPrecommitment = precommitmentOf(deriveRefundSecrets(deposit.note)).toString();
-    const settled = await world.relayer.post(SETTLE_X402_PROOF, { ...terms, quote, proof, refundPrecommitment });
+    expect(body.refundPrecommitment).to.equal(precommitmentOf(deriveRefundSecrets(deposit.note)).toString());
+    const settled = await world.relayer.post(SETTLE_X402_PROOF, body);
     return { settled, deposit: deposit.note, seed };
   }
 

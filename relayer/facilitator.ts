@@ -202,12 +202,20 @@ export class Facilitator {
    * access fee paid when the gate is on, no lease on it, unspent on chain, and the amount covering the relay.
    */
   async issueQuote({ route, nullifierHash, recipient, amount }: { route: QuoteRoute; nullifierHash: bigint; recipient: string; amount: bigint }): Promise<SignedQuote> {
-    await this.deps.accessFee.assertAuthorized(nullifierHash);
-    await this.deps.withdrawals.assertNotLeased(nullifierHash);
-    if (await this.deps.chain.isNullifierSpent(nullifierHash)) {
-      throw new RelayerError("ALREADY_SPENT", "The note is already spent on chain. Use the change note of the settlement that spent it.");
-    }
-    await this.assertCoversRelay(amount);
+    const assertUnspent = async () => {
+      if (await this.deps.chain.isNullifierSpent(nullifierHash)) {
+        throw new RelayerError("ALREADY_SPENT", "The note is already spent on chain. Use the change note of the settlement that spent it.");
+      }
+    };
+    // Independent reads, made at once; a refusal is the first in this order, as if they ran one after another.
+    const checks = await Promise.allSettled([
+      this.deps.accessFee.assertAuthorized(nullifierHash),
+      this.deps.withdrawals.assertNotLeased(nullifierHash),
+      assertUnspent(),
+      this.assertCoversRelay(amount),
+    ]);
+    const refused = checks.find((check) => check.status === "rejected");
+    if (refused) throw refused.reason;
     return this.deps.proofs.quote({ route, nullifierHash, recipient, feeRecipient: this.deps.treasury, feeBps: this.takeBps, withdrawnValue: amount });
   }
 
@@ -278,6 +286,8 @@ export class Facilitator {
    * here: a new spend must cover the relay (assertCoversRelay) before anything is proven or relayed.
    */
   private async leased(spend: Spend, terms: SpendTerms, preflight?: () => Promise<void>): Promise<SettledSpend> {
+    // Read while the withdrawal runs, not after it: the answer's privacy block waits for nothing (it never rejects).
+    const anonymitySet = this.anonymitySet();
     const { lease, replayed } = await this.deps.withdrawals.withdraw({
       preflight: async () => {
         await preflight?.();
@@ -297,7 +307,7 @@ export class Facilitator {
       amount: lease.gross,
       fee: lease.fee,
       proofTimeMs: lease.proofTimeMs,
-      privacy: privacyBlock(await this.anonymitySet(), custody, lease.proofTimeMs ?? undefined),
+      privacy: privacyBlock(await anonymitySet, custody, lease.proofTimeMs ?? undefined),
       replayed,
       lease,
     };

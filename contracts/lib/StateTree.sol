@@ -20,7 +20,7 @@ import {ROOT_HISTORY_SIZE, RootHistory} from "./RootHistory.sol";
 ///         kept in `evicted` until MIN_LIFETIME_BLOCKS blocks after it left the ring.
 ///
 ///         Callers name the ordinal of the root they use, so a lookup reads one slot; a tree's depth follows from
-///         its size, so no depth is stored. No index of leaves is kept: membership is proven with a path
+///         its size, so no depth is stored with a root. No index of leaves is kept: membership is proven with a path
 ///         (`rootOfPath`).
 library StateTree {
     uint256 internal constant SIZE = ROOT_HISTORY_SIZE;

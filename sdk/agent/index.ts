@@ -11,10 +11,12 @@ export {
 } from "./recovery.js";
 export {
   DEFAULT_BLOCK_RANGE,
+  readStateLeaves,
   type EventLocation,
   type PoolAddressBook,
   type ReadPoolLogsOptions,
 } from "./pool-events.js";
+export { ragequitNote, type RagequitOptions } from "./ragequit.js";
 export * from "./vault.js";
 export * from "./x402-agent.js";
 export { proveLocally, type LocalProof, type QuoteExpectation } from "./local-proof.js";

@@ -107,3 +107,33 @@ export async function readPoolLogs(
   }
   return logs;
 }
+
+/**
+ * The pool's state tree leaves in leaf order, from its LeafInserted events between the address book's start block
+ * and the current head (in ranges of `blockRange` blocks): what a path to the current root is taken from.
+ */
+export async function readStateLeaves(
+  provider: Provider,
+  book: Pick<PoolAddressBook, "privacyPool" | "startBlock">,
+  { blockRange = DEFAULT_BLOCK_RANGE }: ReadPoolLogsOptions = {},
+): Promise<bigint[]> {
+  if (!Number.isSafeInteger(blockRange) || blockRange < 1) {
+    throw new RangeError(`blockRange must be a positive integer, got ${blockRange}`);
+  }
+  const pool = IPrivacyPool__factory.connect(book.privacyPool, provider);
+  const inserted = pool.getEvent("LeafInserted");
+  const leaves: bigint[] = [];
+  const toBlock = await provider.getBlockNumber();
+  for (let fromBlock = book.startBlock; fromBlock <= toBlock; fromBlock += blockRange) {
+    const range = { fromBlock, toBlock: Math.min(fromBlock + blockRange - 1, toBlock) };
+    for (const log of await provider.getLogs({ address: book.privacyPool, topics: [inserted.fragment.topicHash], ...range })) {
+      const { leafIndex, leaf } = decodePoolEvent(pool, inserted, log);
+      leaves[Number(leafIndex)] = leaf;
+    }
+  }
+  // A sparse array: filter() skips the holes an event missing from the range left.
+  if (leaves.filter(() => true).length !== leaves.length) {
+    throw new Error("the pool's LeafInserted events leave gaps in the state tree: is startBlock the pool's deployment block?");
+  }
+  return leaves;
+}

@@ -9,6 +9,7 @@ import {
   type NoteSecrets,
   type StatePath,
 } from "../../../sdk/index.js";
+import { readStateLeaves } from "../../../sdk/agent/pool-events.js";
 import type { PrivacyPool } from "../../../types/ethers-contracts/index.js";
 import type { DeployedFacilitator } from "./fixtures.js";
 
@@ -41,8 +42,7 @@ export async function depositNote(
 
 /** The path of `commitment` in the pool's current state tree, rebuilt from its LeafInserted events: what ragequit takes. */
 export async function statePathFromChain(pool: PrivacyPool, commitment: bigint): Promise<StatePath> {
-  const inserted = await pool.queryFilter(pool.filters.LeafInserted());
-  const tree = createLeanIMT(inserted.map((event) => event.args.leaf));
+  const tree = createLeanIMT(await readStateLeaves(pool.runner!.provider!, { privacyPool: await pool.getAddress(), startBlock: 0 }));
   const index = tree.indexOf(commitment);
   if (index < 0) throw new Error(`commitment ${commitment} is no leaf of the pool's state tree`);
   return statePathOf(merkleWitness(tree, index), tree.size);

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { JsonRpcProvider, type Signer } from "ethers";
-import { depositNote, nextDepositIndex, recoverNotes, type DepositNoteOptions } from "../../../sdk/agent/index.js";
-import { labelOf, type Note } from "../../../sdk/index.js";
+import { depositNote, nextDepositIndex, ragequitNote, recoverNotes, type DepositNoteOptions } from "../../../sdk/agent/index.js";
+import { createNote, labelOf, nullifierHashOf, type Note } from "../../../sdk/index.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../../indexer/helpers/indexer-harness.js";
 import { startLocalChain } from "../../indexer/helpers/local-chain.js";
 import { relayWithdrawal } from "../../indexer/helpers/pool-actions.js";
@@ -53,6 +53,28 @@ describe("agent deposits and recovery on a local chain", function () {
     const second = await deposit(bob, 1_000_000n);
     expect(second.index).to.equal(1);
     expect(second.note.nullifier).to.not.equal(first.note.nullifier);
+  });
+
+  it("takes a deposit back to its depositor by ragequit, with a path rebuilt from the pool's events; a note that is no leaf is refused before sending", async function () {
+    const taken = await deposit(alice, 2_000_000n);
+    await deposit(bob, 1_000_000n);
+    await deposit(bob, 3_000_000n);
+    const nonce = await alice.getNonce();
+    const misremembered = createNote(taken.note.value + 1n, taken.note.label, taken.note);
+    const refused = await rejectionOf(ragequitNote({ signer: alice, addressBook, note: misremembered }));
+    expect(refused.message).to.contain("no leaf of the pool's state tree");
+    expect(await alice.getNonce()).to.equal(nonce);
+
+    const balance = await usdc.balanceOf(alice);
+    // Small log ranges: the leaves come from several eth_getLogs calls.
+    await ragequitNote({ signer: alice, addressBook, note: taken.note, blockRange: 2 });
+    expect(await usdc.balanceOf(alice)).to.equal(balance + 2_000_000n);
+    expect(await privacyPool.isNullifierSpent(nullifierHashOf(taken.note.nullifier))).to.equal(true);
+    // A provider without ethers' 250 ms cache of the block number: the ragequit's block is a moment old.
+    const uncached = new JsonRpcProvider(chain.rpc.url, undefined, { staticNetwork: true, cacheTimeout: -1 });
+    const recovered = await recoverNotes({ provider: uncached, addressBook, seed: SEED });
+    uncached.destroy();
+    expect(recovered.chains.find((chain) => chain.latest.label === taken.note.label)?.status).to.equal("ragequit");
   });
 
   it("refuses a used deposit index and a deposit the balance cannot cover, before sending anything", async function () {

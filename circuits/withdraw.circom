@@ -10,23 +10,26 @@ include "./lean_imt.circom";
 // Spends a note of the privacy pool, partially or fully, and creates its change note (docs/design.md section 3).
 //
 // Public signals, in snarkjs order (outputs first, then public inputs in declaration order):
-//   [newCommitment, nullifierHash, valueAndDepths, stateRoot, aspRoot, context]
-// The same order is mirrored by contracts/lib/ProofLib.sol and sdk/circuit/public-signals.ts. The withdrawn value and
-// the two tree depths travel packed in one public input: every public input costs the verifier an elliptic-curve
-// multiplication (~6k gas), and these three fit in 144 bits.
+//   [newCommitment, nullifierHash, refundCommitment, valueFeeAndDepths, stateRoot, aspRoot, context]
+// The same order is mirrored by contracts/lib/ProofLib.sol and sdk/circuit/public-signals.ts. The withdrawn value,
+// the relay fee and the two tree depths travel packed in one public input: every public input costs the verifier an
+// elliptic-curve multiplication (~6k gas), and these four fit in 158 bits.
 //
 // Parameters: maxTreeDepth, the largest depth of the state and ASP trees (circuits/circuit.config.json).
 template Withdraw(maxTreeDepth) {
     // ---- public inputs ----
-    signal input valueAndDepths;   // withdrawnValue + stateTreeDepth * 2^128 + aspTreeDepth * 2^136
-    signal input stateRoot;        // a root of the pool's state tree (the contract checks its history)
-    signal input aspRoot;          // a root of the ASP tree of approved labels (the entrypoint checks it)
-    signal input context;          // keccak256(withdrawal, scope) % FIELD, binds recipient and fee
+    signal input valueFeeAndDepths; // withdrawnValue + stateTreeDepth * 2^128 + aspTreeDepth * 2^136
+                                    //   + relayFeeBPS * 2^144
+    signal input stateRoot;         // a root of the pool's state tree (the contract checks its history)
+    signal input aspRoot;           // a root of the ASP tree of approved labels (the entrypoint checks it)
+    signal input context;           // keccak256(withdrawal, scope) % FIELD: binds recipient, fee and payment terms
 
     // ---- private inputs ----
     signal input withdrawnValue;                 // amount leaving the pool, atomic USDC (packed, public)
     signal input stateTreeDepth;                 // depth of the state tree under stateRoot (packed, public)
     signal input aspTreeDepth;                   // depth of the ASP tree under aspRoot (packed, public)
+    signal input relayFeeBPS;                    // the relay fee in basis points, at most 10000 (packed, public)
+    signal input refundPrecommitment;            // Poseidon(nullifier, secret) of the refund note; must hide
     signal input label;                          // label of the spent note (kept by the change note)
     signal input existingValue;                  // value of the spent note
     signal input existingNullifier;
@@ -41,6 +44,7 @@ template Withdraw(maxTreeDepth) {
     // ---- outputs ----
     signal output newCommitment;   // change note commitment, inserted by the pool
     signal output nullifierHash;   // marks the spent note
+    signal output refundCommitment; // the note a refund of the payout would be: same label, the payout's value
 
     // 1. The spent note is well formed; its nullifier hash is revealed.
     component existing = CommitmentHasher();
@@ -81,13 +85,32 @@ template Withdraw(maxTreeDepth) {
     change.secret <== newSecret;
     newCommitment <== change.commitment;
 
-    // 7. Pack the withdrawn value and the depths into their public input. The parts are range checked (the value
-    //    to 128 bits in step 4, each depth to [0, maxTreeDepth] by its inclusion proof, and maxTreeDepth < 2^8),
-    //    so each packed value has exactly one decomposition.
-    assert(maxTreeDepth < 256);
-    valueAndDepths === withdrawnValue + stateTreeDepth * 2**128 + aspTreeDepth * 2**136;
+    // 7. The payout and its refund note. The recipient is paid withdrawnValue - fee, with
+    //    fee = floor(withdrawnValue * relayFeeBPS / 10000) as the entrypoint computes it. A refund of an unused
+    //    payout (Entrypoint.depositRefund) inserts refundCommitment: the payout's value under the spent note's label,
+    //    so the refund is approved or excluded with its origin. The fee is range checked to 128 bits, which makes
+    //    fee * 10000 + feeRemainder == withdrawnValue * relayFeeBPS an equation over the integers (both sides
+    //    < 2^142), so the floor is the only fee that satisfies it; relayFeeBPS <= 10000 keeps fee <= withdrawnValue.
+    signal relayFeeBits[14] <== Num2Bits(14)(relayFeeBPS);
+    signal feeWithinDenominator <== LessEqThan(14)([relayFeeBPS, 10000]);
+    feeWithinDenominator === 1;
+    signal feeNumerator <== withdrawnValue * relayFeeBPS;
+    signal fee <-- feeNumerator \ 10000;
+    signal feeRemainder <-- feeNumerator % 10000;
+    signal feeBits[128] <== Num2Bits(128)(fee);
+    signal feeRemainderBits[14] <== Num2Bits(14)(feeRemainder);
+    signal remainderBelowDenominator <== LessThan(14)([feeRemainder, 10000]);
+    remainderBelowDenominator === 1;
+    fee * 10000 + feeRemainder === feeNumerator;
+    refundCommitment <== Poseidon(3)([withdrawnValue - fee, label, refundPrecommitment]);
 
-    // 8. Bind the context. It takes part in no other constraint, and a public input that appears in no
+    // 8. Pack the withdrawn value, the depths and the fee into their public input. The parts are range checked (the
+    //    value to 128 bits in step 4, each depth to [0, maxTreeDepth] by its inclusion proof with maxTreeDepth < 2^8,
+    //    the fee to 14 bits in step 7), so each packed value has exactly one decomposition.
+    assert(maxTreeDepth < 256);
+    valueFeeAndDepths === withdrawnValue + stateTreeDepth * 2**128 + aspTreeDepth * 2**136 + relayFeeBPS * 2**144;
+
+    // 9. Bind the context. It takes part in no other constraint, and a public input that appears in no
     //    constraint could be changed after proving; squaring it puts it in the constraint system.
     signal contextSquared <== context * context;
 }

@@ -3,6 +3,7 @@ pragma solidity 0.8.28;
 
 import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SNARK_SCALAR_FIELD} from "@zk-kit/lean-imt.sol/Constants.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {IEIP3009} from "./interfaces/IEIP3009.sol";
@@ -10,11 +11,12 @@ import {IEntrypoint} from "./interfaces/IEntrypoint.sol";
 import {IPrivacyPool} from "./interfaces/IPrivacyPool.sol";
 import {ProofLib} from "./lib/ProofLib.sol";
 import {RootHistory} from "./lib/RootHistory.sol";
+import {SpendRecord} from "./lib/SpendRecord.sol";
 
 /// @title Entrypoint
 /// @notice Registry of one privacy pool per asset, deposits, relayed withdrawals with a relay fee, the ASP root
 ///         history, refunds and access fees. DEFAULT_ADMIN_ROLE registers pools, sets the access-fee treasury and
-///         manages roles; POSTMAN_ROLE publishes and revokes ASP roots; REFUNDER_ROLE deposits refunds.
+///         manages roles; POSTMAN_ROLE publishes and revokes ASP roots; REFUNDER_ROLE returns unused payments.
 contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
     using RootHistory for RootHistory.Roots;
@@ -41,7 +43,6 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     mapping(uint256 scope => RelayTarget) private _relayTargets;
     RootHistory.Roots private _aspRoots;
     uint256 private _latestAspRoot;
-    mapping(uint256 originNullifierHash => bool) private _refundedOrigins;
 
     /// @dev What a relay needs of its scope's pool in one slot: the pool and its asset's maxRelayFeeBPS (at most
     ///      BPS_DENOMINATOR), copied from the asset's config, which never changes once registered.
@@ -101,9 +102,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         uint256 stateTreeSize
     ) external nonReentrant {
         RelayTarget memory target = _relayTarget(scope);
-        IPrivacyPool.Payout memory payout = _payout(withdrawal, proof, target.maxRelayFeeBPS);
-        target.pool.withdraw(withdrawal, proof, stateTreeSize, payout);
-        emit WithdrawalRelayed(payout.recipient, target.pool.ASSET(), payout.feeRecipient, proof.withdrawnValue(), payout.feeAmount);
+        target.pool.withdraw(proof, stateTreeSize, _payout(withdrawal, proof, scope, target.maxRelayFeeBPS));
     }
 
     /// @inheritdoc IEntrypoint
@@ -120,14 +119,9 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         RelayTarget memory target = _relayTarget(scope);
         IPrivacyPool.Payout[] memory payouts = new IPrivacyPool.Payout[](count);
         for (uint256 i; i < count; ++i) {
-            payouts[i] = _payout(withdrawals[i], proofs[i], target.maxRelayFeeBPS);
+            payouts[i] = _payout(withdrawals[i], proofs[i], scope, target.maxRelayFeeBPS);
         }
-        target.pool.withdrawBatch(withdrawals, proofs, stateTreeSizes, payouts);
-        IERC20 asset = target.pool.ASSET();
-        for (uint256 i; i < count; ++i) {
-            IPrivacyPool.Payout memory payout = payouts[i];
-            emit WithdrawalRelayed(payout.recipient, asset, payout.feeRecipient, proofs[i].withdrawnValue(), payout.feeAmount);
-        }
+        target.pool.withdrawBatch(proofs, stateTreeSizes, payouts);
     }
 
     /// @inheritdoc IEntrypoint
@@ -154,30 +148,30 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     /// @inheritdoc IEntrypoint
     function depositRefund(
         IERC20 asset,
-        uint256 value,
-        uint256 precommitment,
         uint256 originNullifierHash,
+        PaymentRecord calldata payment,
         RefundAuthorization calldata authorization
     ) external onlyRole(REFUNDER_ROLE) nonReentrant returns (uint256 commitment) {
         IPrivacyPool pool = _assetConfigs[asset].pool;
         if (address(pool) == address(0)) revert AssetNotRegistered();
-        if (value == 0) revert ZeroRefund();
-        if (!pool.isNullifierSpent(originNullifierHash)) revert RefundOriginNotSpent();
-        if (_refundedOrigins[originNullifierHash]) revert OriginAlreadyRefunded();
-        _refundedOrigins[originNullifierHash] = true;
+        if (payment.amount == 0) revert ZeroRefund();
+        // EIP-3009 takes an authorization while block.timestamp < validBefore: from then on no seller can use it.
+        if (block.timestamp < payment.validBefore) revert PaymentNotExpired();
+        if (IEIP3009(address(asset)).authorizationState(payment.payer, payment.nonce)) revert PaymentAlreadyUsed();
 
+        commitment = payment.refundCommitment;
+        pool.depositRefund(originNullifierHash, keccak256(abi.encode(payment)), commitment);
         IEIP3009(address(asset)).receiveWithAuthorization(
-            authorization.from,
+            payment.payer,
             address(this),
-            value,
+            payment.amount,
             authorization.validAfter,
             authorization.validBefore,
             authorization.nonce,
             authorization.signature
         );
-        asset.safeTransfer(address(pool), value);
-        commitment = pool.deposit(authorization.from, value, precommitment);
-        emit RefundDeposited(authorization.from, commitment, originNullifierHash, value);
+        asset.safeTransfer(address(pool), payment.amount);
+        emit RefundDeposited(payment.payer, commitment, originNullifierHash, payment.amount);
     }
 
     /// @inheritdoc IEntrypoint
@@ -241,13 +235,15 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         if (address(target.pool) == address(0)) revert UnknownScope();
     }
 
-    /// @dev What the entrypoint checks of a relayed withdrawal (processooor, ASP root and depth, fee under the
-    ///      maximum) and where its value goes, from its relay data.
-    function _payout(IPrivacyPool.Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof, uint256 maxRelayFeeBPS)
-        private
-        view
-        returns (IPrivacyPool.Payout memory)
-    {
+    /// @dev What the entrypoint checks of a relayed withdrawal (processooor, context, ASP root and depth, fee under the
+    ///      maximum and the proof's) and where its value goes, from its relay data; for a payment, the record a
+    ///      refund of it must later present.
+    function _payout(
+        IPrivacyPool.Withdrawal calldata withdrawal,
+        ProofLib.WithdrawProof calldata proof,
+        uint256 scope,
+        uint256 maxRelayFeeBPS
+    ) private view returns (IPrivacyPool.Payout memory) {
         if (withdrawal.processooor != address(this)) revert InvalidProcessooor();
         uint256 aspRoot = proof.aspRoot();
         if (!_aspRoots.contains(aspRoot)) {
@@ -257,8 +253,24 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         if (proof.aspTreeDepth() != _aspRoots.depthOf(aspRoot)) revert AspTreeDepthMismatch();
         RelayData memory relayData = abi.decode(withdrawal.data, (RelayData));
         if (relayData.relayFeeBPS > maxRelayFeeBPS) revert RelayFeeAboveMaximum();
-        uint256 feeAmount = proof.withdrawnValue() * relayData.relayFeeBPS / BPS_DENOMINATOR;
-        return IPrivacyPool.Payout(relayData.recipient, relayData.feeRecipient, feeAmount);
+        if (relayData.relayFeeBPS != proof.relayFeeBPS()) revert RelayFeeMismatch();
+        if (proof.context() != uint256(keccak256(abi.encode(withdrawal, scope))) % SNARK_SCALAR_FIELD) revert ContextMismatch();
+        uint256 withdrawnValue = proof.withdrawnValue();
+        uint256 feeAmount = withdrawnValue * relayData.relayFeeBPS / BPS_DENOMINATOR;
+        bytes32 spendRecord = relayData.paymentNonce == 0
+            ? SpendRecord.PLAIN
+            : keccak256(
+                abi.encode(
+                    PaymentRecord(
+                        relayData.recipient,
+                        withdrawnValue - feeAmount,
+                        relayData.paymentNonce,
+                        relayData.paymentValidBefore,
+                        proof.refundCommitment()
+                    )
+                )
+            );
+        return IPrivacyPool.Payout(relayData.recipient, relayData.feeRecipient, feeAmount, spendRecord);
     }
 
     function _publishRoot(uint256 root, uint256 depth, string calldata cid, bool revoking) private {

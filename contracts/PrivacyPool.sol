@@ -9,6 +9,7 @@ import {IPrivacyPool} from "./interfaces/IPrivacyPool.sol";
 import {IWithdrawalBatchVerifier} from "./interfaces/IWithdrawalBatchVerifier.sol";
 import {IWithdrawalVerifier} from "./interfaces/IWithdrawalVerifier.sol";
 import {ProofLib} from "./lib/ProofLib.sol";
+import {SpendRecord} from "./lib/SpendRecord.sol";
 import {PoseidonT3} from "./lib/poseidon/PoseidonT3.sol";
 import {PoseidonT4} from "./lib/poseidon/PoseidonT4.sol";
 import {StateTree} from "./lib/StateTree.sol";
@@ -42,7 +43,8 @@ contract PrivacyPool is IPrivacyPool {
     /// @inheritdoc IPrivacyPool
     uint256 public nonce;
     StateTree.Data private _stateTree;
-    mapping(uint256 nullifierHash => bool) private _spentNullifierHashes;
+    /// @dev SpendRecord: zero while unspent, else what the spend paid (a refund checks it against its payment).
+    mapping(uint256 nullifierHash => bytes32) private _spendRecords;
     mapping(uint256 label => address) private _depositors;
 
     modifier onlyEntrypoint() {
@@ -84,44 +86,46 @@ contract PrivacyPool is IPrivacyPool {
     }
 
     /// @inheritdoc IPrivacyPool
-    function withdraw(
-        Withdrawal calldata withdrawal,
-        ProofLib.WithdrawProof calldata proof,
-        uint256 stateTreeSize,
-        Payout calldata payout
-    ) external onlyEntrypoint {
-        _spend(withdrawal, proof, stateTreeSize);
+    function withdraw(ProofLib.WithdrawProof calldata proof, uint256 stateTreeSize, Payout calldata payout)
+        external
+        onlyEntrypoint
+    {
+        _checkWithdrawal(proof, stateTreeSize);
+        uint256 nullifierHash = proof.nullifierHash();
+        if (_spendRecords[nullifierHash] != 0) revert NullifierAlreadySpent();
+        _spendRecords[nullifierHash] = payout.spendRecord;
         if (!WITHDRAWAL_VERIFIER.verifyProof(proof.pA, proof.pB, proof.pC, proof.pubSignals)) revert InvalidProof();
 
         // Inserted even when the whole note is withdrawn: the change note then holds 0, which is harmless and keeps
         // every withdrawal alike on chain.
         _insert(proof.newCommitment());
-        _payRecipient(withdrawal, proof, payout.recipient, payout.feeAmount);
+        _payRecipient(proof, payout.recipient, payout.feeAmount);
         if (payout.feeAmount != 0) ASSET.safeTransfer(payout.feeRecipient, payout.feeAmount);
     }
 
     /// @inheritdoc IPrivacyPool
     function withdrawBatch(
-        Withdrawal[] calldata withdrawals,
         ProofLib.WithdrawProof[] calldata proofs,
         uint256[] calldata stateTreeSizes,
         Payout[] calldata payouts
     ) external onlyEntrypoint {
-        uint256 count = proofs.length;
-        uint256[] memory newCommitments = new uint256[](count);
-        for (uint256 i; i < count; ++i) {
-            _spend(withdrawals[i], proofs[i], stateTreeSizes[i]);
-            newCommitments[i] = proofs[i].newCommitment();
+        (bool[] memory skipped, uint256 paying) = _spendBatch(proofs, stateTreeSizes, payouts);
+        if (paying == 0) return;
+        if (!_verifyPaying(proofs, skipped, paying)) revert InvalidProof();
+        _insertChangeNotes(proofs, skipped, paying);
+        for (uint256 i; i < proofs.length; ++i) {
+            if (!skipped[i]) _payRecipient(proofs[i], payouts[i].recipient, payouts[i].feeAmount);
         }
-        if (!WITHDRAWAL_BATCH_VERIFIER.verifyProofs(proofs)) revert InvalidProof();
+        _payFees(payouts, skipped);
+    }
 
-        uint256 firstLeafIndex = _stateTree.size;
-        uint256 root = _stateTree.insertMany(newCommitments);
-        for (uint256 i; i < count; ++i) {
-            emit LeafInserted(firstLeafIndex + i, newCommitments[i], root);
-            _payRecipient(withdrawals[i], proofs[i], payouts[i].recipient, payouts[i].feeAmount);
-        }
-        _payFees(payouts);
+    /// @inheritdoc IPrivacyPool
+    function depositRefund(uint256 originNullifierHash, bytes32 paymentRecord, uint256 commitment) external onlyEntrypoint {
+        bytes32 record = _spendRecords[originNullifierHash];
+        if (record == SpendRecord.REFUNDED) revert OriginAlreadyRefunded();
+        if (record != paymentRecord || record == 0 || record == SpendRecord.PLAIN) revert RefundNotRecorded();
+        _spendRecords[originNullifierHash] = SpendRecord.REFUNDED;
+        _insert(commitment);
     }
 
     /// @inheritdoc IPrivacyPool
@@ -134,9 +138,9 @@ contract PrivacyPool is IPrivacyPool {
         uint256 root = StateTree.rootOfPath(commitment, path.leafIndex, path.siblings);
         if (!_stateTree.isAccepted(root, path.stateTreeSize)) revert CommitmentNotInStateTree();
         uint256 nullifierHash = PoseidonT2.hash([nullifier]);
-        if (_spentNullifierHashes[nullifierHash]) revert NullifierAlreadySpent();
+        if (_spendRecords[nullifierHash] != 0) revert NullifierAlreadySpent();
 
-        _spentNullifierHashes[nullifierHash] = true;
+        _spendRecords[nullifierHash] = SpendRecord.PLAIN;
         ASSET.safeTransfer(msg.sender, value);
         emit Ragequit(msg.sender, commitment, label, value, nullifierHash);
     }
@@ -152,7 +156,12 @@ contract PrivacyPool is IPrivacyPool {
 
     /// @inheritdoc IPrivacyPool
     function isNullifierSpent(uint256 nullifierHash) external view returns (bool) {
-        return _spentNullifierHashes[nullifierHash];
+        return _spendRecords[nullifierHash] != 0;
+    }
+
+    /// @inheritdoc IPrivacyPool
+    function spendRecordOf(uint256 nullifierHash) external view returns (bytes32) {
+        return _spendRecords[nullifierHash];
     }
 
     /// @inheritdoc IPrivacyPool
@@ -189,34 +198,77 @@ contract PrivacyPool is IPrivacyPool {
                                 INTERNAL
     //////////////////////////////////////////////////////////////*/
 
-    /// @dev The checks of a withdrawal that need no proof verification (context, state root and depth, nullifier),
-    ///      then its nullifier spent: a note twice in one batch fails the second time.
-    function _spend(Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof, uint256 stateTreeSize) private {
-        if (proof.context() != uint256(keccak256(abi.encode(withdrawal, SCOPE))) % SNARK_SCALAR_FIELD) {
-            revert ContextMismatch();
-        }
+    /// @dev The checks of a withdrawal that need neither its nullifier nor proof verification: state root and depth.
+    ///      The entrypoint checked the context against the withdrawal and this pool's scope.
+    function _checkWithdrawal(ProofLib.WithdrawProof calldata proof, uint256 stateTreeSize) private view {
         if (!_stateTree.isAccepted(proof.stateRoot(), stateTreeSize)) revert UnknownStateRoot();
         // One path per leaf: the circuit ties the path to the declared depth, the pool ties the depth to the root.
         if (proof.stateTreeDepth() != StateTree.depthFor(stateTreeSize)) revert StateTreeDepthMismatch();
-        uint256 nullifierHash = proof.nullifierHash();
-        if (_spentNullifierHashes[nullifierHash]) revert NullifierAlreadySpent();
-        _spentNullifierHashes[nullifierHash] = true;
+    }
+
+    /// @dev Checks and spends each withdrawal of a batch, skipping (and naming) those whose note is already spent.
+    function _spendBatch(
+        ProofLib.WithdrawProof[] calldata proofs,
+        uint256[] calldata stateTreeSizes,
+        Payout[] calldata payouts
+    ) private returns (bool[] memory skipped, uint256 paying) {
+        skipped = new bool[](proofs.length);
+        for (uint256 i; i < proofs.length; ++i) {
+            uint256 nullifierHash = proofs[i].nullifierHash();
+            if (_spendRecords[nullifierHash] != 0) {
+                skipped[i] = true;
+                emit WithdrawalSkipped(nullifierHash);
+                continue;
+            }
+            _checkWithdrawal(proofs[i], stateTreeSizes[i]);
+            _spendRecords[nullifierHash] = payouts[i].spendRecord;
+            ++paying;
+        }
+    }
+
+    /// @dev Inserts the change notes of a batch's paid withdrawals at once; their LeafInserted events all carry the
+    ///      root after the last.
+    function _insertChangeNotes(ProofLib.WithdrawProof[] calldata proofs, bool[] memory skipped, uint256 paying) private {
+        uint256[] memory newCommitments = new uint256[](paying);
+        uint256 next;
+        for (uint256 i; i < proofs.length; ++i) {
+            if (!skipped[i]) newCommitments[next++] = proofs[i].newCommitment();
+        }
+        uint256 firstLeafIndex = _stateTree.size;
+        uint256 root = _stateTree.insertMany(newCommitments);
+        for (uint256 i; i < paying; ++i) {
+            emit LeafInserted(firstLeafIndex + i, newCommitments[i], root);
+        }
+    }
+
+    /// @dev Verifies the proofs of a batch that are not skipped: the calldata array as it is when none is.
+    function _verifyPaying(ProofLib.WithdrawProof[] calldata proofs, bool[] memory skipped, uint256 paying)
+        private
+        view
+        returns (bool)
+    {
+        if (paying == proofs.length) return WITHDRAWAL_BATCH_VERIFIER.verifyProofs(proofs);
+        ProofLib.WithdrawProof[] memory kept = new ProofLib.WithdrawProof[](paying);
+        uint256 next;
+        for (uint256 i; i < proofs.length; ++i) {
+            if (!skipped[i]) kept[next++] = proofs[i];
+        }
+        return WITHDRAWAL_BATCH_VERIFIER.verifyProofs(kept);
     }
 
     /// @dev Pays a spent note's withdrawn value less its fee to the recipient and says so (Withdrawn).
-    function _payRecipient(Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof, address recipient, uint256 feeAmount)
-        private
-    {
+    function _payRecipient(ProofLib.WithdrawProof calldata proof, address recipient, uint256 feeAmount) private {
         uint256 withdrawnValue = proof.withdrawnValue();
         ASSET.safeTransfer(recipient, withdrawnValue - feeAmount);
-        emit Withdrawn(withdrawal.processooor, withdrawnValue, proof.nullifierHash(), proof.newCommitment());
+        emit Withdrawn(withdrawnValue, proof.nullifierHash(), proof.newCommitment());
     }
 
-    /// @dev Pays a batch's fees: one transfer per run of payouts to the same fee recipient.
-    function _payFees(Payout[] calldata payouts) private {
+    /// @dev Pays the fees of a batch's paid withdrawals: one transfer per run of payouts to the same fee recipient.
+    function _payFees(Payout[] calldata payouts, bool[] memory skipped) private {
         address feeRecipient;
         uint256 fees;
         for (uint256 i; i < payouts.length; ++i) {
+            if (skipped[i]) continue;
             if (payouts[i].feeRecipient != feeRecipient) {
                 if (fees != 0) ASSET.safeTransfer(feeRecipient, fees);
                 (feeRecipient, fees) = (payouts[i].feeRecipient, 0);

@@ -13,23 +13,19 @@ export interface ScreenedDeposit {
   approved: boolean;
   /** The depositor took the deposit back: it no longer hides anyone. */
   ragequit: boolean;
-  /**
-   * A refund (Entrypoint.depositRefund): money of a note already in the pool coming back through an
-   * operator-held single-use payer, not an independent depositor.
-   */
-  refund: boolean;
 }
 
 /**
  * The anonymity set: distinct depositor addresses among ASP-approved deposits of at least the minimum deposit,
- * excluding operator-affiliated addresses, refunds and deposits taken back by ragequit. Distinct depositors, not deposits:
- * one address depositing ten times is one member.
+ * excluding operator-affiliated addresses and deposits taken back by ragequit. Distinct depositors, not deposits:
+ * one address depositing ten times is one member. Refund notes are not deposits (they keep their origin's label),
+ * so they never count.
  */
 export function anonymitySet(deposits: Iterable<ScreenedDeposit>, policy: AnonymitySetPolicy): number {
   const operators = new Set(policy.operatorAddresses);
   const members = new Set<string>();
   for (const deposit of deposits) {
-    if (!deposit.approved || deposit.ragequit || deposit.refund || deposit.value < policy.minimumDeposit) continue;
+    if (!deposit.approved || deposit.ragequit || deposit.value < policy.minimumDeposit) continue;
     if (!operators.has(deposit.depositor)) members.add(deposit.depositor);
   }
   return members.size;

@@ -136,8 +136,6 @@ export const DepositSchema = z
     leafIndex: count,
     /** The depositor took the deposit back. */
     ragequit: z.boolean(),
-    /** For a refund (Entrypoint.depositRefund): the nullifier hash of the note whose spend it refunds; else null. */
-    refundOf: FieldElementSchema.nullable(),
     /** The ASP audit trail of the label, oldest first; the last entry is in force. */
     aspDecisions: z.array(AspDecisionSchema).min(1),
   })

@@ -92,7 +92,6 @@ export class IndexerQueries {
       txHash: deposit.txHash,
       leafIndex,
       ragequit: curator.tookBack(label),
-      refundOf: deposit.refundOf,
       aspDecisions: trail.map(({ approved, list, reason, listsDigest, decidedAt }) => ({
         approved,
         list,

@@ -153,7 +153,7 @@ export class IndexerSync {
     this.tree.append(events.leaves.map((leaf) => leaf.commitment));
     try {
       this.checkRoot(to, await chain.stateRootAt(to));
-      const aspDecisions = await curator.screen(events);
+      const aspDecisions = curator.screen(events);
       await store.applyBatch({ cursor: end, blocks: [...blocks, end], ...events, aspDecisions });
       this.cursor = end;
       curator.applyBatch(events, aspDecisions);

@@ -18,9 +18,9 @@ import {
 import { privacyBlock, type Custody, type PrivacyBlock } from "./privacy.js";
 import type { LeasedWithdrawalOrder, LeasedWithdrawals } from "./settlement/leased-withdrawals.js";
 import { spendableNote } from "./settlement/note-status.js";
-import type { ProvenSpends } from "./settlement/proven-spends.js";
+import type { ProvenSpends, QuotedPayment } from "./settlement/proven-spends.js";
 import type { QuoteRoute, SignedQuote } from "./settlement/quote.js";
-import type { Spend } from "./settlement/spend.js";
+import type { RelayTerms, Spend } from "./settlement/spend.js";
 import type { LeaseRecord } from "./store/relayer-store.js";
 
 export interface FacilitatorDeps {
@@ -114,6 +114,8 @@ export interface ProvenSpendResult extends SettledSpend {
 export interface SpendTerms {
   amount: bigint;
   recipient: string;
+  /** settle-x402 proven: the payer's authorization the quote fixed (a custodial payment takes it from buildPayment). */
+  payment?: RelayTerms["payment"];
   /** The lease's route-specific terms (see LeasedWithdrawalOrder.terms). */
   terms: LeasedWithdrawalOrder["terms"];
   buildPayment?: LeasedWithdrawalOrder["buildPayment"];
@@ -201,7 +203,19 @@ export class Facilitator {
    * A quote for a withdrawal of `amount` to `recipient` at this relayer's take, once the note may be spent now: its
    * access fee paid when the gate is on, no lease on it, unspent on chain, and the amount covering the relay.
    */
-  async issueQuote({ route, nullifierHash, recipient, amount }: { route: QuoteRoute; nullifierHash: bigint; recipient: string; amount: bigint }): Promise<SignedQuote> {
+  async issueQuote({
+    route,
+    nullifierHash,
+    recipient,
+    amount,
+    payment,
+  }: {
+    route: QuoteRoute;
+    nullifierHash: bigint;
+    recipient: string;
+    amount: bigint;
+    payment?: QuotedPayment;
+  }): Promise<SignedQuote> {
     const assertUnspent = async () => {
       if (await this.deps.chain.isNullifierSpent(nullifierHash)) {
         throw new RelayerError("ALREADY_SPENT", "The note is already spent on chain. Use the change note of the settlement that spent it.");
@@ -216,7 +230,7 @@ export class Facilitator {
     ]);
     const refused = checks.find((check) => check.status === "rejected");
     if (refused) throw refused.reason;
-    return this.deps.proofs.quote({ route, nullifierHash, recipient, feeRecipient: this.deps.treasury, feeBps: this.takeBps, withdrawnValue: amount });
+    return this.deps.proofs.quote({ route, nullifierHash, recipient, feeRecipient: this.deps.treasury, feeBps: this.takeBps, withdrawnValue: amount }, payment);
   }
 
   /**
@@ -275,6 +289,7 @@ export class Facilitator {
       feeRecipient: treasury,
       feeBps: this.takeBps,
       withdrawnValue: spend.amount,
+      payment: spend.payment,
     });
     // A retry presenting the terms of a settled spend is answered from it: "proof" keeps the two custodies' leases apart.
     const settled = await this.leased(proven, { ...spend, terms: [...spend.terms, "proof"] }, async () => proofs.assertUnexpired(quote));

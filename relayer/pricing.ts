@@ -94,11 +94,12 @@ export function formatUsdc(atomic: bigint): string {
  * insert is fixed: the Groth16 verifier, and the take and payment transfers, at their dearest when the treasury's
  * and the recipient's USDC balances are still zero (a fresh payer always is; a swept treasury is again). The
  * insert costs at most one Poseidon2 hash and a cold side-node read (about 12.2k gas) per level, when every bit of
- * its leaf index is set. Measured worst cases, treasury at zero: 413.1k at depth 1 (the insert deepens the tree
- * and writes its first side node at the new level), 399.5k at 2, 436.1k at 5, 497.1k at 10. A tree of depth 0 or 1
- * deepens on the next insert, which costs what depth 1 does.
+ * its leaf index is set. Measured worst case, treasury at zero: 416.6k at depth 1 (the insert deepens the tree
+ * and writes its first side node at the new level); an x402 relay, whose RelayData names its payment, costs about
+ * 1k more for the nonce's calldata and the payment's record. A tree of depth 0 or 1 deepens on the next insert,
+ * which costs what depth 1 does.
  */
-export const RELAY_GAS = { base: 404_000n, perLevel: 12_250n } as const;
+export const RELAY_GAS = { base: 406_000n, perLevel: 12_250n } as const;
 
 export function relayGasAt(depth: bigint): bigint {
   return RELAY_GAS.base + RELAY_GAS.perLevel * (depth > 1n ? depth : 1n);

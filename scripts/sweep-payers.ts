@@ -1,4 +1,4 @@
-// Sweeps settle-x402 payers whose authorization expired unused: what a payer still holds, whatever the amount,
+// Sweeps settle-x402 payers whose authorization expired unused: exactly the payout the relay recorded on chain
 // goes back into the pool as the agent's refund note through Entrypoint.depositRefund, sent by the relaying key,
 // which needs REFUNDER_ROLE (relayer/x402/payer-sweep.ts). Reads the relayer's configuration (docs/relayer.md).
 //
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
       log: (line) => console.log(`[sweep] ${line}`),
     });
     const count = (outcome: string) => records.filter((record) => record.outcome === outcome).length;
-    console.log(`[sweep] ${records.length} expired payer(s): ${count("deposited")} refunded, ${count("empty")} empty`);
+    console.log(`[sweep] ${records.length} expired payer(s): ${count("deposited")} refunded, ${count("used")} used by their seller, ${count("not-recorded")} with no payment recorded`);
   } finally {
     chain.provider.destroy();
     await store.close();

@@ -1,4 +1,4 @@
-import { concat, hexlify, keccak256, randomBytes, recoverAddress, TypedDataEncoder, type Signer, type TypedDataDomain } from "ethers";
+import { AbiCoder, concat, hexlify, keccak256, randomBytes, recoverAddress, TypedDataEncoder, type Signer, type TypedDataDomain } from "ethers";
 import { eip3009Types } from "./eip712-domain.js";
 import { chainIdOfNetwork } from "./networks.js";
 import type {
@@ -22,6 +22,23 @@ const VALID_AFTER_BACKDATE_SECONDS = 600n;
 export function validityWindow(requirement: ExactRequirement, nowSeconds: number): ValidityWindow {
   const now = BigInt(Math.floor(nowSeconds));
   return { validAfter: now - VALID_AFTER_BACKDATE_SECONDS, validBefore: now + BigInt(requirement.maxTimeoutSeconds) };
+}
+
+/** Domain of payment nonces, so that no other hash of the same terms is one. */
+const PAYMENT_NONCE_TAG = "x402-privacy-facilitator/payment-nonce/v1";
+
+/**
+ * The EIP-3009 nonce of the one payment a single-use payer makes to `accepted` within `window`:
+ * keccak256(tag, network, asset, payTo, amount, validAfter, validBefore, salt). A relay names it in its RelayData, so
+ * the withdrawal proof's context binds the seller's terms and the window through it; the random `salt` makes every
+ * payment's nonce new, so a quote for the same terms asked again binds a different one.
+ */
+export function paymentNonceOf(accepted: ExactRequirement, window: ValidityWindow, salt: string): string {
+  const encoded = AbiCoder.defaultAbiCoder().encode(
+    ["string", "string", "address", "address", "uint256", "uint256", "uint256", "bytes32"],
+    [PAYMENT_NONCE_TAG, accepted.network, accepted.asset, accepted.payTo, amountOf(accepted), window.validAfter, window.validBefore, salt],
+  );
+  return keccak256(encoded);
 }
 
 /**
@@ -52,15 +69,17 @@ export interface BuildPaymentArgs {
   /** Holds the funds and signs the authorization (the relayer's single-use payer). */
   payer: Signer;
   window: ValidityWindow;
+  /** The authorization's nonce (paymentNonceOf for a relayed payment); random when absent. */
+  nonce?: string;
 }
 
 /**
  * The x402 PaymentPayload that pays `accepted` from `payer`: an EIP-3009 TransferWithAuthorization of exactly
  * the seller's amount to its payTo, signed under the token's EIP-712 domain (extra.name, extra.version) on the
- * entry's chain, with a random nonce. v1: `{x402Version:1, scheme, network, payload}`; v2: `{x402Version:2,
+ * entry's chain, with the given nonce or a random one. v1: `{x402Version:1, scheme, network, payload}`; v2: `{x402Version:2,
  * resource, accepted, payload}` with `accepted` the seller's entry unchanged.
  */
-export async function buildPaymentPayload({ accepted, resource, payer, window }: BuildPaymentArgs): Promise<PaymentPayload> {
+export async function buildPaymentPayload({ accepted, resource, payer, window, nonce }: BuildPaymentArgs): Promise<PaymentPayload> {
   const chainId = chainIdOfNetwork(accepted.network);
   if (chainId === undefined) throw new Error(`unknown x402 network ${accepted.network}`);
   const domain: TypedDataDomain = {
@@ -75,7 +94,7 @@ export async function buildPaymentPayload({ accepted, resource, payer, window }:
     value: amountOf(accepted),
     validAfter: window.validAfter.toString(),
     validBefore: window.validBefore.toString(),
-    nonce: hexlify(randomBytes(32)),
+    nonce: nonce ?? hexlify(randomBytes(32)),
   };
   const signature = await payer.signTypedData(domain, eip3009Types("TransferWithAuthorization"), authorization);
   const payload: ExactEvmPayload = { signature, authorization };

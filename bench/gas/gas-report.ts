@@ -8,7 +8,7 @@
 import type { ContractTransactionResponse } from "ethers";
 import { network } from "hardhat";
 import { hexlify, randomBytes, Wallet } from "ethers";
-import { createLeanIMT, createNote, labelOf, nullifierHashOf, precommitmentOf, releaseProverThreads } from "../../sdk/index.js";
+import { createLeanIMT, createNote, labelOf, namePublicSignals, nullifierHashOf, precommitmentOf, releaseProverThreads } from "../../sdk/index.js";
 import { buildAuthorization, signAuthorization } from "../../test/contracts/helpers/authorizations.js";
 import { deployedFacilitator } from "../../test/contracts/helpers/fixtures.js";
 import { fundDepositor, secretsFor } from "../../test/contracts/helpers/notes.js";
@@ -90,6 +90,9 @@ async function measure(treeSize: number): Promise<Measurement> {
   const aspTree = createLeanIMT([note.label]);
   const aspRootUpdate = await gasOf(entrypoint.updateRoot(aspTree.root, aspTree.depth, "bench-asp-root"));
 
+  // An x402 settlement's relay: it names the single-use payer's authorization, which the pool records for a refund.
+  const now = (await connection.ethers.provider.getBlock("latest"))!.timestamp;
+  const payment = { nonce: hexlify(randomBytes(32)), validBefore: BigInt(now + 300) };
   const { withdrawal, proof, stateTreeSize } = await proveRelayedWithdrawal({
     note,
     withdrawnValue: WITHDRAWAL,
@@ -99,6 +102,7 @@ async function measure(treeSize: number): Promise<Measurement> {
       recipient: accounts.recipient.address,
       feeRecipient: accounts.feeRecipient.address,
       relayFeeBPS: RELAY_FEE_BPS,
+      payment,
     },
     entrypoint: await entrypoint.getAddress(),
     scope,
@@ -110,19 +114,27 @@ async function measure(treeSize: number): Promise<Measurement> {
   const depositBreakdown = await gasBreakdown(connection, depositReceipt.hash, classifier);
   const relayBreakdown = await gasBreakdown(connection, relayReceipt.hash, classifier);
 
-  // The recipient plays the single-use payer whose balance comes back as a refund of the note just spent.
+  // The recipient plays the single-use payer whose payout comes back, unused once its window closed, as the refund
+  // note the relay's proof committed to.
   await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), accounts.admin);
   const payer = accounts.recipient;
-  const refundValue = await usdc.balanceOf(payer);
-  const now = (await connection.ethers.provider.getBlock("latest"))!.timestamp;
-  const authorization = buildAuthorization(now, {
+  const refundValue = WITHDRAWAL - (WITHDRAWAL * RELAY_FEE_BPS) / 10_000n;
+  await connection.ethers.provider.send("evm_increaseTime", [301]);
+  const later = now + 302;
+  const authorization = buildAuthorization(later, {
     from: payer.address, to: await entrypoint.getAddress(), value: refundValue, nonce: hexlify(randomBytes(32)),
   });
   const signature = await signAuthorization(payer, usdc, "ReceiveWithAuthorization", authorization);
+  const paymentRecord = {
+    payer: payer.address,
+    amount: refundValue,
+    nonce: payment.nonce,
+    validBefore: payment.validBefore,
+    refundCommitment: namePublicSignals(proof.pubSignals).refundCommitment,
+  };
+  const { validAfter, validBefore, nonce } = authorization;
   const refundDeposit = await gasOf(
-    entrypoint.depositRefund(usdc, refundValue, precommitmentOf(secretsFor(BigInt(treeSize) + 1n)), nullifierHashOf(note.nullifier), {
-      ...authorization, signature,
-    }),
+    entrypoint.depositRefund(usdc, nullifierHashOf(note.nullifier), paymentRecord, { validAfter, validBefore, nonce, signature }),
   );
 
   await entrypoint.setAccessFeeTreasury(accounts.feeRecipient);
@@ -162,7 +174,12 @@ async function measureBatches(treeSize: number): Promise<{ k: number; gas: numbe
         withdrawnValue: WITHDRAWAL,
         stateTree,
         aspTree,
-        relayData: { recipient: Wallet.createRandom().address, feeRecipient: accounts.feeRecipient.address, relayFeeBPS: RELAY_FEE_BPS },
+        relayData: {
+          recipient: Wallet.createRandom().address,
+          feeRecipient: accounts.feeRecipient.address,
+          relayFeeBPS: RELAY_FEE_BPS,
+          payment: { nonce: hexlify(randomBytes(32)), validBefore: BigInt(Math.floor(Date.now() / 1000) + 300) },
+        },
         entrypoint: await entrypoint.getAddress(),
         scope,
       }),

@@ -18,14 +18,36 @@ interface IEntrypoint {
                                 STRUCTS
     //////////////////////////////////////////////////////////////*/
 
-    /// @notice How a relayed withdrawal is paid out; abi-encoded into IPrivacyPool.Withdrawal.data.
+    /// @notice How a relayed withdrawal is paid out; abi-encoded into IPrivacyPool.Withdrawal.data, so the proof's
+    ///         context binds every field.
     /// @param recipient Receives the withdrawn value minus the fee.
     /// @param feeRecipient Receives withdrawnValue * relayFeeBPS / BPS_DENOMINATOR.
-    /// @param relayFeeBPS The relay fee in basis points, at most the pool's maxRelayFeeBPS.
+    /// @param relayFeeBPS The relay fee in basis points, at most the pool's maxRelayFeeBPS; the proof's relayFeeBPS.
+    /// @param paymentNonce When the recipient is a single-use payer: the nonce of the one EIP-3009 authorization it
+    ///        will sign (the facilitator derives it from the seller's terms); zero for any other recipient.
+    /// @param paymentValidBefore That authorization's validBefore (zero when paymentNonce is): after it, an unused
+    ///        payment may be refunded.
     struct RelayData {
         address recipient;
         address feeRecipient;
         uint256 relayFeeBPS;
+        bytes32 paymentNonce;
+        uint256 paymentValidBefore;
+    }
+
+    /// @notice What a relay that funded a single-use payer paid, as the pool records it (hashed) in the spent
+    ///         nullifier hash's slot: the only payment a refund of that note may return.
+    /// @param payer The single-use payer, the relay's recipient.
+    /// @param amount What the payer received: the withdrawn value less the relay fee.
+    /// @param nonce The payer's EIP-3009 authorization nonce (RelayData.paymentNonce).
+    /// @param validBefore Its validBefore (RelayData.paymentValidBefore).
+    /// @param refundCommitment The proof's refundCommitment: `amount` under the spent note's label.
+    struct PaymentRecord {
+        address payer;
+        uint256 amount;
+        bytes32 nonce;
+        uint256 validBefore;
+        uint256 refundCommitment;
     }
 
     /// @notice The registered pool of an asset and its limits.
@@ -38,14 +60,12 @@ interface IEntrypoint {
         uint256 maxRelayFeeBPS;
     }
 
-    /// @notice The payer's EIP-3009 ReceiveWithAuthorization of a refund, signed for this entrypoint as payee.
-    /// @param from The payer whose balance is refunded; the refund note's depositor.
+    /// @notice The payer's EIP-3009 ReceiveWithAuthorization of a refund's amount, signed for this entrypoint as payee.
     /// @param validAfter The authorization is valid after this time.
     /// @param validBefore The authorization is valid before this time.
     /// @param nonce The authorization's unique nonce.
     /// @param signature The payer's 65-byte signature.
     struct RefundAuthorization {
-        address from;
         uint256 validAfter;
         uint256 validBefore;
         bytes32 nonce;
@@ -83,11 +103,11 @@ interface IEntrypoint {
     /// @param keptRoots The earlier roots that stay accepted (their trees hold no label that left the set).
     event AspRootsRevoked(uint256[] keptRoots);
 
-    /// @notice The relaying party deposited what a payer still held back into the pool, as a refund note.
-    /// @param payer The payer whose balance was refunded, the refund note's depositor.
-    /// @param commitment The refund note's commitment (the pool's Deposited event has its label).
-    /// @param originNullifierHash The nullifier hash of the note whose spend funded the payer.
-    /// @param value The refunded amount.
+    /// @notice An unused payment of a single-use payer came back into the pool as a refund note.
+    /// @param payer The payer the amount came from.
+    /// @param commitment The refund note's commitment (the origin's label; the pool's LeafInserted has its index).
+    /// @param originNullifierHash The nullifier hash of the note whose relay funded the payer.
+    /// @param value The refunded amount, exactly what the relay paid the payer.
     event RefundDeposited(address indexed payer, uint256 commitment, uint256 originNullifierHash, uint256 value);
 
     /// @notice An access fee was paid for the note with `nullifierHash`.
@@ -107,20 +127,6 @@ interface IEntrypoint {
     /// @notice The admin set the treasury that access fees are paid to.
     /// @param treasury The new treasury.
     event AccessFeeTreasuryUpdated(address treasury);
-
-    /// @notice A withdrawal was relayed and paid out.
-    /// @param recipient Received withdrawnValue - feeAmount.
-    /// @param asset The withdrawn asset.
-    /// @param feeRecipient Received feeAmount.
-    /// @param withdrawnValue The amount that left the pool.
-    /// @param feeAmount The relay fee.
-    event WithdrawalRelayed(
-        address indexed recipient,
-        IERC20 indexed asset,
-        address feeRecipient,
-        uint256 withdrawnValue,
-        uint256 feeAmount
-    );
 
     /*//////////////////////////////////////////////////////////////
                                  ERRORS
@@ -150,6 +156,9 @@ interface IEntrypoint {
     /// @notice The withdrawal's processooor is not this entrypoint.
     error InvalidProcessooor();
 
+    /// @notice The proof's context does not match the withdrawal and the pool's scope.
+    error ContextMismatch();
+
     /// @notice The proof's ASP root was never published, or is older than the last ROOT_HISTORY_SIZE roots and
     ///         than ROOT_MIN_LIFETIME_BLOCKS blocks.
     error UnknownAspRoot();
@@ -170,11 +179,14 @@ interface IEntrypoint {
     /// @notice The refund moves no value.
     error ZeroRefund();
 
-    /// @notice The refund names an origin nullifier hash that the pool has not seen spent.
-    error RefundOriginNotSpent();
+    /// @notice The payment's authorization is still valid (block.timestamp < validBefore): the seller may still use it.
+    error PaymentNotExpired();
 
-    /// @notice The origin nullifier hash already has a refund.
-    error OriginAlreadyRefunded();
+    /// @notice The payer's authorization was used (or cancelled): the seller was paid, nothing is refunded.
+    error PaymentAlreadyUsed();
+
+    /// @notice The relay data's relayFeeBPS is not the proof's: the refund note's value would not be the payout.
+    error RelayFeeMismatch();
 
     /// @notice The access fee to pay is zero.
     error ZeroAccessFee();
@@ -232,9 +244,10 @@ interface IEntrypoint {
     /// @notice Relays several withdrawals from one pool at once: one batch verification of all their proofs (k + 3
     ///         pairings instead of 4k), one insert of all their change notes, one transfer per run of equal fee
     ///         recipients. Each withdrawal is checked as `relay` checks it.
-    /// @dev All or nothing: one withdrawal that `relay` would refuse (a bad proof, a spent nullifier, a stale root)
-    ///      reverts the whole batch, with that withdrawal's error; the proofs cannot be told apart once combined.
-    ///      A relayer that gets a revert relays the withdrawals one by one instead.
+    /// @dev A withdrawal whose note was spent before the batch was mined is skipped (the pool's WithdrawalSkipped)
+    ///      and the others are paid. Any other check that `relay` would fail (a bad proof, a stale root, a fee
+    ///      above the maximum) reverts the whole batch with that withdrawal's error: the proofs cannot be told
+    ///      apart once combined. A relayer that gets a revert relays the withdrawals one by one instead.
     /// @param withdrawals The withdrawals, as for `relay`.
     /// @param proofs Their proofs, in the same order.
     /// @param scope The scope of the pool they all withdraw from.
@@ -266,24 +279,23 @@ interface IEntrypoint {
     function revokeAndUpdateRoot(uint256 root, uint256 depth, string calldata cid, uint256[] calldata keptRoots)
         external;
 
-    /// @notice Deposits, as a refund note, the balance a payer still holds after its payment was not used.
-    /// @dev Only REFUNDER_ROLE (the relaying party). Exempt from the minimum deposit. The tokens move by the payer's
-    ///      EIP-3009 ReceiveWithAuthorization to this contract, so the payer needs no gas; the payer is the
-    ///      note's depositor. `originNullifierHash` must be spent in the pool and refunded at most once: the ASP
-    ///      curator approves the refund of a note spent by a withdrawal (which proved ASP membership) of at least
-    ///      `value` without a wait and without screening the payer, and never counts a refund as an independent depositor, so the
-    ///      role is trusted like the postman.
+    /// @notice Returns an unused payment into the pool as the refund note its relay's proof committed to.
+    /// @dev Only REFUNDER_ROLE. Exempt from the minimum deposit. Refunds exactly what the relay of
+    ///      `originNullifierHash` paid its single-use payer, once, and only after the payer's authorization expired
+    ///      unused (validBefore passed and the token's authorizationState is false). The pool checks `payment`
+    ///      against what it recorded at the relay, so a refund can neither take more than the payout nor anything
+    ///      else that sits at the payer, and the note it inserts is the proof's refundCommitment: the payout under
+    ///      the spent note's label, so the ASP's decision on that label reaches it. The tokens move by the payer's
+    ///      EIP-3009 ReceiveWithAuthorization to this contract (the payer needs no gas).
     /// @param asset The asset, whose token implements EIP-3009 (USDC).
-    /// @param value The refunded amount, not zero.
-    /// @param precommitment The refund note's Poseidon(nullifier, secret), derived from the origin note's secrets.
-    /// @param originNullifierHash The nullifier hash of the note whose spend funded the payer.
-    /// @param authorization The payer's ReceiveWithAuthorization of `value` to this contract.
-    /// @return commitment The refund note's commitment.
+    /// @param originNullifierHash The nullifier hash of the note whose relay funded the payer.
+    /// @param payment The payment as the relay recorded it.
+    /// @param authorization The payer's ReceiveWithAuthorization of payment.amount to this contract.
+    /// @return commitment The refund note's commitment (payment.refundCommitment).
     function depositRefund(
         IERC20 asset,
-        uint256 value,
-        uint256 precommitment,
         uint256 originNullifierHash,
+        PaymentRecord calldata payment,
         RefundAuthorization calldata authorization
     ) external returns (uint256 commitment);
 

@@ -26,10 +26,13 @@ interface IPrivacyPool {
     /// @param recipient Receives the withdrawn value less `feeAmount`.
     /// @param feeRecipient Receives `feeAmount` (no transfer when it is zero).
     /// @param feeAmount At most the withdrawn value.
+    /// @param spendRecord What the nullifier hash's slot keeps once spent (SpendRecord): PLAIN, or the hash of the
+    ///        payment a refund may later return.
     struct Payout {
         address recipient;
         address feeRecipient;
         uint256 feeAmount;
+        bytes32 spendRecord;
     }
 
     /// @notice The path of a leaf of the state tree, in the circuit's form.
@@ -67,17 +70,19 @@ interface IPrivacyPool {
     /// @param root The state root after the insertion.
     event LeafInserted(uint256 leafIndex, uint256 leaf, uint256 root);
 
-    /// @notice A note was spent by a withdrawal proof.
-    /// @param processooor The withdrawal's processooor (the entrypoint, which had the value paid out directly).
+    /// @notice A note was spent by a withdrawal proof (relayed by the entrypoint, which had the value paid out directly).
     /// @param withdrawnValue The amount that left the pool.
     /// @param spentNullifierHash The nullifier hash of the spent note.
     /// @param newCommitment The change note's commitment (a zero-value note when the whole note was withdrawn).
     event Withdrawn(
-        address indexed processooor,
         uint256 withdrawnValue,
         uint256 spentNullifierHash,
         uint256 newCommitment
     );
+
+    /// @notice A batch left out a withdrawal whose note was spent before the batch was mined; it paid the others.
+    /// @param spentNullifierHash The nullifier hash of the note, spent by someone else (or earlier in the batch).
+    event WithdrawalSkipped(uint256 spentNullifierHash);
 
     /// @notice The original depositor of a label took a note back without a withdrawal proof.
     /// @param depositor The original depositor, who received `value`.
@@ -109,9 +114,6 @@ interface IPrivacyPool {
     /// @notice A note value is not below 2^128.
     error ValueAboveNoteLimit();
 
-    /// @notice The proof's context does not match the withdrawal and the pool's scope.
-    error ContextMismatch();
-
     /// @notice The proof's state root is not the accepted root of a state tree of the given size: never its root,
     ///         or older than the last ROOT_HISTORY_SIZE roots and than ROOT_MIN_LIFETIME_BLOCKS blocks.
     error UnknownStateRoot();
@@ -128,6 +130,13 @@ interface IPrivacyPool {
 
     /// @notice The path of the note being taken back does not lead to an accepted state root.
     error CommitmentNotInStateTree();
+
+    /// @notice The origin of a refund records no such payment: its note is unspent, its spend funded no single-use
+    ///         payer, or it paid other terms (payer, amount, authorization nonce, window or refund commitment).
+    error RefundNotRecorded();
+
+    /// @notice The payment of this origin was refunded already.
+    error OriginAlreadyRefunded();
 
     /*//////////////////////////////////////////////////////////////
                                  LOGIC
@@ -147,33 +156,36 @@ interface IPrivacyPool {
     /// @dev Only the entrypoint, which checks the ASP root and its depth before calling and takes the payout from
     ///      the withdrawal's relay data, which the proof's context binds. The state root must be the accepted root
     ///      of the tree with `stateTreeSize` leaves, and the proof's stateTreeDepth the depth of that tree.
-    /// @param withdrawal What the proof's context commits to.
-    /// @param proof The Groth16 proof and its public signals.
+    /// @param proof The Groth16 proof and its public signals; the entrypoint checked its context.
     /// @param stateTreeSize The number of leaves of the tree whose root the proof uses (stateTreeSizeAt): it names
     ///        the one slot of the root history to read.
     /// @param payout Who receives the withdrawn value and the fee.
-    function withdraw(
-        Withdrawal calldata withdrawal,
-        ProofLib.WithdrawProof calldata proof,
-        uint256 stateTreeSize,
-        Payout calldata payout
-    ) external;
+    function withdraw(ProofLib.WithdrawProof calldata proof, uint256 stateTreeSize, Payout calldata payout) external;
 
     /// @notice Spends several notes at once, each as `withdraw` does, with one batch verification of their proofs
     ///         (WITHDRAWAL_BATCH_VERIFIER) and one insert of their change notes, whose LeafInserted events all carry
     ///         the root after the last. Fees to the same recipient in a row leave in one transfer.
-    /// @dev Only the entrypoint. All or nothing: any check failing reverts the whole batch. Each nullifier is
-    ///      spent before the next is checked, so a note twice in one batch reverts with NullifierAlreadySpent.
-    /// @param withdrawals What each proof's context commits to.
+    /// @dev Only the entrypoint. A withdrawal whose note is already spent (by another transaction mined first, or
+    ///      earlier in the batch) is skipped, not paid, and named by WithdrawalSkipped; its proof is not verified.
+    ///      Any other failing check (context, state root or depth, a proof the batch verifier rejects) reverts the
+    ///      whole batch.
     /// @param proofs The proofs, one per withdrawal.
     /// @param stateTreeSizes The size of each proof's state tree.
     /// @param payouts Who receives each withdrawal's value and fee.
     function withdrawBatch(
-        Withdrawal[] calldata withdrawals,
         ProofLib.WithdrawProof[] calldata proofs,
         uint256[] calldata stateTreeSizes,
         Payout[] calldata payouts
     ) external;
+
+    /// @notice Inserts the refund note of an unused payment once its tokens are the pool's.
+    /// @dev Only the entrypoint, which has checked the payment expired unused and moves exactly its amount. The
+    ///      origin's slot must hold the hash of that payment (`paymentRecord`); it then holds REFUNDED, so a payment
+    ///      is refunded once.
+    /// @param originNullifierHash The nullifier hash of the note whose relay funded the payer.
+    /// @param paymentRecord keccak256(abi.encode(IEntrypoint.PaymentRecord)) of the payment.
+    /// @param commitment The refund note's commitment, the proof's refundCommitment (the origin's label).
+    function depositRefund(uint256 originNullifierHash, bytes32 paymentRecord, uint256 commitment) external;
 
     /// @notice Returns a note to the original depositor of its label without a withdrawal proof.
     /// @dev Reveals the note's nullifier and secret on chain. It is the exit for a deposit the ASP never approved:
@@ -221,6 +233,9 @@ interface IPrivacyPool {
 
     /// @notice Whether the note with this nullifier hash has been spent.
     function isNullifierSpent(uint256 nullifierHash) external view returns (bool);
+
+    /// @notice What the slot of this nullifier hash holds (SpendRecord): zero while unspent.
+    function spendRecordOf(uint256 nullifierHash) external view returns (bytes32);
 
     /// @notice Whether a withdrawal proof may use `root`: one of the last ROOT_HISTORY_SIZE state roots, or one
     ///         recorded less than ROOT_MIN_LIFETIME_BLOCKS blocks ago.

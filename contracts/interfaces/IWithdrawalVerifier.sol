@@ -19,6 +19,6 @@ interface IWithdrawalVerifier {
         uint256[2] calldata pA,
         uint256[2][2] calldata pB,
         uint256[2] calldata pC,
-        uint256[6] calldata pubSignals
+        uint256[7] calldata pubSignals
     ) external view returns (bool);
 }

@@ -7,7 +7,7 @@ import {IWithdrawalBatchVerifier} from "../interfaces/IWithdrawalBatchVerifier.s
 import {ProofLib} from "../lib/ProofLib.sol";
 
 /// @title WithdrawalBatchVerifier
-/// @notice Verifies k Groth16 proofs of the withdrawal circuit (6 public signals) with one pairing check of
+/// @notice Verifies k Groth16 proofs of the withdrawal circuit (7 public signals) with one pairing check of
 ///         k + 3 pairs instead of k checks of 4 pairs (IWithdrawalBatchVerifier).
 /// @dev Proof i, (A_i, B_i, C_i) with public signals x_i, is valid when
 ///        T_i = e(-A_i, B_i) e(alpha, beta) e(vk_x(x_i), gamma) e(C_i, delta) = 1,  vk_x(x) = IC0 + sum_j x_j IC(j+1),
@@ -35,37 +35,39 @@ contract WithdrawalBatchVerifier is IWithdrawalBatchVerifier {
     uint256 internal constant R = 21888242871839275222246405745257275088548364400416034343698204186575808495617;
 
     // The verification key; G2 coordinates in the pairing precompile's order (c1 before c0).
-    uint256 internal constant ALPHA_X = 1064876623672594370205266995338874786766100612322820247881064085569162852560;
-    uint256 internal constant ALPHA_Y = 16031357715722947282593779977889785597619040076115900015620280570829784406926;
-    uint256 internal constant BETA_X1 = 17014729288996751374265904694344047158835579256885636869721287075297772286378;
-    uint256 internal constant BETA_X0 = 9003225790347659242678289793660884221423962157332018273041372174034314789088;
-    uint256 internal constant BETA_Y1 = 9106078451497540971655438404567749618676134360470961146353789644367668933545;
-    uint256 internal constant BETA_Y0 = 812694157503699219412345277689580426641275912729167607489905175777640728589;
+    uint256 internal constant ALPHA_X = 5592168535436428456966962950948608335721328635482294080137630456090296329776;
+    uint256 internal constant ALPHA_Y = 1763322754748672878380669810488564132407570556101009460206532482789560328485;
+    uint256 internal constant BETA_X1 = 18028629733886947165567153017594474203231671291928731163580061074434890496929;
+    uint256 internal constant BETA_X0 = 4846559972974208886610751182661091032148135886387229623290146399227813463866;
+    uint256 internal constant BETA_Y1 = 20330770209754234797700278258461176913684545041818810254082463940602925153007;
+    uint256 internal constant BETA_Y0 = 20424985289002922862573326105715211113848368230412872618625661423862794782843;
     uint256 internal constant GAMMA_X1 = 11559732032986387107991004021392285783925812861821192530917403151452391805634;
     uint256 internal constant GAMMA_X0 = 10857046999023057135944570762232829481370756359578518086990519993285655852781;
     uint256 internal constant GAMMA_Y1 = 4082367875863433681332203403145435568316851327593401208105741076214120093531;
     uint256 internal constant GAMMA_Y0 = 8495653923123431417604973247489272438418190587263600148770280649306958101930;
-    uint256 internal constant DELTA_X1 = 13083267970332478659995075527297336689014211286399056503809837321883585308494;
-    uint256 internal constant DELTA_X0 = 816599496372549803908291968172156002647554793994788735294035483753587484000;
-    uint256 internal constant DELTA_Y1 = 9064499028937014139254637423018555218496517788637809153880984062276101480147;
-    uint256 internal constant DELTA_Y0 = 7738183238186535765843485025046053118115413855625315960259027855375541238486;
-    uint256 internal constant IC0_X = 3003996346022317518562621294296090878940826762090021537762267278034188096994;
-    uint256 internal constant IC0_Y = 18438280475073322970195968725457800174051301988979970681070024511364791207540;
-    uint256 internal constant IC1_X = 12153337956808360972066025126817754933005120419369162839258501097069270047687;
-    uint256 internal constant IC1_Y = 5580214591006901668888268889523829711385395533291656631915662527690053018771;
-    uint256 internal constant IC2_X = 4975600727431831406544843385556961076204013399783376999907679234283345211497;
-    uint256 internal constant IC2_Y = 7703906894246365206912429524390402296891119932702893828894254713478364774701;
-    uint256 internal constant IC3_X = 14384021752027890519826644988594514570254871277975486486668148385087190302687;
-    uint256 internal constant IC3_Y = 922710542739094036467630171893455714847491907220184305917769806297058170989;
-    uint256 internal constant IC4_X = 2809950730606798863126725828330917006441690503206344490754454708975984189572;
-    uint256 internal constant IC4_Y = 14392961230684868346210907684281837690131814521953874716103028943969319431453;
-    uint256 internal constant IC5_X = 19484433652509817154409312480096431480372611908955668666318003132272237470834;
-    uint256 internal constant IC5_Y = 8055833460218469320723851674612970669700797767350566041569239865930258465465;
-    uint256 internal constant IC6_X = 7116830505542793565637067697482570278816181864451534067219733443682124911844;
-    uint256 internal constant IC6_Y = 8261116746579855311280512156303167668619588429172036163264217157735655390349;
+    uint256 internal constant DELTA_X1 = 7143488141219433773162740446235029763756337169758506095905404113990258461413;
+    uint256 internal constant DELTA_X0 = 7210825312431178904383775911260205535073210697464379003864250197793334840917;
+    uint256 internal constant DELTA_Y1 = 5199932627734735949344488288825248456598995731653431744350638556478324825897;
+    uint256 internal constant DELTA_Y0 = 9688805902627472138005001803985967720922468743279467804222126604767612866058;
+    uint256 internal constant IC0_X = 1126728343275440675170949991988747811281102200267070027518020220815746817960;
+    uint256 internal constant IC0_Y = 16349251382892115958474123966339157849508507190735024523001007533429545248227;
+    uint256 internal constant IC1_X = 5495550142629483871224398488049561928950249652478493135105642347308030817588;
+    uint256 internal constant IC1_Y = 8502962436043830064931749209487800304202689558725171374023983026498574110615;
+    uint256 internal constant IC2_X = 9877616932832120763127020863590562042368719072010045203591984568572303242925;
+    uint256 internal constant IC2_Y = 6196152190899797674116672671897165294646400736385351469912195923277688210875;
+    uint256 internal constant IC3_X = 12986218558981012140230119626265434960208955556706976254714245308534907173031;
+    uint256 internal constant IC3_Y = 17459596084129245267455677848204738120120164329867354083038220585054955553437;
+    uint256 internal constant IC4_X = 7357569550472345057036532358119291370519527382713429948923143318573228800393;
+    uint256 internal constant IC4_Y = 4892505697930538839105363947091864729934640259038845932835074359582007106334;
+    uint256 internal constant IC5_X = 11342829371749727067727658795356160385059566869018944983480932738718557454676;
+    uint256 internal constant IC5_Y = 10893386732504688525754620841359470538235478179329345292536539289793268063796;
+    uint256 internal constant IC6_X = 273256216269601170727982669488566165239396668459196401410429046382101174417;
+    uint256 internal constant IC6_Y = 173993906286396696033167763603175416721906517901413622494679033855541882397;
+    uint256 internal constant IC7_X = 15583733723678555565313408076446079886701755014611240783864986957479177080252;
+    uint256 internal constant IC7_Y = 17820553210990367859917151584675435027334433848367776231391074874534022946394;
 
     // Bytes of one ProofLib.WithdrawProof in calldata: pA, pB, pC, then the public signals.
-    uint256 internal constant PROOF_SIZE = 0x1c0;
+    uint256 internal constant PROOF_SIZE = 0x1e0;
 
     /// @inheritdoc IWithdrawalBatchVerifier
     function verifyProofs(ProofLib.WithdrawProof[] calldata proofs) external view returns (bool) {
@@ -110,6 +112,7 @@ contract WithdrawalBatchVerifier is IWithdrawalBatchVerifier {
                 ok := and(ok, lt(calldataload(add(proof, 0x160)), R))
                 ok := and(ok, lt(calldataload(add(proof, 0x180)), R))
                 ok := and(ok, lt(calldataload(add(proof, 0x1a0)), R))
+                ok := and(ok, lt(calldataload(add(proof, 0x1c0)), R))
             }
 
             // sums_j = x_0j: the first proof's weight is 1.
@@ -120,6 +123,7 @@ contract WithdrawalBatchVerifier is IWithdrawalBatchVerifier {
                 mstore(add(sums, 0x60), calldataload(add(proof, 0x160)))
                 mstore(add(sums, 0x80), calldataload(add(proof, 0x180)))
                 mstore(add(sums, 0xa0), calldataload(add(proof, 0x1a0)))
+                mstore(add(sums, 0xc0), calldataload(add(proof, 0x1c0)))
             }
 
             // sums_j += w * x_ij (mod R).
@@ -130,18 +134,19 @@ contract WithdrawalBatchVerifier is IWithdrawalBatchVerifier {
                 mstore(add(sums, 0x60), addmod(mload(add(sums, 0x60)), mulmod(w, calldataload(add(proof, 0x160)), R), R))
                 mstore(add(sums, 0x80), addmod(mload(add(sums, 0x80)), mulmod(w, calldataload(add(proof, 0x180)), R), R))
                 mstore(add(sums, 0xa0), addmod(mload(add(sums, 0xa0)), mulmod(w, calldataload(add(proof, 0x1a0)), R), R))
+                mstore(add(sums, 0xc0), addmod(mload(add(sums, 0xc0)), mulmod(w, calldataload(add(proof, 0x1c0)), R), R))
             }
 
             let k := proofs.length
             if iszero(k) { fail() }
 
             // Memory from the free memory pointer (the call ends in this block, so it is never handed back):
-            // mIn, 0x80 bytes of precompile input; sums, 6 words of S_j; pairs, the pairing input of k + 3 pairs:
+            // mIn, 0x80 bytes of precompile input; sums, 7 words of S_j; pairs, the pairing input of k + 3 pairs:
             // (-w_i A_i, B_i) for each proof, (s alpha, beta), (vk_x, gamma), (sum_i w_i C_i, delta). Before the
             // pairs are written, the same place holds the copy of the proofs that the seed hashes.
             let mIn := mload(0x40)
             let sums := add(mIn, 0x80)
-            let pairs := add(sums, 0xc0)
+            let pairs := add(sums, 0xe0)
 
             let seed := 0
             if gt(k, 1) {
@@ -204,6 +209,7 @@ contract WithdrawalBatchVerifier is IWithdrawalBatchVerifier {
             g1MulAcc(mIn, pair, IC4_X, IC4_Y, mload(add(sums, 0x60)))
             g1MulAcc(mIn, pair, IC5_X, IC5_Y, mload(add(sums, 0x80)))
             g1MulAcc(mIn, pair, IC6_X, IC6_Y, mload(add(sums, 0xa0)))
+            g1MulAcc(mIn, pair, IC7_X, IC7_Y, mload(add(sums, 0xc0)))
             mstore(add(pair, 0x40), GAMMA_X1)
             mstore(add(pair, 0x60), GAMMA_X0)
             mstore(add(pair, 0x80), GAMMA_Y1)

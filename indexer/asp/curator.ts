@@ -6,7 +6,7 @@ import { IndexerError } from "../errors.js";
 import type { AspDecision, DepositRecord, IndexerStore } from "../store/indexer-store.js";
 import { IndexedTree } from "../trees.js";
 import { prefixWithContentId, type RootPublisher } from "./root-publisher.js";
-import { screenDeposit, screenRefund } from "./screen-deposit.js";
+import { screenDeposit } from "./screen-deposit.js";
 import type { ScreeningLists } from "./screening-lists.js";
 
 export interface AspStatus {
@@ -28,7 +28,7 @@ export interface AspCuratorDeps {
   logger: Logger;
 }
 
-type Deposit = Pick<DepositRecord, "label" | "depositor" | "value" | "refundOf">;
+type Deposit = Pick<DepositRecord, "label" | "depositor" | "value">;
 
 /** An on-chain ASP root whose tree is the first `size` labels of the current tree. */
 interface PrefixRoot {
@@ -52,8 +52,8 @@ interface PrefixRoot {
  * When the curator does not know what the latest on-chain root holds (after a start or a reorg) and its content
  * id is not that of a prefix of the tree, it may hold a label excluded since: the next root revokes it.
  *
- * Refunds (Entrypoint.depositRefund) are decided from their origin, never screened again, and never counted in
- * the anonymity set.
+ * Refunds (Entrypoint.depositRefund) are not deposits: a refund note carries the label of the note whose relay
+ * funded the payer, so the decision on that label reaches it, and it is never screened or counted.
  */
 export class AspCurator {
   private deposits: Deposit[] = [];
@@ -96,21 +96,10 @@ export class AspCurator {
     this.recount();
   }
 
-  /**
-   * Decisions on the deposits of a sync batch, to be stored with it: refunds from their origin (looked up in the
-   * batch, then in the store), other deposits by screening their depositor.
-   */
-  async screen(events: Pick<ChainEvents, "deposits" | "spentNullifiers">): Promise<AspDecision[]> {
+  /** Decisions on the deposits of a sync batch, to be stored with it: each depositor screened. */
+  screen(events: Pick<ChainEvents, "deposits">): AspDecision[] {
     const now = new Date();
-    return Promise.all(
-      events.deposits.map(async (deposit) => {
-        if (deposit.refundOf === null) return screenDeposit(deposit, this.deps.lists, now);
-        const origin = deposit.refundOf;
-        const spend =
-          events.spentNullifiers.find((spent) => spent.nullifierHash === origin) ?? (await this.deps.store.spentNullifier(origin));
-        return screenRefund(deposit, origin, spend ?? null, this.deps.lists.digest, now);
-      }),
-    );
+    return events.deposits.map((deposit) => screenDeposit(deposit, this.deps.lists, now));
   }
 
   /** Takes in a batch the store has committed, with the decisions `screen` made on its deposits. */
@@ -237,14 +226,10 @@ export class AspCurator {
     return roots.filter((_, i) => accepted[i]);
   }
 
-  /**
-   * Screens `deposits` again, refunds aside (decided from their origin once); returns the decisions that differ
-   * (approval or flagging list) from those in force.
-   */
+  /** Screens `deposits` again; returns the decisions that differ (approval or flagging list) from those in force. */
   private rescreen(deposits: readonly Deposit[], inForce: ReadonlyMap<bigint, AspDecision>): AspDecision[] {
     const now = new Date();
     return deposits
-      .filter((deposit) => deposit.refundOf === null)
       .map((deposit) => screenDeposit(deposit, this.deps.lists, now))
       .filter((next) => {
         const previous = inForce.get(next.label);
@@ -270,7 +255,6 @@ export class AspCurator {
       value: deposit.value,
       approved: this.decisions.get(deposit.label)?.approved === true,
       ragequit: this.ragequits.has(deposit.label),
-      refund: deposit.refundOf !== null,
     }));
     this.anonymity = anonymitySet(screened, this.deps.policy);
   }

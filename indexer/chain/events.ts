@@ -43,19 +43,13 @@ export class LogDecoder {
     });
     this.on(pool, addresses.pool, pool.getEvent("Deposited"), (args, at, into) => {
       const { depositor, commitment, label, value, precommitment } = args;
-      into.deposits.push({ depositor: getAddress(depositor), commitment, label, value, precommitment, refundOf: null, ...at });
+      into.deposits.push({ depositor: getAddress(depositor), commitment, label, value, precommitment, ...at });
     });
-    // Emitted right after the pool's Deposited of the same deposit, so the deposit is already collected.
-    this.on(entrypoint, addresses.entrypoint, entrypoint.getEvent("RefundDeposited"), ({ commitment, originNullifierHash }, at, into) => {
-      const deposit = into.deposits.findLast((candidate) => candidate.commitment === commitment && candidate.txHash === at.txHash);
-      if (deposit === undefined) throw new Error(`refund ${commitment} in ${at.txHash} has no Deposited event before it`);
-      deposit.refundOf = originNullifierHash;
+    this.on(pool, addresses.pool, pool.getEvent("Withdrawn"), ({ spentNullifierHash }, at, into) => {
+      into.spentNullifiers.push({ nullifierHash: spentNullifierHash, kind: "withdrawal", label: null, ...at });
     });
-    this.on(pool, addresses.pool, pool.getEvent("Withdrawn"), ({ spentNullifierHash, withdrawnValue }, at, into) => {
-      into.spentNullifiers.push({ nullifierHash: spentNullifierHash, kind: "withdrawal", label: null, value: withdrawnValue, ...at });
-    });
-    this.on(pool, addresses.pool, pool.getEvent("Ragequit"), ({ spentNullifierHash, label, value }, at, into) => {
-      into.spentNullifiers.push({ nullifierHash: spentNullifierHash, kind: "ragequit", label, value, ...at });
+    this.on(pool, addresses.pool, pool.getEvent("Ragequit"), ({ spentNullifierHash, label }, at, into) => {
+      into.spentNullifiers.push({ nullifierHash: spentNullifierHash, kind: "ragequit", label, ...at });
     });
     this.on(entrypoint, addresses.entrypoint, entrypoint.getEvent("RootUpdated"), ({ root, cid, timestamp }, at, into) => {
       into.aspRoots.push({ root, cid, timestamp: Number(timestamp), ...at });

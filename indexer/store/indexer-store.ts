@@ -22,8 +22,6 @@ export interface DepositRecord extends EventLocation {
   commitment: bigint;
   value: bigint;
   precommitment: bigint;
-  /** For a refund (Entrypoint RefundDeposited): the nullifier hash of the note whose spend it refunds; else null. */
-  refundOf: bigint | null;
 }
 
 export type SpendKind = "withdrawal" | "ragequit";
@@ -33,8 +31,6 @@ export interface SpentNullifierRecord extends EventLocation {
   kind: SpendKind;
   /** The label of the note taken back; null for a withdrawal, whose label stays private. */
   label: bigint | null;
-  /** What left the pool: the withdrawn value, or the value taken back. */
-  value: bigint;
 }
 
 /** An ASP root the entrypoint recorded (RootUpdated). */

@@ -22,13 +22,11 @@ CREATE TABLE IF NOT EXISTS leaves (
   block_number BIGINT NOT NULL, tx_hash TEXT NOT NULL, log_index INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS deposits (
   label NUMERIC(78) PRIMARY KEY, depositor TEXT NOT NULL, commitment NUMERIC(78) NOT NULL, value NUMERIC(78) NOT NULL,
-  precommitment NUMERIC(78) NOT NULL, refund_of NUMERIC(78), block_number BIGINT NOT NULL, tx_hash TEXT NOT NULL,
-  log_index INTEGER NOT NULL);
+  precommitment NUMERIC(78) NOT NULL, block_number BIGINT NOT NULL, tx_hash TEXT NOT NULL, log_index INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS deposits_by_position ON deposits (block_number, log_index);
 CREATE TABLE IF NOT EXISTS spent_nullifiers (
   nullifier_hash NUMERIC(78) PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('withdrawal', 'ragequit')),
-  label NUMERIC(78), value NUMERIC(78) NOT NULL, block_number BIGINT NOT NULL, tx_hash TEXT NOT NULL,
-  log_index INTEGER NOT NULL);
+  label NUMERIC(78), block_number BIGINT NOT NULL, tx_hash TEXT NOT NULL, log_index INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS asp_roots (
   root NUMERIC(78) NOT NULL, cid TEXT NOT NULL, timestamp BIGINT NOT NULL,
   block_number BIGINT NOT NULL, tx_hash TEXT NOT NULL, log_index INTEGER NOT NULL,
@@ -95,9 +93,9 @@ export class PgIndexerStore implements IndexerStore {
       );
       await insertAll(
         client,
-        `INSERT INTO deposits (label, depositor, commitment, value, precommitment, refund_of, block_number, tx_hash, log_index)
-         SELECT * FROM unnest($1::numeric[], $2::text[], $3::numeric[], $4::numeric[], $5::numeric[], $6::numeric[],
-           $7::bigint[], $8::text[], $9::integer[])`,
+        `INSERT INTO deposits (label, depositor, commitment, value, precommitment, block_number, tx_hash, log_index)
+         SELECT * FROM unnest($1::numeric[], $2::text[], $3::numeric[], $4::numeric[], $5::numeric[], $6::bigint[],
+           $7::text[], $8::integer[])`,
         batch.deposits,
         [
           (d) => d.label.toString(),
@@ -105,7 +103,6 @@ export class PgIndexerStore implements IndexerStore {
           (d) => d.commitment.toString(),
           (d) => d.value.toString(),
           (d) => d.precommitment.toString(),
-          (d) => d.refundOf?.toString() ?? null,
           (d) => d.blockNumber,
           (d) => d.txHash,
           (d) => d.logIndex,
@@ -113,15 +110,13 @@ export class PgIndexerStore implements IndexerStore {
       );
       await insertAll(
         client,
-        `INSERT INTO spent_nullifiers (nullifier_hash, kind, label, value, block_number, tx_hash, log_index)
-         SELECT * FROM unnest($1::numeric[], $2::text[], $3::numeric[], $4::numeric[], $5::bigint[], $6::text[],
-           $7::integer[])`,
+        `INSERT INTO spent_nullifiers (nullifier_hash, kind, label, block_number, tx_hash, log_index)
+         SELECT * FROM unnest($1::numeric[], $2::text[], $3::numeric[], $4::bigint[], $5::text[], $6::integer[])`,
         batch.spentNullifiers,
         [
           (s) => s.nullifierHash.toString(),
           (s) => s.kind,
           (s) => s.label?.toString() ?? null,
-          (s) => s.value.toString(),
           (s) => s.blockNumber,
           (s) => s.txHash,
           (s) => s.logIndex,

@@ -34,7 +34,6 @@ export const toDeposit = (row: Row): DepositRecord => ({
   commitment: big(row, "commitment"),
   value: big(row, "value"),
   precommitment: big(row, "precommitment"),
-  refundOf: row.refund_of === null ? null : big(row, "refund_of"),
   ...location(row),
 });
 
@@ -42,7 +41,6 @@ export const toSpentNullifier = (row: Row): SpentNullifierRecord => ({
   nullifierHash: big(row, "nullifier_hash"),
   kind: text(row, "kind") as SpendKind,
   label: row.label === null ? null : big(row, "label"),
-  value: big(row, "value"),
   ...location(row),
 });
 

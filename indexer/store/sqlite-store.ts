@@ -23,12 +23,11 @@ CREATE TABLE IF NOT EXISTS leaves (
 CREATE INDEX IF NOT EXISTS leaves_by_commitment ON leaves (commitment);
 CREATE TABLE IF NOT EXISTS deposits (
   label TEXT PRIMARY KEY, depositor TEXT NOT NULL, commitment TEXT NOT NULL, value TEXT NOT NULL,
-  precommitment TEXT NOT NULL, refund_of TEXT, block_number INTEGER NOT NULL, tx_hash TEXT NOT NULL,
-  log_index INTEGER NOT NULL);
+  precommitment TEXT NOT NULL, block_number INTEGER NOT NULL, tx_hash TEXT NOT NULL, log_index INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS deposits_by_position ON deposits (block_number, log_index);
 CREATE TABLE IF NOT EXISTS spent_nullifiers (
   nullifier_hash TEXT PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('withdrawal', 'ragequit')), label TEXT,
-  value TEXT NOT NULL, block_number INTEGER NOT NULL, tx_hash TEXT NOT NULL, log_index INTEGER NOT NULL);
+  block_number INTEGER NOT NULL, tx_hash TEXT NOT NULL, log_index INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS asp_roots (
   root TEXT NOT NULL, cid TEXT NOT NULL, timestamp INTEGER NOT NULL,
   block_number INTEGER NOT NULL, tx_hash TEXT NOT NULL, log_index INTEGER NOT NULL,
@@ -73,8 +72,8 @@ export class SqliteIndexerStore implements IndexerStore {
       for (const l of batch.leaves) leaf.run(l.leafIndex, l.commitment.toString(), l.blockNumber, l.txHash, l.logIndex);
 
       const deposit = this.db.prepare(
-        `INSERT INTO deposits (label, depositor, commitment, value, precommitment, refund_of, block_number, tx_hash, log_index)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO deposits (label, depositor, commitment, value, precommitment, block_number, tx_hash, log_index)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       for (const d of batch.deposits) {
         deposit.run(
@@ -83,7 +82,6 @@ export class SqliteIndexerStore implements IndexerStore {
           d.commitment.toString(),
           d.value.toString(),
           d.precommitment.toString(),
-          d.refundOf?.toString() ?? null,
           d.blockNumber,
           d.txHash,
           d.logIndex,
@@ -91,11 +89,11 @@ export class SqliteIndexerStore implements IndexerStore {
       }
 
       const spent = this.db.prepare(
-        `INSERT INTO spent_nullifiers (nullifier_hash, kind, label, value, block_number, tx_hash, log_index)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO spent_nullifiers (nullifier_hash, kind, label, block_number, tx_hash, log_index)
+         VALUES (?, ?, ?, ?, ?, ?)`,
       );
       for (const s of batch.spentNullifiers) {
-        spent.run(s.nullifierHash.toString(), s.kind, s.label?.toString() ?? null, s.value.toString(), s.blockNumber, s.txHash, s.logIndex);
+        spent.run(s.nullifierHash.toString(), s.kind, s.label?.toString() ?? null, s.blockNumber, s.txHash, s.logIndex);
       }
 
       const aspRoot = this.db.prepare(

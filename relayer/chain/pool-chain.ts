@@ -4,12 +4,13 @@ import {
   JsonRpcProvider,
   Transaction,
   type Provider,
+  type TransactionDescription,
   type TransactionReceipt,
   type TransactionRequest,
   type TransactionResponse,
   Wallet,
 } from "ethers";
-import { namePublicSignals, type SolidityWithdrawProof, type Withdrawal } from "../../sdk/index.js";
+import { decodeRelayData, namePublicSignals, type RelayData, type SolidityWithdrawProof, type Withdrawal } from "../../sdk/index.js";
 import {
   Entrypoint__factory,
   IPrivacyPool__factory,
@@ -195,7 +196,23 @@ export class PoolChain {
     } catch (reason) {
       outcome = { status: "rejected", reason };
     }
-    return relays.map((_, i) => (refusals.has(i) ? { status: "rejected", reason: refusals.get(i) } : outcome));
+    const skipped = outcome.status === "fulfilled" ? this.skippedIn(outcome.value) : new Set<bigint>();
+    return relays.map((relay, i) => {
+      if (refusals.has(i)) return { status: "rejected", reason: refusals.get(i) };
+      const nullifierHash = namePublicSignals(relay.args[1].pubSignals).nullifierHash;
+      return skipped.has(nullifierHash) ? { status: "rejected", reason: skippedInBatch(outcome) } : outcome;
+    });
+  }
+
+  /** The nullifier hashes a mined batch skipped (WithdrawalSkipped): notes spent by someone else before it was mined. */
+  private skippedIn(receipt: TransactionReceipt): Set<bigint> {
+    const skipped = new Set<bigint>();
+    for (const log of receipt.logs) {
+      if (log.address.toLowerCase() !== this.deployment.privacyPool.toLowerCase()) continue;
+      const event = this.pool.interface.parseLog(log);
+      if (event?.name === "WithdrawalSkipped") skipped.add(BigInt(event.args.spentNullifierHash));
+    }
+    return skipped;
   }
 
   private async signRelay(request: TransactionRequest): Promise<{ signed: string; hash: string }> {
@@ -263,32 +280,25 @@ export class PoolChain {
   }
 
   /**
-   * What a mined relay transaction did for the note of `nullifierHash`: the recipient and amount of its
-   * WithdrawalRelayed event and the change commitment of its Withdrawn event (a batch emits one of each per
-   * withdrawal, in the same order). Null when the transaction is unknown, pending, reverted, or spent no such note
-   * through a relay. Whoever sent it: a copy of a relay's calldata does the same.
+   * What a mined relay transaction did for the note of `nullifierHash`: the withdrawal it carried for that note (read
+   * from its relay or relayBatch calldata: recipient, relay data, the proof's public signals), once the pool's
+   * Withdrawn event shows it was paid (a batch skips a note spent before it was mined). Null when the transaction is
+   * unknown, pending, reverted, not a call of the entrypoint, or paid no such note. Whoever sent it: a copy of a
+   * relay's calldata does the same.
    */
   async relayedWithdrawal(txHash: string, nullifierHash: bigint): Promise<RelayedWithdrawal | null> {
-    const receipt = await this.call(() => this.provider.getTransactionReceipt(txHash));
-    if (receipt === null || receipt.status !== 1) return null;
-    const relayed: { recipient: string; withdrawnValue: bigint }[] = [];
-    const withdrawn: { spentNullifierHash: bigint; newCommitment: bigint }[] = [];
-    for (const log of receipt.logs) {
-      const address = log.address.toLowerCase();
-      if (address === this.deployment.entrypoint.toLowerCase()) {
-        const event = this.entrypoint.interface.parseLog(log);
-        if (event?.name === "WithdrawalRelayed") {
-          relayed.push({ recipient: String(event.args.recipient), withdrawnValue: BigInt(event.args.withdrawnValue) });
-        }
-      } else if (address === this.deployment.privacyPool.toLowerCase()) {
-        const event = this.pool.interface.parseLog(log);
-        if (event?.name === "Withdrawn") {
-          withdrawn.push({ spentNullifierHash: BigInt(event.args.spentNullifierHash), newCommitment: BigInt(event.args.newCommitment) });
-        }
-      }
-    }
-    const i = withdrawn.findIndex((spend) => spend.spentNullifierHash === nullifierHash);
-    return i < 0 || relayed[i] === undefined ? null : { ...relayed[i], ...withdrawn[i]! };
+    const [receipt, tx] = await Promise.all([
+      this.call(() => this.provider.getTransactionReceipt(txHash)),
+      this.call(() => this.provider.getTransaction(txHash)),
+    ]);
+    if (receipt === null || receipt.status !== 1 || tx === null) return null;
+    const paid = receipt.logs.some((log) => {
+      if (log.address.toLowerCase() !== this.deployment.privacyPool.toLowerCase()) return false;
+      const event = this.pool.interface.parseLog(log);
+      return event?.name === "Withdrawn" && BigInt(event.args.spentNullifierHash) === nullifierHash;
+    });
+    if (!paid || tx.to?.toLowerCase() !== this.deployment.entrypoint.toLowerCase()) return null;
+    return relayedWithdrawalsIn(this.entrypoint.interface.parseTransaction(tx)).find((relayed) => relayed.spentNullifierHash === nullifierHash) ?? null;
   }
 
   /** Whether the node knows `txHash` at all (mined or pending); false for a dropped transaction. */
@@ -347,6 +357,42 @@ export interface RelayedWithdrawal {
   withdrawnValue: bigint;
   spentNullifierHash: bigint;
   newCommitment: bigint;
+  /** The relay's RelayData (fee, and for a payment its authorization's nonce and validBefore). */
+  relayData: RelayData;
+  /** The proof's refundCommitment: the note a refund of the payout inserts. */
+  refundCommitment: bigint;
+}
+
+/** The withdrawals a call of Entrypoint.relay or relayBatch carries; none for any other call. */
+function relayedWithdrawalsIn(call: TransactionDescription | null): RelayedWithdrawal[] {
+  if (call === null) return [];
+  const pairs: [Withdrawal, SolidityWithdrawProof][] =
+    call.name === "relay"
+      ? [[call.args[0], call.args[1]]]
+      : call.name === "relayBatch"
+        ? (call.args[0] as Withdrawal[]).map((withdrawal, i) => [withdrawal, call.args[1][i]])
+        : [];
+  return pairs.map(([withdrawal, proof]) => {
+    const signals = namePublicSignals(proof.pubSignals);
+    const relayData = decodeRelayData(withdrawal.data);
+    return {
+      recipient: relayData.recipient,
+      withdrawnValue: signals.withdrawnValue,
+      spentNullifierHash: signals.nullifierHash,
+      newCommitment: signals.newCommitment,
+      relayData,
+      refundCommitment: signals.refundCommitment,
+    };
+  });
+}
+
+/** A relay a mined batch skipped: its note was spent by another transaction first; nothing of it left the pool. */
+function skippedInBatch(batch: PromiseSettledResult<TransactionReceipt>): RelayerError {
+  const txHash = batch.status === "fulfilled" ? batch.value.hash : "";
+  return new RelayerError(
+    "ALREADY_SPENT",
+    `The note was spent by another transaction before the batch ${txHash} that carried this withdrawal was mined; the batch paid nothing for it. Use the change note of the spend that did.`,
+  );
 }
 
 /** A relay broadcast (or about to be) whose outcome the chain did not tell; never "nothing was spent". */

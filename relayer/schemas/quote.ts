@@ -20,7 +20,7 @@ const quoteFields = <N extends z.ZodType, A extends z.ZodType>(number: N, addres
   /** What leaves the pool, the proof's withdrawnValue; the recipient gets withdrawnValue - fee. */
   withdrawnValue: number,
   fee: number,
-  /** The proof's context: withdrawalContext({processooor, RelayData(recipient, feeRecipient, feeBps)}, scope). */
+  /** The proof's context: withdrawalContext({processooor, RelayData(recipient, feeRecipient, feeBps, payment)}, scope). */
   context: number,
   stateRoot: number,
   stateTreeDepth: depth,
@@ -31,6 +31,14 @@ const quoteFields = <N extends z.ZodType, A extends z.ZodType>(number: N, addres
   aspTreeSize: count,
   /** Unix seconds: no new withdrawal is made for the quote after it. */
   expiresAt: count,
+  /**
+   * settle-x402 only: the single-use payer's one EIP-3009 authorization, which the context binds through RelayData:
+   * its nonce (derived from the seller's entry, the window and paymentSalt) and its window, in unix seconds.
+   */
+  paymentNonce: Bytes32Schema.optional(),
+  paymentSalt: Bytes32Schema.optional(),
+  paymentValidAfter: count.optional(),
+  paymentValidBefore: count.optional(),
   /** The relayer's MAC over every other field; send the quote back unchanged. */
   signature: Bytes32Schema,
 });

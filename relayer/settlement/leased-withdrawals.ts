@@ -164,6 +164,7 @@ export class LeasedWithdrawals {
     try {
       outcome = await withdrawer.withdraw({
         ...order,
+        ...(lease.payment !== null && { payment: { nonce: lease.payment.nonce, validBefore: BigInt(lease.payment.validBefore) } }),
         hooks: {
           onSigned: async (txHash) => {
             // Recorded before it leaves, in the same step that checks the reservation is still this request's.

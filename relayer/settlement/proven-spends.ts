@@ -15,6 +15,14 @@ export interface QuoteTerms extends RelayTerms {
   withdrawnValue: bigint;
 }
 
+/** A settle-x402 payer's authorization as a quote fixes it (Quote.paymentNonce and the fields after it). */
+export interface QuotedPayment {
+  nonce: string;
+  salt: string;
+  validAfter: bigint;
+  validBefore: bigint;
+}
+
 export interface ProvenSpendsDeps {
   chain: PoolChain;
   indexer: IndexerClient;
@@ -35,13 +43,13 @@ const NOTHING_SPENT = "Nothing was spent.";
 export class ProvenSpends {
   constructor(private readonly deps: ProvenSpendsDeps) {}
 
-  /** A quote of `terms` against the indexer's state tree and the on-chain ASP tree of now. */
-  async quote(terms: QuoteTerms): Promise<SignedQuote> {
+  /** A quote of `terms` (and of the payer's authorization, for settle-x402) against the indexer's state tree and the on-chain ASP tree of now. */
+  async quote(terms: Omit<QuoteTerms, "payment">, payment?: QuotedPayment): Promise<SignedQuote> {
     const { chain, indexer, signer } = this.deps;
     const { state, asp } = await indexer.trees().catch((error: unknown) => {
       throw indexerFailure(error);
     });
-    const withdrawal = withdrawalOf(chain.deployment, terms);
+    const withdrawal = withdrawalOf(chain.deployment, { ...terms, ...(payment && { payment: { nonce: payment.nonce, validBefore: payment.validBefore } }) });
     return signer.sign({
       route: terms.route,
       nullifierHash: terms.nullifierHash,
@@ -60,6 +68,12 @@ export class ProvenSpends {
       aspTreeDepth: asp.depth,
       aspTreeSize: asp.size,
       expiresAt: Math.floor(this.now()) + this.deps.ttlSeconds,
+      ...(payment && {
+        paymentNonce: payment.nonce,
+        paymentSalt: payment.salt,
+        paymentValidAfter: Number(payment.validAfter),
+        paymentValidBefore: Number(payment.validBefore),
+      }),
     });
   }
 
@@ -73,12 +87,15 @@ export class ProvenSpends {
       throw new RelayerError("INVALID_REQUEST", `quote: not one this facilitator issued, or altered since. Ask for a new quote and prove against it. ${NOTHING_SPENT}`);
     }
     const { deployment } = this.deps.chain;
-    const expected = { ...terms, processooor: deployment.entrypoint, scope: deployment.scope };
-    for (const field of ["route", "nullifierHash", "recipient", "feeRecipient", "feeBps", "withdrawnValue", "processooor", "scope"] as const) {
+    // For settle-x402 the request's payment nonce is derived from the seller's terms and the quote's salt and window:
+    // a quote of other terms (another payTo, amount or asset) names another nonce, and so another context.
+    const expected = { ...terms, processooor: deployment.entrypoint, scope: deployment.scope, paymentNonce: terms.payment?.nonce };
+    for (const field of ["route", "nullifierHash", "recipient", "feeRecipient", "feeBps", "withdrawnValue", "processooor", "scope", "paymentNonce"] as const) {
       if (String(quote[field]).toLowerCase() !== String(expected[field]).toLowerCase()) {
         throw new RelayerError(
           "INVALID_REQUEST",
-          `quote.${field} is ${quote[field]}, but this request pays with ${field} ${expected[field]}: the quote is for another payment. ` +
+          `quote.${field} is ${quote[field]}, but this request pays with ${field} ${expected[field]}: the quote is for another payment ` +
+            `(for paymentNonce: another seller, amount, asset or window). ` +
             `Ask for a quote of this one. ${NOTHING_SPENT}`,
         );
       }

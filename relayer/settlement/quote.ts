@@ -8,7 +8,7 @@ export type QuoteRoute = "settle" | "settle-x402";
  * What a proof of a non-custodial spend must bind (docs/design.md 10): every public signal but the change commitment,
  * the relay terms its context commits to, and until when the relayer takes a proof of it.
  */
-export interface Quote extends RelayTerms {
+export interface Quote extends Omit<RelayTerms, "payment"> {
   route: QuoteRoute;
   nullifierHash: bigint;
   /** The entrypoint: the Withdrawal's processooor. */
@@ -28,6 +28,15 @@ export interface Quote extends RelayTerms {
   aspTreeSize: number;
   /** Unix seconds after which no new withdrawal is made for this quote. */
   expiresAt: number;
+  /**
+   * settle-x402 only: the single-use payer's one EIP-3009 authorization, fixed now so that the proof's context binds
+   * it: its nonce paymentNonceOf(seller's entry, window, paymentSalt) and its window. A proof of this quote pays only
+   * this seller, this amount, in this window.
+   */
+  paymentNonce?: string;
+  paymentSalt?: string;
+  paymentValidAfter?: number;
+  paymentValidBefore?: number;
 }
 
 /** A quote with the relayer's HMAC over it: it checks its own quotes without keeping them. */

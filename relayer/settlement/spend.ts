@@ -4,6 +4,7 @@ import {
   nullifierHashOf,
   type Note,
   type NoteSecrets,
+  type PaymentTerms,
   type Withdrawal,
   type WithdrawProof,
 } from "../../sdk/index.js";
@@ -41,9 +42,11 @@ export interface RelayTerms {
   recipient: string;
   feeRecipient: string;
   feeBps: bigint;
+  /** settle-x402: the single-use payer's one authorization, which the chain records for a refund. */
+  payment?: PaymentTerms;
 }
 
 /** The Entrypoint.relay withdrawal of `terms`, processed by the deployment's entrypoint. */
-export function withdrawalOf(deployment: PoolDeployment, { recipient, feeRecipient, feeBps }: RelayTerms): Withdrawal {
-  return { processooor: deployment.entrypoint, data: encodeRelayData({ recipient, feeRecipient, relayFeeBPS: feeBps }) };
+export function withdrawalOf(deployment: PoolDeployment, { recipient, feeRecipient, feeBps, payment }: RelayTerms): Withdrawal {
+  return { processooor: deployment.entrypoint, data: encodeRelayData({ recipient, feeRecipient, relayFeeBPS: feeBps, payment }) };
 }

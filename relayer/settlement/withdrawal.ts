@@ -1,4 +1,12 @@
-import { buildWithdrawInput, toSolidityProof, withdrawalContext, type Withdrawal, type WithdrawProof } from "../../sdk/index.js";
+import {
+  buildWithdrawInput,
+  deriveRefundSecrets,
+  precommitmentOf,
+  toSolidityProof,
+  withdrawalContext,
+  type Withdrawal,
+  type WithdrawProof,
+} from "../../sdk/index.js";
 import type { IndexerClient } from "../../indexer/client.js";
 import type { PoolChain, RelayHooks } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
@@ -32,7 +40,7 @@ export class PoolWithdrawer {
     const withdrawal = withdrawalOf(this.chain.deployment, order);
     const proven =
       order.spend.kind === "note"
-        ? await this.prove(order.spend, order.amount, withdrawal)
+        ? await this.prove(order.spend, order.amount, order.feeBps, withdrawal)
         : { ...order.spend.proof, proofTimeMs: null, stateTreeSize: order.spend.stateTreeSize };
     const receipt = await this.chain.relay(withdrawal, toSolidityProof(proven), proven.stateTreeSize, order.hooks);
     return { txHash: receipt.hash, proofTimeMs: proven.proofTimeMs };
@@ -41,6 +49,7 @@ export class PoolWithdrawer {
   private async prove(
     { note, changeSecrets }: NoteSpend,
     amount: bigint,
+    feeBps: bigint,
     withdrawal: Withdrawal,
   ): Promise<WithdrawProof & { proofTimeMs: number; stateTreeSize: bigint }> {
     if (amount > note.value) {
@@ -57,6 +66,9 @@ export class PoolWithdrawer {
       stateWitness: spendable.stateWitness,
       aspWitness: spendable.aspWitness,
       context: withdrawalContext(withdrawal, this.chain.deployment.scope),
+      relayFeeBPS: feeBps,
+      // The agent's refund note, whether or not this withdrawal funds a payer (the signal must hide either way).
+      refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)),
     });
     return { ...(await this.prover.prove(input)), stateTreeSize: spendable.stateTreeSize };
   }

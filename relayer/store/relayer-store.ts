@@ -78,27 +78,29 @@ export interface LeasePayment {
   xPayment: string;
   /** EIP-3009 validBefore (unix seconds): after it an unused authorization leaves funds at the payer to sweep. */
   validBefore: number;
-  /**
-   * Precommitment of the refund note (sdk deriveRefundSecrets of the spent note, computed here from the note or
-   * sent by an agent that proved the spend itself): what the sweep deposits funds an unused authorization left at
-   * the payer into. A hash, not a secret: deposits publish it anyway.
-   */
-  refundPrecommitment: bigint;
+  /** The authorization's nonce (paymentNonceOf), which the relay names in its RelayData: the chain records it. */
+  nonce: string;
 }
 
-/** What the sweep did with a settled lease's payer once its authorization expired (scripts/sweep-payers.ts). */
+/**
+ * What the sweep did with a settled lease's payer once its authorization expired (relayer/x402/payer-sweep.ts). Only
+ * the payout the chain recorded for the relay ever moves; whatever else sits at a payer stays there.
+ */
 export type SweepOutcome =
-  /** The seller used the authorization: the payer holds nothing. */
-  | "empty"
-  /** The payer's balance went back into the pool as the agent's refund note. */
+  /** The seller used the authorization: nothing is refunded. */
+  | "used"
+  /** Exactly the payout went back into the pool as the agent's refund note. */
   | "deposited"
-  /** The balance is below the pool's minimum deposit: it stays at the payer, whose key the operator holds. */
+  /** The chain records no payment of this lease to refund (the note was spent by another transaction). */
+  | "not-recorded"
+  /** Recorded by earlier versions, which swept a payer's whole balance: nothing left, or too little to deposit. */
+  | "empty"
   | "held";
 
 export interface SweepRecord {
   nullifierHash: bigint;
   payer: string;
-  /** USDC the payer held when swept. */
+  /** The refunded amount (the payout the relay recorded); 0 when nothing moved. */
   amount: bigint;
   outcome: SweepOutcome;
   /** The refund deposit, when outcome is `deposited`. */

@@ -37,10 +37,17 @@ export const toLease = (row: Row): LeaseRecord => ({
       : {
           xPayment: String(row.x_payment),
           validBefore: Number(row.valid_before),
-          refundPrecommitment: BigInt(String(row.refund_precommitment)),
+          // Leases of earlier versions kept no nonce column: it is the signed authorization's.
+          nonce: row.payment_nonce === null ? signedNonceOf(String(row.x_payment)) : String(row.payment_nonce),
         },
   updatedAt: String(row.updated_at),
 });
+
+/** The EIP-3009 nonce of the authorization an x402 payment header (base64 JSON) carries. */
+function signedNonceOf(xPayment: string): string {
+  const payment = JSON.parse(Buffer.from(xPayment, "base64").toString("utf8")) as { payload?: { authorization?: { nonce?: string } } };
+  return String(payment.payload?.authorization?.nonce);
+}
 
 export const toSweep = (row: Row): SweepRecord => ({
   nullifierHash: BigInt(String(row.nullifier_hash)),
@@ -77,7 +84,7 @@ export const reservedLeaseValues = (lease: LeaseRecord) => [
   lease.remainingValue?.toString() ?? null,
   lease.payment?.xPayment ?? null,
   lease.payment?.validBefore ?? null,
-  lease.payment?.refundPrecommitment.toString() ?? null,
+  lease.payment?.nonce ?? null,
   lease.updatedAt,
 ];
 

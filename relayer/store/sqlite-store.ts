@@ -7,9 +7,14 @@ import { isSqliteBusy, storeUnavailable } from "./store-faults.js";
 const LEASE_COLUMNS = `nullifier_hash TEXT PRIMARY KEY, state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')),
   token TEXT NOT NULL, fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross TEXT NOT NULL, fee TEXT NOT NULL,
   change_commitment TEXT NOT NULL, remaining_value TEXT, funding_tx_hash TEXT, proof_time_ms INTEGER,
-  x_payment TEXT, valid_before INTEGER, refund_precommitment TEXT, updated_at TEXT NOT NULL`;
+  x_payment TEXT, valid_before INTEGER, payment_nonce TEXT, updated_at TEXT NOT NULL`;
 const LEASE_COLUMN_NAMES = `nullifier_hash, state, token, fingerprint, recipient, gross, fee, change_commitment, remaining_value,
-  funding_tx_hash, proof_time_ms, x_payment, valid_before, refund_precommitment, updated_at`;
+  funding_tx_hash, proof_time_ms, x_payment, valid_before, payment_nonce, updated_at`;
+
+// 'empty' and 'held' are outcomes earlier versions recorded (whole balances swept); kept readable.
+const SWEEP_COLUMNS = `nullifier_hash TEXT PRIMARY KEY REFERENCES leases (nullifier_hash), payer TEXT NOT NULL, amount TEXT NOT NULL,
+  outcome TEXT NOT NULL CHECK (outcome IN ('deposited', 'used', 'not-recorded', 'empty', 'held')), deposit_tx_hash TEXT,
+  swept_at TEXT NOT NULL`;
 
 // Amounts and field elements are canonical decimal TEXT: SQLite integers stop at 2^63.
 const SCHEMA = `
@@ -23,9 +28,7 @@ CREATE TABLE IF NOT EXISTS agents (
   per_transaction_limit TEXT NOT NULL, daily_limit TEXT NOT NULL, provider_whitelist TEXT NOT NULL,
   categories TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS leases (${LEASE_COLUMNS});
-CREATE TABLE IF NOT EXISTS sweeps (
-  nullifier_hash TEXT PRIMARY KEY REFERENCES leases (nullifier_hash), payer TEXT NOT NULL, amount TEXT NOT NULL,
-  outcome TEXT NOT NULL CHECK (outcome IN ('empty', 'deposited', 'held')), deposit_tx_hash TEXT, swept_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sweeps (${SWEEP_COLUMNS});
 CREATE TABLE IF NOT EXISTS agent_spend (
   agent_id TEXT NOT NULL REFERENCES agents (id), day TEXT NOT NULL, amount TEXT NOT NULL, count INTEGER NOT NULL,
   PRIMARY KEY (agent_id, day));
@@ -45,20 +48,32 @@ export class SqliteRelayerStore implements RelayerStore {
       this.db.exec("ALTER TABLE leases ADD COLUMN token TEXT NOT NULL DEFAULT ''");
     }
     // Files made before a lease could leave its remaining value unknown (a spend the agent proved).
+    // Files made before a settle-x402 lease recorded its payment's nonce (the refund precommitment column stays unused).
+    if (!this.db.prepare("SELECT 1 FROM pragma_table_info('leases') WHERE name = 'payment_nonce'").get()) {
+      this.db.exec("ALTER TABLE leases ADD COLUMN payment_nonce TEXT");
+    }
     if (this.db.prepare(`SELECT 1 FROM pragma_table_info('leases') WHERE name = 'remaining_value' AND "notnull" = 1`).get()) {
-      this.allowUnknownRemainingValue();
+      this.copyTable("leases", LEASE_COLUMNS, LEASE_COLUMN_NAMES);
+    }
+    // Files made before a sweep could find a payment used or unrecorded.
+    const sweeps = this.db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'sweeps'").get() as { sql: string };
+    if (!sweeps.sql.includes("not-recorded")) {
+      this.copyTable("sweeps", SWEEP_COLUMNS, "nullifier_hash, payer, amount, outcome, deposit_tx_hash, swept_at");
     }
   }
 
-  /** SQLite cannot drop a NOT NULL: the table is copied into one without it (foreign keys off meanwhile, as its docs say). */
-  private allowUnknownRemainingValue(): void {
+  /**
+   * SQLite can neither drop a NOT NULL nor change a CHECK: `table` is copied into one of `columns` (foreign keys off
+   * meanwhile, as its docs say).
+   */
+  private copyTable(table: string, columns: string, names: string): void {
     this.db.exec("PRAGMA foreign_keys = OFF");
     try {
       this.db.exec(`BEGIN IMMEDIATE;
-        CREATE TABLE leases_migrated (${LEASE_COLUMNS});
-        INSERT INTO leases_migrated (${LEASE_COLUMN_NAMES}) SELECT ${LEASE_COLUMN_NAMES} FROM leases;
-        DROP TABLE leases;
-        ALTER TABLE leases_migrated RENAME TO leases;
+        CREATE TABLE ${table}_migrated (${columns});
+        INSERT INTO ${table}_migrated (${names}) SELECT ${names} FROM ${table};
+        DROP TABLE ${table};
+        ALTER TABLE ${table}_migrated RENAME TO ${table};
         COMMIT;`);
     } catch (error) {
       if (this.db.isTransaction) this.db.exec("ROLLBACK");
@@ -94,13 +109,13 @@ export class SqliteRelayerStore implements RelayerStore {
     // Single statement: SQLite serialises writers, so of concurrent reservations exactly one changes a row.
     const result = this.statement(
         `INSERT INTO leases (nullifier_hash, token, state, fingerprint, recipient, gross, fee, change_commitment,
-           remaining_value, funding_tx_hash, proof_time_ms, x_payment, valid_before, refund_precommitment, updated_at)
+           remaining_value, funding_tx_hash, proof_time_ms, x_payment, valid_before, payment_nonce, updated_at)
          VALUES (?, ?, 'reserved', ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)
          ON CONFLICT (nullifier_hash) DO UPDATE SET state = 'reserved', token = excluded.token,
            fingerprint = excluded.fingerprint, recipient = excluded.recipient, gross = excluded.gross, fee = excluded.fee,
            change_commitment = excluded.change_commitment, remaining_value = excluded.remaining_value,
            proof_time_ms = NULL, x_payment = excluded.x_payment,
-           valid_before = excluded.valid_before, refund_precommitment = excluded.refund_precommitment,
+           valid_before = excluded.valid_before, payment_nonce = excluded.payment_nonce,
            updated_at = excluded.updated_at
          WHERE leases.state = 'failed'`,
       )

@@ -1,5 +1,7 @@
-import { hexlify, randomBytes, type Wallet } from "ethers";
-import { PrivacyPool__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
+import { AbiCoder, hexlify, keccak256, randomBytes, type Wallet } from "ethers";
+import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";
+import type { IEntrypoint } from "../../types/ethers-contracts/contracts/Entrypoint.js";
+import { feeOf } from "../pricing.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import type { LeaseRecord, RelayerStore, SweepRecord } from "../store/relayer-store.js";
 import { eip3009Types, type TokenDomainNames } from "../../x402/eip712-domain.js";
@@ -17,15 +19,16 @@ export interface PayerSweepDeps {
 const REFUND_AUTHORIZATION_SECONDS = 3_600;
 
 /**
- * Returns what settle-x402 payers still hold once their authorization expired unused (the seller never settled
- * it, or its facilitator refused after funding) into the pool, whatever the amount, as the agent's refund note
- * (sdk deriveRefundSecrets: the agent finds and spends it with the secrets it has).
+ * Returns the payouts of settle-x402 payers whose authorization expired unused (the seller never settled it, or its
+ * facilitator refused after funding) into the pool, each as the refund note its relay's proof committed to (the
+ * payout under the spent note's label, with the agent's refund precommitment: the agent finds and spends it with the
+ * secrets it has).
  *
- * The relaying party (REFUNDER_ROLE) calls Entrypoint.depositRefund with the payer's signed EIP-3009
- * ReceiveWithAuthorization of its whole balance: exempt from the minimum deposit, marked as a refund of the lease's
- * nullifier hash so that the ASP curator approves it at once and never counts it as a depositor. The payer needs
- * no gas and stays the refund's depositor, never the agent. A crash between steps loses nothing: a rerun finds the
- * refund deposit or the balance still at the payer.
+ * Only what the chain recorded for the relay moves (Entrypoint.depositRefund checks it again): exactly the payout, by
+ * the payer's signed EIP-3009 ReceiveWithAuthorization of that amount, once, after validBefore, and only while the
+ * token says the authorization was never used. Whatever else sits at a payer (a stranger's transfer) stays there:
+ * it is not the agent's money and never enters the pool through this path. A crash between steps loses nothing: a
+ * rerun finds the refund recorded on chain, or the payout still at the payer.
  */
 export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRecord[]> {
   const { store, chain } = deps;
@@ -48,11 +51,10 @@ export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRec
 async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease: LeaseRecord, now: number): Promise<SweepRecord> {
   const { chain } = deps;
   const payer = payerWallet(deps.payerKeySecret, lease.nullifierHash);
-  if (payer.address !== lease.recipient || lease.payment === null) {
-    throw new Error(`lease ${lease.nullifierHash} is not a settle-x402 lease of this operator's payer keys`);
+  if (payer.address !== lease.recipient || lease.payment === null || lease.fundingTxHash === null) {
+    throw new Error(`lease ${lease.nullifierHash} is not a settled settle-x402 lease of this operator's payer keys`);
   }
-  const { refundPrecommitment } = lease.payment;
-  const record = (outcome: SweepRecord["outcome"], amount: bigint, depositTxHash: string | null = null): SweepRecord => ({
+  const record = (outcome: SweepRecord["outcome"], amount = 0n, depositTxHash: string | null = null): SweepRecord => ({
     nullifierHash: lease.nullifierHash,
     payer: payer.address,
     amount,
@@ -61,24 +63,46 @@ async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease:
     sweptAt: new Date().toISOString(),
   });
 
-  const earlier = await refundDepositOf(chain, payer.address, refundPrecommitment);
+  const earlier = await refundDepositOf(chain, lease.nullifierHash);
   if (earlier !== undefined) return record("deposited", earlier.value, earlier.txHash);
+  const payment = await paymentOf(chain, lease);
+  if (payment === null) return record("not-recorded");
   const usdc = TestUSDC__factory.connect(chain.deployment.usdc, chain.provider);
-  const balance = await chain.call(() => usdc.balanceOf(payer.address));
-  if (balance === 0n) return record("empty", 0n);
+  if (await chain.call(() => usdc.authorizationState(payment.payer, payment.nonce))) return record("used");
 
-  const authorization = await refundAuthorization(chain, await token.read(), payer, balance, now);
-  const data = chain.entrypoint.interface.encodeFunctionData("depositRefund", [
-    chain.deployment.usdc,
-    balance,
-    refundPrecommitment,
-    lease.nullifierHash,
-    authorization,
-  ]);
+  const authorization = await refundAuthorization(chain, await token.read(), payer, payment.amount, now);
+  const data = chain.entrypoint.interface.encodeFunctionData("depositRefund", [chain.deployment.usdc, lease.nullifierHash, payment, authorization]);
   const sent = await chain.sendFromRelayer({ to: chain.deployment.entrypoint, data });
   const receipt = await chain.call(() => sent.wait());
   if (receipt === null || receipt.status !== 1) throw new Error(`refund transaction ${sent.hash} of payer ${payer.address} reverted`);
-  return record("deposited", balance, receipt.hash);
+  return record("deposited", payment.amount, receipt.hash);
+}
+
+/**
+ * The payment the pool recorded for the lease's relay (IEntrypoint.PaymentRecord), rebuilt from the relay's calldata
+ * and checked against the pool's record; null when the chain records none for this lease (the note was spent by
+ * another transaction, or paid no payer).
+ */
+async function paymentOf(chain: PoolChain, lease: LeaseRecord) {
+  const relayed = await chain.relayedWithdrawal(lease.fundingTxHash!, lease.nullifierHash);
+  const authorization = relayed?.relayData.payment;
+  if (relayed === null || authorization === undefined) return null;
+  const payment = {
+    payer: relayed.recipient,
+    amount: relayed.withdrawnValue - feeOf(relayed.withdrawnValue, relayed.relayData.relayFeeBPS),
+    nonce: authorization.nonce,
+    validBefore: authorization.validBefore,
+    refundCommitment: relayed.refundCommitment,
+  };
+  const recorded = await chain.call(() => chain.pool.spendRecordOf(lease.nullifierHash));
+  return recorded === paymentRecordHash(payment) ? payment : null;
+}
+
+/** keccak256(abi.encode(PaymentRecord)): what the pool keeps in the origin's nullifier slot. */
+function paymentRecordHash({ payer, amount, nonce, validBefore, refundCommitment }: IEntrypoint.PaymentRecordStruct): string {
+  return keccak256(
+    AbiCoder.defaultAbiCoder().encode(["tuple(address,uint256,bytes32,uint256,uint256)"], [[payer, amount, nonce, validBefore, refundCommitment]]),
+  );
 }
 
 async function assertRefunder(chain: PoolChain): Promise<void> {
@@ -101,14 +125,13 @@ async function refundAuthorization(chain: PoolChain, { name, version }: TokenDom
     nonce: hexlify(randomBytes(32)),
   };
   const signature = await payer.signTypedData(domain, eip3009Types("ReceiveWithAuthorization"), authorization);
-  const { from, validAfter, validBefore, nonce } = authorization;
-  return { from, validAfter, validBefore, nonce, signature };
+  const { validAfter, validBefore, nonce } = authorization;
+  return { validAfter, validBefore, nonce, signature };
 }
 
-/** The payer's earlier refund deposit, when a previous sweep got that far. */
-async function refundDepositOf(chain: PoolChain, payer: string, precommitment: bigint) {
-  const pool = PrivacyPool__factory.connect(chain.deployment.privacyPool, chain.provider);
-  const events = await chain.call(() => pool.queryFilter(pool.filters.Deposited(payer)));
-  const refund = events.find((event) => event.args.precommitment === precommitment);
+/** The refund of the lease's payment, when a previous sweep got that far. */
+async function refundDepositOf(chain: PoolChain, originNullifierHash: bigint) {
+  const events = await chain.call(() => chain.entrypoint.queryFilter(chain.entrypoint.filters.RefundDeposited()));
+  const refund = events.find((event) => event.args.originNullifierHash === originNullifierHash);
   return refund === undefined ? undefined : { value: refund.args.value, txHash: refund.transactionHash };
 }

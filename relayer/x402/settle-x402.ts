@@ -1,15 +1,17 @@
-import { nullifierHashOf, precommitmentOf, deriveRefundSecrets, type Note, type NoteSecrets, type WithdrawProof } from "../../sdk/index.js";
+import { nullifierHashOf, type Note, type NoteSecrets, type WithdrawProof } from "../../sdk/index.js";
 import {
   amountOf,
   authorizationSignerUnder,
   buildPaymentPayload,
   encodeXPayment,
+  paymentNonceOf,
   validityWindow,
+  type ValidityWindow,
   x402VersionOf,
   type ExactRequirement,
   type ResourceInfo,
 } from "../../x402/index.js";
-import type { Wallet } from "ethers";
+import { hexlify, randomBytes, type Wallet } from "ethers";
 import type { AccessFeeGate } from "../access-fee.js";
 import type { AgentRegistry } from "../agents/registry.js";
 import type { PoolChain } from "../chain/pool-chain.js";
@@ -50,7 +52,10 @@ export interface X402QuoteRequest extends X402Terms {
 export interface X402ProvenRequest extends X402Terms {
   quote: SignedQuote;
   proof: WithdrawProof;
-  /** Poseidon(deriveRefundSecrets(note)): where the payer sweep deposits what an unused authorization leaves. */
+  /**
+   * Poseidon(deriveRefundSecrets(note)), the precommitment the proof's refundCommitment was made with. A retry must
+   * repeat it: it appears in no transaction, so a reader of the relay's calldata cannot be answered the payment.
+   */
   refundPrecommitment: bigint;
 }
 
@@ -118,7 +123,7 @@ export class X402Settler {
       recipient: payer.address,
       terms: order.terms,
       changeSecrets: request.changeSecrets,
-      buildPayment: () => this.buildPayment(order, request.resource, payer, precommitmentOf(deriveRefundSecrets(note))),
+      buildPayment: () => this.buildPayment(order, request.resource, payer, newPayerAuthorization(order.accepted, this.now())),
     });
     await facilitator.recordSpend(spendRecordOf(note, { amount: order.sellerAmount, agentId: request.agentId }, result), result.replayed);
     return { ...result, ...this.paymentOf(result, order, payer) };
@@ -131,7 +136,14 @@ export class X402Settler {
   async quote(request: X402QuoteRequest): Promise<SignedQuote> {
     const order = await this.preflight(request);
     const payer = payerWallet(this.deps.payerKeySecret, request.nullifierHash);
-    return this.deps.facilitator.issueQuote({ route: "settle-x402", nullifierHash: request.nullifierHash, recipient: payer.address, amount: order.gross });
+    const { window, salt, nonce } = newPayerAuthorization(order.accepted, this.now());
+    return this.deps.facilitator.issueQuote({
+      route: "settle-x402",
+      nullifierHash: request.nullifierHash,
+      recipient: payer.address,
+      amount: order.gross,
+      payment: { nonce, salt, ...window },
+    });
   }
 
   /**
@@ -141,16 +153,19 @@ export class X402Settler {
   async settleProven(request: X402ProvenRequest): Promise<X402ProvenSettlement> {
     const { facilitator } = this.deps;
     const order = await this.preflight(request);
-    const { nullifierHash } = request.quote;
+    const { quote } = request;
+    const { nullifierHash } = quote;
     await this.deps.accessFee.assertAuthorized(nullifierHash);
     const payer = payerWallet(this.deps.payerKeySecret, nullifierHash);
-    const result = await facilitator.spendProven(request.quote, request.proof, {
+    const payment = quotedPayerAuthorization(quote, order.accepted);
+    const result = await facilitator.spendProven(quote, request.proof, {
       route: "settle-x402",
       amount: order.gross,
       recipient: payer.address,
-      // The refund precommitment is in no transaction until a refund: a retry must be the agent's, not a reader of the relay's calldata.
+      payment: { nonce: payment.nonce, validBefore: payment.window.validBefore },
+      // The refund precommitment is in no transaction: a retry must be the agent's, not a reader of the relay's calldata.
       terms: [...order.terms, request.refundPrecommitment],
-      buildPayment: () => this.buildPayment(order, request.resource, payer, request.refundPrecommitment),
+      buildPayment: () => this.buildPayment(order, request.resource, payer, payment),
     });
     await facilitator.recordSpend({ nullifierHash, amount: order.sellerAmount, agentId: request.agentId }, result.replayed);
     return { ...result, ...this.paymentOf(result, order, payer) };
@@ -185,17 +200,21 @@ export class X402Settler {
   }
 
   /** Step 1, before anything is reserved or withdrawn: a failure here leaves the note untouched. */
-  private async buildPayment(order: SellerOrder, resource: ResourceInfo | undefined, payer: Wallet, refundPrecommitment: bigint): Promise<LeasePayment> {
+  private async buildPayment(
+    order: SellerOrder,
+    resource: ResourceInfo | undefined,
+    payer: Wallet,
+    { window, nonce }: PayerAuthorization,
+  ): Promise<LeasePayment> {
     const { accepted } = order;
-    const window = validityWindow(accepted, this.now());
-    const payload = await buildPaymentPayload({ accepted, resource, payer, window }).catch((error: unknown) => {
+    const payload = await buildPaymentPayload({ accepted, resource, payer, window, nonce }).catch((error: unknown) => {
       throw new RelayerError("INVALID_REQUEST", `Could not build the x402 payment for the seller's entry (${(error as Error).message}). Nothing was spent.`);
     });
     const { separator } = await this.token.read();
     if (authorizationSignerUnder(separator, payload.payload) !== payer.address) {
       throw new RelayerError("INTERNAL", "The payer's authorization does not recover to the payer under the token's domain separator. Nothing was spent.");
     }
-    return { xPayment: encodeXPayment(payload), validBefore: Number(window.validBefore), refundPrecommitment };
+    return { xPayment: encodeXPayment(payload), validBefore: Number(window.validBefore), nonce };
   }
 
   private paymentOf(result: SettledSpend, order: SellerOrder, payer: Wallet): X402Payment {
@@ -221,4 +240,30 @@ export class X402Settler {
   private now(): number {
     return (this.deps.clock ?? (() => Date.now() / 1000))();
   }
+}
+
+/** The window and nonce of a single-use payer's one authorization (x402's paymentNonceOf). */
+interface PayerAuthorization {
+  window: ValidityWindow;
+  nonce: string;
+}
+
+/** A payment's window from now and its nonce under a fresh salt. */
+function newPayerAuthorization(accepted: ExactRequirement, nowSeconds: number): PayerAuthorization & { salt: string } {
+  const window = validityWindow(accepted, nowSeconds);
+  const salt = hexlify(randomBytes(32));
+  return { window, salt, nonce: paymentNonceOf(accepted, window, salt) };
+}
+
+/**
+ * The payment a settle-x402 quote fixed, its nonce derived again from the request's seller entry: for an entry other
+ * than the quoted one it is another nonce, which the proof's context does not bind (ProvenSpends.admit refuses it).
+ */
+function quotedPayerAuthorization(quote: SignedQuote, accepted: ExactRequirement): PayerAuthorization {
+  const { paymentSalt, paymentValidAfter, paymentValidBefore } = quote;
+  if (paymentSalt === undefined || paymentValidAfter === undefined || paymentValidBefore === undefined) {
+    throw new RelayerError("INVALID_REQUEST", "quote: not a settle-x402 quote (it fixes no payment). Ask quote-x402 for one and prove against it. Nothing was spent.");
+  }
+  const window = { validAfter: BigInt(paymentValidAfter), validBefore: BigInt(paymentValidBefore) };
+  return { window, nonce: paymentNonceOf(accepted, window, paymentSalt) };
 }

@@ -7,6 +7,7 @@ import { feeOf } from "../fees/relay-fee.js";
 import { changeNoteOf, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../note/note.js";
 import type { WasmProver } from "../prover/wasm-prover.js";
 import { GrowingTree, merkleWitness, type MerkleWitness } from "../tree/merkle-witness.js";
+import { paymentNonceOf, type ExactRequirement } from "../../x402/index.js";
 import { X402AgentError } from "./errors.js";
 
 /** What the agent asked for: a quote binding anything else is refused before anything is proven. */
@@ -19,7 +20,12 @@ export interface QuoteExpectation {
   processooor: string;
   /** The payee of a settle; settle-x402's recipient is the facilitator's single-use payer. */
   recipient?: string;
+  /** settle-x402: the seller's entry, whose terms the quote's payment nonce must bind. */
+  accepted?: ExactRequirement;
 }
+
+/** How far a settle-x402 quote's payment window may reach past the seller's maxTimeoutSeconds (its clock, quote time). */
+const PAYMENT_WINDOW_SLACK_SECONDS = 300;
 
 /** A spend proven by the agent: the request's quote and proof, and the change note only the agent knows. */
 export interface LocalProof {
@@ -78,9 +84,20 @@ export async function proveLocally(options: {
     }
     const changeSecrets = deriveChangeSecrets(note);
     const withdrawnValue = BigInt(quote.withdrawnValue);
-    const input = buildWithdrawInput({ note, withdrawnValue, changeSecrets, stateWitness, aspWitness, context: BigInt(quote.context) });
+    // Every proof binds a refund note's commitment; it must hide whether or not the spend is ever refunded.
+    const refundPrecommitment = precommitmentOf(deriveRefundSecrets(note));
+    const input = buildWithdrawInput({
+      note,
+      withdrawnValue,
+      changeSecrets,
+      stateWitness,
+      aspWitness,
+      context: BigInt(quote.context),
+      relayFeeBPS: BigInt(quote.feeBps),
+      refundPrecommitment,
+    });
     const { proof, publicSignals, proofTimeMs } = await prover.prove(input);
-    const refund = expected.route === "settle-x402" ? { refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)).toString() } : {};
+    const refund = expected.route === "settle-x402" ? { refundPrecommitment: refundPrecommitment.toString() } : {};
     return {
       quote,
       proof: { proof, publicSignals },
@@ -91,12 +108,22 @@ export async function proveLocally(options: {
   }
 }
 
-/** Refuses a quote that binds another note, amount, fee or recipient than the agent asked for, or a context that is not its fields'. */
+/**
+ * Refuses a quote that binds another note, amount, fee, recipient or (settle-x402) seller and window than the agent
+ * asked for, or a context that is not its fields'.
+ */
 function checkQuote(quote: QuoteAnswer, note: Note, expected: QuoteExpectation): void {
   const withdrawnValue = BigInt(quote.withdrawnValue);
   const feeBps = BigInt(quote.feeBps);
-  const relayData = encodeRelayData({ recipient: quote.recipient, feeRecipient: quote.feeRecipient, relayFeeBPS: feeBps });
+  const payment = quotedPayment(quote);
+  const relayData = encodeRelayData({
+    recipient: quote.recipient,
+    feeRecipient: quote.feeRecipient,
+    relayFeeBPS: feeBps,
+    ...(payment !== undefined && { payment: { nonce: payment.nonce, validBefore: payment.window.validBefore } }),
+  });
   const problems = [
+    ...paymentProblems(payment, expected),
     quote.route !== expected.route && `it is for ${quote.route}, not ${expected.route}`,
     BigInt(quote.nullifierHash) !== nullifierHashOf(note.nullifier) && "it names another note",
     withdrawnValue !== expected.withdrawnValue && `it withdraws ${withdrawnValue}, not ${expected.withdrawnValue}`,
@@ -106,11 +133,29 @@ function checkQuote(quote: QuoteAnswer, note: Note, expected: QuoteExpectation):
     quote.processooor.toLowerCase() !== expected.processooor.toLowerCase() && `its processooor ${quote.processooor} is not the entrypoint ${expected.processooor}`,
     expected.recipient !== undefined && quote.recipient.toLowerCase() !== expected.recipient.toLowerCase() && `it pays ${quote.recipient}, not ${expected.recipient}`,
     BigInt(quote.context) !== withdrawalContext({ processooor: quote.processooor, data: relayData }, BigInt(quote.scope)) &&
-      "its context is not that of its recipient, fee recipient and fee",
+      "its context is not that of its recipient, fee recipient, fee and payment",
   ].filter((problem): problem is string => typeof problem === "string");
   if (problems.length > 0) {
     throw new X402AgentError("QUOTE_REFUSED", `The facilitator's quote is not what this agent asked for: ${problems.join("; ")}. Nothing was proven or spent.`);
   }
+}
+
+/** A settle-x402 quote's payment, when it names one. */
+function quotedPayment(quote: QuoteAnswer) {
+  const { paymentNonce, paymentSalt, paymentValidAfter, paymentValidBefore } = quote;
+  if (paymentNonce === undefined || paymentSalt === undefined || paymentValidAfter === undefined || paymentValidBefore === undefined) return undefined;
+  return { nonce: paymentNonce, salt: paymentSalt, window: { validAfter: BigInt(paymentValidAfter), validBefore: BigInt(paymentValidBefore) } };
+}
+
+/** What is wrong with a quote's payment: a settle-x402 quote must bind the seller's entry in a window it allows. */
+function paymentProblems(payment: ReturnType<typeof quotedPayment>, expected: QuoteExpectation): string[] {
+  if (expected.accepted === undefined) return payment === undefined ? [] : ["it binds a payment this spend does not make"];
+  if (payment === undefined) return ["it binds no payment to the seller"];
+  const latest = BigInt(Math.ceil(Date.now() / 1000) + expected.accepted.maxTimeoutSeconds + PAYMENT_WINDOW_SLACK_SECONDS);
+  return [
+    paymentNonceOf(expected.accepted, payment.window, payment.salt) !== payment.nonce && "its payment nonce does not bind this seller's terms",
+    payment.window.validBefore > latest && `its payment stays valid until ${payment.window.validBefore}, past the seller's timeout`,
+  ].filter((problem): problem is string => typeof problem === "string");
 }
 
 /**

@@ -1,7 +1,7 @@
 import { getAddress, type Log, type Provider, type TransactionReceipt } from "ethers";
 import type { AddressBook } from "../../lib/address-book.js";
 import type { TypedContractEvent } from "../../types/ethers-contracts/common.js";
-import { IPrivacyPool__factory, type IPrivacyPool } from "../../types/ethers-contracts/index.js";
+import { IEntrypoint__factory, IPrivacyPool__factory, type IEntrypoint, type IPrivacyPool } from "../../types/ethers-contracts/index.js";
 
 /** The parts of a chain's address book the agent SDK uses. */
 export type PoolAddressBook = Pick<AddressBook, "entrypoint" | "privacyPool" | "usdc" | "scope" | "startBlock">;
@@ -24,10 +24,18 @@ export type SpendRecord =
   | ({ kind: "withdrawn"; withdrawnValue: bigint; newCommitment: bigint } & EventLocation)
   | ({ kind: "ragequit"; value: bigint } & EventLocation);
 
-/** The pool's deposits and spends up to `toBlock`, keyed as the seed's notes are looked up. */
+/** An unused payment that came back into the pool (Entrypoint.RefundDeposited): a note under its origin's label. */
+export interface RefundRecord extends EventLocation {
+  commitment: bigint;
+  value: bigint;
+}
+
+/** The pool's deposits, spends and refunds up to `toBlock`, keyed as the seed's notes are looked up. */
 export interface PoolLogs {
   depositsByPrecommitment: Map<bigint, DepositedRecord>;
   spendsByNullifierHash: Map<bigint, SpendRecord>;
+  /** By the nullifier hash of the note whose spend funded the refunded payment. */
+  refundsByOrigin: Map<bigint, RefundRecord>;
   toBlock: number;
 }
 
@@ -40,8 +48,8 @@ export const DEFAULT_BLOCK_RANGE = 5_000;
 
 type OutputOf<E> = E extends TypedContractEvent<infer _In, infer _Out, infer Output> ? Output : never;
 
-function decodePoolEvent<E extends TypedContractEvent>(pool: IPrivacyPool, event: E, log: Log): OutputOf<E> {
-  return pool.interface.decodeEventLog(event.fragment, log.data, log.topics).toObject() as OutputOf<E>;
+function decodePoolEvent<E extends TypedContractEvent>(contract: IPrivacyPool | IEntrypoint, event: E, log: Log): OutputOf<E> {
+  return contract.interface.decodeEventLog(event.fragment, log.data, log.topics).toObject() as OutputOf<E>;
 }
 
 /** The pool's Deposited event in the receipt of a deposit transaction. */
@@ -58,8 +66,8 @@ export function depositedIn(receipt: TransactionReceipt, book: PoolAddressBook, 
 }
 
 /**
- * Reads every Deposited, Withdrawn and Ragequit event of the pool from the address book's start block to the
- * current head, in ranges of `blockRange` blocks. Neither the precommitment nor the spent nullifier hash is an
+ * Reads every Deposited, Withdrawn and Ragequit event of the pool and every RefundDeposited of the entrypoint from
+ * the address book's start block to the current head, in ranges of `blockRange` blocks. Neither the precommitment nor the spent nullifier hash is an
  * indexed topic, so the seed's notes cannot be filtered for on the node: the whole history is read once.
  */
 export async function readPoolLogs(
@@ -74,15 +82,25 @@ export async function readPoolLogs(
   const deposited = pool.getEvent("Deposited");
   const withdrawn = pool.getEvent("Withdrawn");
   const ragequit = pool.getEvent("Ragequit");
-  const topics = [[deposited, withdrawn, ragequit].map((event) => event.fragment.topicHash)];
+
+  const entrypoint = IEntrypoint__factory.connect(book.entrypoint, provider);
+  const refunded = entrypoint.getEvent("RefundDeposited");
+  const topics = [[deposited, withdrawn, ragequit, refunded].map((event) => event.fragment.topicHash)];
+  const addresses = [book.privacyPool, book.entrypoint];
 
   const toBlock = await provider.getBlockNumber();
-  const logs: PoolLogs = { depositsByPrecommitment: new Map(), spendsByNullifierHash: new Map(), toBlock };
+  const logs: PoolLogs = { depositsByPrecommitment: new Map(), spendsByNullifierHash: new Map(), refundsByOrigin: new Map(), toBlock };
   for (let fromBlock = book.startBlock; fromBlock <= toBlock; fromBlock += blockRange) {
     const range = { fromBlock, toBlock: Math.min(fromBlock + blockRange - 1, toBlock) };
-    for (const log of await provider.getLogs({ address: book.privacyPool, topics, ...range })) {
+    for (const log of await provider.getLogs({ address: addresses, topics, ...range })) {
       const at = { blockNumber: log.blockNumber, txHash: log.transactionHash };
+      // Each topic is emitted by one of the two contracts only.
       switch (log.topics[0]) {
+        case refunded.fragment.topicHash: {
+          const { commitment, originNullifierHash, value } = decodePoolEvent(entrypoint, refunded, log);
+          logs.refundsByOrigin.set(originNullifierHash, { commitment, value, ...at });
+          break;
+        }
         case deposited.fragment.topicHash: {
           const { commitment, label, value, precommitment } = decodePoolEvent(pool, deposited, log);
           // A reused precommitment makes a second note with the same nullifier; only the first is followed.

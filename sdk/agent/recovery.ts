@@ -94,9 +94,12 @@ export function rebuildNoteChains(logs: PoolLogs, keys: MasterKeys, scope: bigin
   const chains: NoteChain[] = [];
   const follow = (depositIndex: number, origin: NoteChain["origin"], deposit: DepositedRecord, secrets: NoteSecrets) => {
     chains.push(followChain(logs, depositIndex, origin, deposit, secrets, (spent) => {
+      // A refund note keeps its origin's label; its commitment, the spend's proof output, confirms the secrets.
+      const refund = logs.refundsByOrigin.get(nullifierHashOf(spent.nullifier));
+      if (refund === undefined) return;
       const refundSecrets = deriveRefundSecrets(spent);
-      const refund = logs.depositsByPrecommitment.get(precommitmentOf(refundSecrets));
-      if (refund !== undefined) follow(depositIndex, "refund", refund, refundSecrets);
+      const note = { ...refund, label: spent.label, precommitment: precommitmentOf(refundSecrets) };
+      if (createNote(refund.value, spent.label, refundSecrets).commitment === refund.commitment) follow(depositIndex, "refund", note, refundSecrets);
     }));
   };
   for (let index = 0, gap = 0; gap < gapLimit; index += 1) {

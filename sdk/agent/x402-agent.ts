@@ -77,8 +77,8 @@ export interface UnacceptedPayment {
 /**
  * The pool funded the payer but the seller did not answer the paid request with 2xx. The change note is saved; the
  * seller's price sits at the single-use payer. After the authorization's validBefore the operator's payer sweep
- * deposits whatever the payer still holds back into the pool as a refund note under the spent note's refund
- * secrets, which recoverNotes finds from the seed alone (docs/sdk.md, "When a seller refuses").
+ * returns exactly that payout into the pool as the refund note the proof committed to (the spent note's label and
+ * refund secrets), which recoverNotes finds from the seed alone (docs/sdk.md, "When a seller refuses").
  */
 export class PaymentNotAcceptedError extends X402AgentError {
   constructor(readonly payment: UnacceptedPayment) {
@@ -195,7 +195,7 @@ export class X402Agent {
       gross,
       async (note) => {
         if (terms.provenThrough === undefined) return custodial(note, (secrets) => facilitator.settleX402({ ...fields, ...secrets }));
-        const expected = { route: "settle-x402", withdrawnValue: gross, feeBps: terms.takeBps, processooor: terms.provenThrough } as const;
+        const expected = { route: "settle-x402", withdrawnValue: gross, feeBps: terms.takeBps, processooor: terms.provenThrough, accepted } as const;
         const { body, change } = await this.proveSpend(note, expected, fields);
         return { send: () => facilitator.settleX402Proof(body), changeNote: () => change };
       },

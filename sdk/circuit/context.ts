@@ -7,6 +7,14 @@ export interface RelayData {
   feeRecipient: string;
   /** Share of the withdrawn amount paid to feeRecipient, in basis points. */
   relayFeeBPS: bigint;
+  /** When the recipient is a single-use payer: the payment its one EIP-3009 authorization makes (a refund checks it). */
+  payment?: PaymentTerms;
+}
+
+/** The EIP-3009 authorization a single-use payer signs: its nonce and the end of its window. */
+export interface PaymentTerms {
+  nonce: string;
+  validBefore: bigint;
 }
 
 /** Entrypoint's Withdrawal struct: who processes the withdrawal and the ABI-encoded RelayData. */
@@ -17,13 +25,22 @@ export interface Withdrawal {
 
 const abi = AbiCoder.defaultAbiCoder();
 
-export function encodeRelayData({ recipient, feeRecipient, relayFeeBPS }: RelayData): string {
-  return abi.encode(["tuple(address,address,uint256)"], [[recipient, feeRecipient, relayFeeBPS]]);
+const NO_PAYMENT: PaymentTerms = { nonce: `0x${"00".repeat(32)}`, validBefore: 0n };
+
+export function encodeRelayData({ recipient, feeRecipient, relayFeeBPS, payment = NO_PAYMENT }: RelayData): string {
+  return abi.encode(["tuple(address,address,uint256,bytes32,uint256)"], [[recipient, feeRecipient, relayFeeBPS, payment.nonce, payment.validBefore]]);
+}
+
+/** The RelayData of a withdrawal's `data`; `payment` absent when it names none. */
+export function decodeRelayData(data: string): RelayData {
+  const [[recipient, feeRecipient, relayFeeBPS, nonce, validBefore]] = abi.decode(["tuple(address,address,uint256,bytes32,uint256)"], data);
+  const payment = BigInt(nonce) === 0n ? {} : { payment: { nonce: String(nonce), validBefore: BigInt(validBefore) } };
+  return { recipient: String(recipient), feeRecipient: String(feeRecipient), relayFeeBPS: BigInt(relayFeeBPS), ...payment };
 }
 
 /**
- * context = keccak256(abi.encode(withdrawal, scope)) % FIELD. A proof is bound to it, so the recipient or fee
- * cannot be changed after proving.
+ * context = keccak256(abi.encode(withdrawal, scope)) % FIELD. A proof is bound to it, so the recipient, the fee or
+ * the payment cannot be changed after proving.
  */
 export function withdrawalContext({ processooor, data }: Withdrawal, scope: bigint): bigint {
   const encoded = abi.encode(["tuple(address,bytes)", "uint256"], [[processooor, data], scope]);

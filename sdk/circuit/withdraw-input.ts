@@ -2,7 +2,7 @@ import { assertFieldElement } from "../crypto/field.js";
 import { assertNoteValue, type Note, type NoteSecrets } from "../note/note.js";
 import type { MerkleWitness } from "../tree/merkle-witness.js";
 import { MAX_TREE_DEPTH } from "./config.js";
-import { packValueAndDepths } from "./public-signals.js";
+import { packValueFeeAndDepths } from "./public-signals.js";
 
 export interface WithdrawRequest {
   /** The note being spent. */
@@ -17,6 +17,14 @@ export interface WithdrawRequest {
   aspWitness: MerkleWitness;
   /** withdrawalContext(withdrawal, scope). */
   context: bigint;
+  /** The relay fee in basis points that the withdrawal's RelayData names (the entrypoint checks they agree). */
+  relayFeeBPS: bigint;
+  /**
+   * Poseidon(nullifier, secret) of the note a refund of the payout would be (precommitmentOf(deriveRefundSecrets(note))).
+   * It must hide: the proof reveals Poseidon(payout, label, refundPrecommitment), which a guessable value would link
+   * to the deposit's label. Given for every withdrawal, refunded or not.
+   */
+  refundPrecommitment: bigint;
 }
 
 /** Signal name to value(s) as decimal strings: what snarkjs' witness calculator takes. */
@@ -33,7 +41,7 @@ function assertWitnessShape(witness: MerkleWitness, name: string): void {
  * that says why, instead of an opaque witness-generation failure.
  */
 export function buildWithdrawInput(request: WithdrawRequest): WithdrawCircuitInput {
-  const { note, withdrawnValue, changeSecrets, stateWitness, aspWitness, context } = request;
+  const { note, withdrawnValue, changeSecrets, stateWitness, aspWitness, context, relayFeeBPS, refundPrecommitment } = request;
   assertNoteValue(note.value, "note value");
   if (withdrawnValue <= 0n || withdrawnValue > note.value) {
     throw new RangeError(`withdrawn value must be in (0, ${note.value}], got ${withdrawnValue}`);
@@ -44,23 +52,28 @@ export function buildWithdrawInput(request: WithdrawRequest): WithdrawCircuitInp
   assertFieldElement(changeSecrets.nullifier, "change nullifier");
   assertFieldElement(changeSecrets.secret, "change secret");
   assertFieldElement(context, "context");
+  assertFieldElement(refundPrecommitment, "refund precommitment");
+  if (relayFeeBPS < 0n || relayFeeBPS > 10_000n) throw new RangeError(`relay fee must be in [0, 10000] bps, got ${relayFeeBPS}`);
   assertWitnessShape(stateWitness, "state witness");
   assertWitnessShape(aspWitness, "ASP witness");
 
   const str = (x: bigint | number) => x.toString();
-  const valueAndDepths = packValueAndDepths({
+  const valueFeeAndDepths = packValueFeeAndDepths({
     withdrawnValue,
     stateTreeDepth: BigInt(stateWitness.depth),
     aspTreeDepth: BigInt(aspWitness.depth),
+    relayFeeBPS,
   });
   return {
-    valueAndDepths: str(valueAndDepths),
+    valueFeeAndDepths: str(valueFeeAndDepths),
     stateRoot: str(stateWitness.root),
     aspRoot: str(aspWitness.root),
     context: str(context),
     withdrawnValue: str(withdrawnValue),
     stateTreeDepth: str(stateWitness.depth),
     aspTreeDepth: str(aspWitness.depth),
+    relayFeeBPS: str(relayFeeBPS),
+    refundPrecommitment: str(refundPrecommitment),
     label: str(note.label),
     existingValue: str(note.value),
     existingNullifier: str(note.nullifier),

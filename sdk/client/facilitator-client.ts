@@ -114,6 +114,11 @@ export interface QuoteAnswer {
   aspTreeDepth: number;
   aspTreeSize: number;
   expiresAt: number;
+  /** settle-x402: the single-use payer's one authorization, bound by the context (x402 paymentNonceOf). */
+  paymentNonce?: string;
+  paymentSalt?: string;
+  paymentValidAfter?: number;
+  paymentValidBefore?: number;
   signature: string;
 }
 

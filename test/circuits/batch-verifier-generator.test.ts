@@ -46,7 +46,7 @@ describe("batch verifier generator", function () {
   });
 
   it("refuses a key whose number of public signals is not ProofLib's", async function () {
-    await assert.rejects(generateBatchVerifier(await keyWith(5)), /ProofLib.WithdrawProof has 6 public signals, the verification key 5/);
+    await assert.rejects(generateBatchVerifier(await keyWith(6)), /ProofLib.WithdrawProof has 7 public signals, the verification key 6/);
   });
 
   it("refuses a key of another protocol, a missing IC point or a point off the curve", function () {

@@ -9,9 +9,10 @@ import {
   nullifierHashOf,
   precommitmentOf,
   proveWithdrawal,
+  SNARK_SCALAR_FIELD,
   verifyWithdrawal,
   WITHDRAW_PUBLIC_SIGNALS,
-  type ValueAndDepths,
+  type ValueFeeAndDepths,
   type WithdrawCircuitInput,
   type WithdrawProof,
 } from "../../sdk/index.js";
@@ -21,15 +22,22 @@ import { buildWithdrawScenario, type ScenarioOptions } from "../helpers/withdraw
 const inputFor = (overrides: Partial<ScenarioOptions> = {}) => buildWithdrawInput(buildWithdrawScenario(overrides).request);
 
 /**
- * `input` with some of the parts of valueAndDepths changed, the packed public input following them, so that the
+ * `input` with some of the parts of valueFeeAndDepths changed, the packed public input following them, so that the
  * constraint under test is the one that fails and not the packing.
  */
-function withParts(input: WithdrawCircuitInput, parts: Partial<Record<keyof ValueAndDepths, bigint>>): WithdrawCircuitInput {
-  const part = (name: keyof ValueAndDepths) => parts[name] ?? BigInt(input[name] as string);
-  const [withdrawnValue, stateTreeDepth, aspTreeDepth] = [part("withdrawnValue"), part("stateTreeDepth"), part("aspTreeDepth")];
-  const valueAndDepths = withdrawnValue + (stateTreeDepth << 128n) + (aspTreeDepth << 136n);
+function withParts(input: WithdrawCircuitInput, parts: Partial<ValueFeeAndDepths>): WithdrawCircuitInput {
+  const part = (name: keyof ValueFeeAndDepths) => parts[name] ?? BigInt(input[name] as string);
+  const [withdrawnValue, stateTreeDepth, aspTreeDepth, relayFeeBPS] = [part("withdrawnValue"), part("stateTreeDepth"), part("aspTreeDepth"), part("relayFeeBPS")];
+  const valueFeeAndDepths = withdrawnValue + (stateTreeDepth << 128n) + (aspTreeDepth << 136n) + (relayFeeBPS << 144n);
   const str = (x: bigint) => x.toString();
-  return { ...input, withdrawnValue: str(withdrawnValue), stateTreeDepth: str(stateTreeDepth), aspTreeDepth: str(aspTreeDepth), valueAndDepths: str(valueAndDepths) };
+  return {
+    ...input,
+    withdrawnValue: str(withdrawnValue),
+    stateTreeDepth: str(stateTreeDepth),
+    aspTreeDepth: str(aspTreeDepth),
+    relayFeeBPS: str(relayFeeBPS),
+    valueFeeAndDepths: str(valueFeeAndDepths),
+  };
 }
 
 async function expectNoWitness(input: WithdrawCircuitInput): Promise<void> {
@@ -61,6 +69,21 @@ describe("withdraw circuit", function () {
       expect(signals.aspRoot).to.equal(request.aspWitness.root);
       expect(signals.aspTreeDepth).to.equal(BigInt(request.aspWitness.depth));
       expect(signals.context).to.equal(request.context);
+      expect(signals.relayFeeBPS).to.equal(500n);
+      // The refund note: the payout (1_250_000 less 500 bps) under the spent note's label.
+      expect(signals.refundCommitment).to.equal(commitmentOf(1_187_500n, note.label, request.refundPrecommitment));
+    });
+
+    it("rounds the fee down as the entrypoint does, and refunds the whole withdrawal at a zero fee", async function () {
+      for (const [relayFeeBPS, payout] of [
+        [333n, 1_250_001n - (1_250_001n * 333n) / 10_000n],
+        [0n, 1_250_001n],
+        [10_000n, 0n],
+      ] as const) {
+        const { note, request } = buildWithdrawScenario({ withdrawnValue: 1_250_001n, relayFeeBPS });
+        const proof = await proveWithdrawal(buildWithdrawInput(request));
+        expect(namePublicSignals(proof.publicSignals).refundCommitment).to.equal(commitmentOf(payout, note.label, request.refundPrecommitment));
+      }
     });
 
     it("proves and verifies a full withdrawal, leaving a zero-value change commitment", async function () {
@@ -161,17 +184,37 @@ describe("withdraw circuit", function () {
     });
   });
 
+  describe("soundness: the fee and the refund note", function () {
+    it("rejects a fee above 10000 bps, which would make the payout negative", async function () {
+      await expectNoWitness(withParts(inputFor(), { relayFeeBPS: 10_001n }));
+    });
+
+    it("rejects a fee that is no 14-bit number (the field element standing for -1 bps)", async function () {
+      const input = withParts(inputFor(), { relayFeeBPS: SNARK_SCALAR_FIELD - 1n });
+      await expectNoWitness({ ...input, valueFeeAndDepths: (BigInt(input.valueFeeAndDepths as string) % SNARK_SCALAR_FIELD).toString() });
+    });
+
+    it("rejects a refund commitment of another value, label or precommitment than proven", async function () {
+      const { request } = buildWithdrawScenario();
+      const proof = await proveWithdrawal(buildWithdrawInput(request));
+      const index = WITHDRAW_PUBLIC_SIGNALS.indexOf("refundCommitment");
+      const publicSignals = [...proof.publicSignals];
+      publicSignals[index] = commitmentOf(1_250_000n, request.note.label, request.refundPrecommitment).toString();
+      expect(await verifyWithdrawal({ proof: proof.proof, publicSignals }, verificationKey)).to.equal(false);
+    });
+  });
+
   describe("soundness: the packed public input", function () {
     it("rejects a packed value that disagrees with its parts", async function () {
       const input = inputFor();
-      await expectNoWitness({ ...input, valueAndDepths: (BigInt(input.valueAndDepths as string) + 1n).toString() });
+      await expectNoWitness({ ...input, valueFeeAndDepths: (BigInt(input.valueFeeAndDepths as string) + 1n).toString() });
     });
 
     it("rejects a withdrawn value of 2^128 or more that borrows from the state depth (same packed value)", async function () {
       const input = inputFor();
       const depth = BigInt(input.stateTreeDepth as string);
       const shifted = withParts(input, { withdrawnValue: BigInt(input.withdrawnValue as string) + (1n << 128n), stateTreeDepth: depth - 1n });
-      expect(shifted.valueAndDepths).to.equal(input.valueAndDepths);
+      expect(shifted.valueFeeAndDepths).to.equal(input.valueFeeAndDepths);
       await expectNoWitness(shifted);
     });
 
@@ -179,7 +222,7 @@ describe("withdraw circuit", function () {
       const input = inputFor();
       const stateTreeDepth = BigInt(input.stateTreeDepth as string) + 256n;
       const shifted = withParts(input, { stateTreeDepth, aspTreeDepth: BigInt(input.aspTreeDepth as string) - 1n });
-      expect(shifted.valueAndDepths).to.equal(input.valueAndDepths);
+      expect(shifted.valueFeeAndDepths).to.equal(input.valueFeeAndDepths);
       await expectNoWitness(shifted);
     });
   });
@@ -191,7 +234,7 @@ describe("withdraw circuit", function () {
       valid = await proveWithdrawal(inputFor());
     });
 
-    for (const name of ["context", "valueAndDepths", "newCommitment"] as const) {
+    for (const name of ["context", "valueFeeAndDepths", "newCommitment", "refundCommitment"] as const) {
       it(`fails verification when ${name} is changed after proving`, async function () {
         const index = WITHDRAW_PUBLIC_SIGNALS.indexOf(name);
         const publicSignals = [...valid.publicSignals];

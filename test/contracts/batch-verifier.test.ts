@@ -82,7 +82,7 @@ describe("WithdrawalBatchVerifier", function () {
 
     it("a proof with a changed public signal, wherever it sits", async function () {
       const { batch } = await loadFixture(deployVerifiers);
-      const changed = withSignal(c, "valueAndDepths", namePublicSignals(c.pubSignals).valueAndDepths + 1n);
+      const changed = withSignal(c, "valueFeeAndDepths", namePublicSignals(c.pubSignals).valueFeeAndDepths + 1n);
       for (const proofs of batchesWith(changed)) expect(await batch.verifyProofs(proofs)).to.equal(false);
     });
 

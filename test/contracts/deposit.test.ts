@@ -103,7 +103,7 @@ describe("deposits", function () {
   });
 
   it("accepts deposits, withdrawals and batches of withdrawals only from the entrypoint", async function () {
-    const { privacyPool, entrypoint, accounts } = await networkHelpers.loadFixture(deployedFacilitator);
+    const { privacyPool, accounts } = await networkHelpers.loadFixture(deployedFacilitator);
     const pool = privacyPool.connect(accounts.stranger);
     const proof: SolidityWithdrawProof = {
       pA: [0n, 0n],
@@ -115,17 +115,17 @@ describe("deposits", function () {
       pubSignals: Array<bigint>(WITHDRAW_PUBLIC_SIGNALS.length).fill(0n),
     };
 
+    const payout = { recipient: accounts.stranger, feeRecipient: accounts.stranger, feeAmount: 0n, spendRecord: ethers.ZeroHash };
     await expect(pool.deposit(accounts.stranger, ONE_USDC, 1n)).to.be.revertedWithCustomError(
       privacyPool,
       "OnlyEntrypoint",
     );
     await expect(
-      pool.withdraw({ processooor: await entrypoint.getAddress(), data: "0x" }, proof, 1n, { recipient: accounts.stranger, feeRecipient: accounts.stranger, feeAmount: 0n }),
+      pool.withdraw(proof, 1n, payout),
     ).to.be.revertedWithCustomError(privacyPool, "OnlyEntrypoint");
     await expect(
-      pool.withdrawBatch([{ processooor: await entrypoint.getAddress(), data: "0x" }], [proof], [1n], [
-        { recipient: accounts.stranger, feeRecipient: accounts.stranger, feeAmount: 0n },
-      ]),
+      pool.withdrawBatch([proof], [1n], [payout]),
     ).to.be.revertedWithCustomError(privacyPool, "OnlyEntrypoint");
+    await expect(pool.depositRefund(1n, ethers.ZeroHash, 1n)).to.be.revertedWithCustomError(privacyPool, "OnlyEntrypoint");
   });
 });

@@ -1,44 +1,252 @@
 import { expect } from "chai";
 import { hexlify, randomBytes, type Signer } from "ethers";
 import { network } from "hardhat";
-import { createNote, nullifierHashOf, precommitmentOf } from "../../sdk/index.js";
+import {
+  createLeanIMT,
+  createNote,
+  deriveRefundSecrets,
+  namePublicSignals,
+  nullifierHashOf,
+  type Note,
+  type PaymentTerms,
+} from "../../sdk/index.js";
 import { buildAuthorization, signAuthorization } from "./helpers/authorizations.js";
 import { deployedFacilitator, type DeployedFacilitator } from "./helpers/fixtures.js";
-import { depositNote, fundDepositor, ragequitNote, secretsFor } from "./helpers/notes.js";
+import { depositNote, fundDepositor, secretsFor } from "./helpers/notes.js";
+import { proveRelayedWithdrawal, type RelayedWithdrawal } from "./helpers/withdrawals.js";
 
 const { ethers, networkHelpers } = await network.create();
 const { loadFixture } = networkHelpers;
 
-/** Far below the 1 USDC minimum deposit, as an x402 payment a seller refused. */
-const REFUND = 50_000n;
+const NOTE_VALUE = 2_000_000n;
+/** An x402 price and the take on it: the payer is paid GROSS - GROSS * FEE_BPS / 10_000 = PAYOUT. */
+const GROSS = 52_631n;
+const FEE_BPS = 500n;
+const PAYOUT = GROSS - (GROSS * FEE_BPS) / 10_000n;
+const PAYMENT_WINDOW_SECONDS = 300;
 const ACCESS_FEE = 1_000n;
 
-/**
- * A note its depositor took back by ragequit (so its nullifier hash is spent), a single-use payer holding REFUND,
- * and the admin as the relaying party with REFUNDER_ROLE.
- */
-async function payerWithBalance() {
+// The single-use payer the relay funds; its key signs the payment and the refund, as the relayer's payer key does.
+const payer = ethers.Wallet.createRandom(ethers.provider);
+let payment: PaymentTerms;
+let relayed: RelayedWithdrawal;
+let origin: Note;
+
+/** A deposit whose label the ASP approved, and its relay of GROSS to the single-use payer, proven once. */
+async function approvedDeposit() {
   const facilitator = await loadFixture(deployedFacilitator);
-  const { entrypoint, privacyPool, usdc, accounts } = facilitator;
-  const origin = await depositNote(facilitator, accounts.depositor, 1_000_000n, secretsFor(1n));
-  await ragequitNote(privacyPool, accounts.depositor, origin);
-  const payer = ethers.Wallet.createRandom(ethers.provider);
-  await usdc.mint(payer, REFUND);
+  const { entrypoint, accounts } = facilitator;
+  const note = await depositNote(facilitator, accounts.depositor, NOTE_VALUE, secretsFor(1n));
+  const aspTree = createLeanIMT([note.label]);
+  await entrypoint.updateRoot(aspTree.root, aspTree.depth, "bafy-refunds");
   await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), accounts.admin);
-  return { ...facilitator, originNullifierHash: nullifierHashOf(origin.nullifier), payer };
+  return { ...facilitator, note, aspTree };
+}
+
+/** approvedDeposit after the x402 relay to the payer was mined: the pool recorded its payment. */
+async function paymentRelayed() {
+  const facilitator = await loadFixture(approvedDeposit);
+  await facilitator.entrypoint.relay(relayed.withdrawal, relayed.proof, facilitator.scope, relayed.stateTreeSize);
+  return facilitator;
+}
+
+/** paymentRelayed once the payment's window has closed, unused. */
+async function paymentExpired() {
+  const facilitator = await loadFixture(paymentRelayed);
+  await networkHelpers.time.increaseTo(payment.validBefore);
+  return facilitator;
+}
+
+/** The payment as the pool recorded it for the relay, with `overrides`. */
+function recordOf(overrides: Partial<{ payer: string; amount: bigint; nonce: string; validBefore: bigint; refundCommitment: bigint }> = {}) {
+  return {
+    payer: payer.address,
+    amount: PAYOUT,
+    nonce: payment.nonce,
+    validBefore: payment.validBefore,
+    refundCommitment: namePublicSignals(relayed.proof.pubSignals).refundCommitment,
+    ...overrides,
+  };
 }
 
 /** The payer's ReceiveWithAuthorization of `value` to the entrypoint, as Entrypoint.depositRefund takes it. */
-async function refundAuthorization({ entrypoint, usdc }: DeployedFacilitator, payer: Signer, value: bigint) {
+async function refundAuthorization({ entrypoint, usdc }: DeployedFacilitator, from: Signer, value: bigint) {
   const now = await networkHelpers.time.latest();
-  const authorization = buildAuthorization(now, {
-    from: await payer.getAddress(),
-    to: await entrypoint.getAddress(),
-    value,
-    nonce: hexlify(randomBytes(32)),
-  });
-  return { ...authorization, signature: await signAuthorization(payer, usdc, "ReceiveWithAuthorization", authorization) };
+  const authorization = buildAuthorization(now, { from: await from.getAddress(), to: await entrypoint.getAddress(), value, nonce: hexlify(randomBytes(32)) });
+  const signature = await signAuthorization(from, usdc, "ReceiveWithAuthorization", authorization);
+  const { validAfter, validBefore, nonce } = authorization;
+  return { validAfter, validBefore, nonce, signature };
 }
+
+/** The seller uses the payer's payment: a TransferWithAuthorization of PAYOUT with the relay's nonce. */
+async function sellerSettles({ usdc, accounts }: DeployedFacilitator) {
+  const authorization = { from: payer.address, to: accounts.recipient.address, value: PAYOUT, validAfter: 0n, validBefore: payment.validBefore, nonce: payment.nonce };
+  const signature = await signAuthorization(payer, usdc, "TransferWithAuthorization", authorization);
+  const { from, to, value, validAfter, validBefore, nonce } = authorization;
+  await usdc
+    .connect(accounts.stranger)
+    ["transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)"](from, to, value, validAfter, validBefore, nonce, signature);
+}
+
+describe("refunds of unused payments", function () {
+  before(async function () {
+    const { note, aspTree, entrypoint, scope, accounts } = await loadFixture(approvedDeposit);
+    origin = note;
+    payment = { nonce: hexlify(randomBytes(32)), validBefore: BigInt((await networkHelpers.time.latest()) + PAYMENT_WINDOW_SECONDS) };
+    relayed = await proveRelayedWithdrawal({
+      note,
+      withdrawnValue: GROSS,
+      stateTree: createLeanIMT([note.commitment]),
+      aspTree,
+      relayData: { recipient: payer.address, feeRecipient: accounts.feeRecipient.address, relayFeeBPS: FEE_BPS, payment },
+      entrypoint: await entrypoint.getAddress(),
+      scope,
+    });
+  });
+
+  it("returns exactly the payout as the note the proof committed to, under the origin's label", async function () {
+    const facilitator = await loadFixture(paymentExpired);
+    const { entrypoint, privacyPool, usdc } = facilitator;
+    const refundNote = createNote(PAYOUT, origin.label, deriveRefundSecrets(origin));
+    const originNullifierHash = nullifierHashOf(origin.nullifier);
+
+    const refund = entrypoint.depositRefund(usdc, originNullifierHash, recordOf(), await refundAuthorization(facilitator, payer, PAYOUT));
+    await expect(refund).to.changeTokenBalances(ethers, usdc, [payer, privacyPool], [-PAYOUT, PAYOUT]);
+    await expect(refund).to.emit(entrypoint, "RefundDeposited").withArgs(payer.address, refundNote.commitment, originNullifierHash, PAYOUT);
+    await expect(refund).to.emit(privacyPool, "LeafInserted");
+    await expect(refund).not.to.emit(privacyPool, "Deposited");
+    expect(await privacyPool.currentTreeSize()).to.equal(3n);
+  });
+
+  it("leaves a stranger's transfer to the payer where it is and still refunds the exact payout", async function () {
+    const facilitator = await loadFixture(paymentExpired);
+    const { entrypoint, usdc, accounts } = facilitator;
+    await usdc.mint(accounts.stranger, PAYOUT + 1n);
+    await usdc.connect(accounts.stranger).transfer(payer, PAYOUT + 1n);
+
+    const refund = entrypoint.depositRefund(usdc, nullifierHashOf(origin.nullifier), recordOf(), await refundAuthorization(facilitator, payer, PAYOUT));
+    await expect(refund).to.changeTokenBalance(ethers, usdc, payer, -PAYOUT);
+    expect(await usdc.balanceOf(payer)).to.equal(PAYOUT + 1n);
+  });
+
+  it("refuses a payment the seller used, whatever sits at the payer since", async function () {
+    const facilitator = await loadFixture(paymentRelayed);
+    const { entrypoint, usdc, accounts } = facilitator;
+    await sellerSettles(facilitator);
+    // Someone (a sanctioned address, say) sends the payer the same amount again after the payment was used.
+    await usdc.mint(accounts.stranger, PAYOUT);
+    await usdc.connect(accounts.stranger).transfer(payer, PAYOUT);
+    await networkHelpers.time.increaseTo(payment.validBefore);
+
+    const authorization = await refundAuthorization(facilitator, payer, PAYOUT);
+    await expect(entrypoint.depositRefund(usdc, nullifierHashOf(origin.nullifier), recordOf(), authorization)).to.be.revertedWithCustomError(
+      entrypoint,
+      "PaymentAlreadyUsed",
+    );
+  });
+
+  it("refuses while the payment's window is open", async function () {
+    const facilitator = await loadFixture(paymentRelayed);
+    const { entrypoint, usdc } = facilitator;
+    const authorization = await refundAuthorization(facilitator, payer, PAYOUT);
+    await expect(entrypoint.depositRefund(usdc, nullifierHashOf(origin.nullifier), recordOf(), authorization)).to.be.revertedWithCustomError(
+      entrypoint,
+      "PaymentNotExpired",
+    );
+  });
+
+  it("refuses any other amount, payer, nonce, window or refund note than the relay recorded", async function () {
+    const facilitator = await loadFixture(paymentExpired);
+    const { entrypoint, privacyPool, usdc, accounts } = facilitator;
+    const originNullifierHash = nullifierHashOf(origin.nullifier);
+    const others = [
+      recordOf({ amount: PAYOUT + 1n }),
+      recordOf({ amount: PAYOUT - 1n }),
+      recordOf({ payer: accounts.stranger.address }),
+      recordOf({ nonce: hexlify(randomBytes(32)) }),
+      recordOf({ validBefore: payment.validBefore - 1n }),
+      recordOf({ refundCommitment: 12_345n }),
+    ];
+    for (const record of others) {
+      const authorization = await refundAuthorization(facilitator, payer, record.amount);
+      await expect(entrypoint.depositRefund(usdc, originNullifierHash, record, authorization)).to.be.revertedWithCustomError(
+        privacyPool,
+        "RefundNotRecorded",
+      );
+    }
+    const authorization = await refundAuthorization(facilitator, payer, PAYOUT);
+    await expect(entrypoint.depositRefund(usdc, 12_345n, recordOf(), authorization)).to.be.revertedWithCustomError(privacyPool, "RefundNotRecorded");
+  });
+
+  it("refunds a payment once", async function () {
+    const facilitator = await loadFixture(paymentExpired);
+    const { entrypoint, privacyPool, usdc } = facilitator;
+    const originNullifierHash = nullifierHashOf(origin.nullifier);
+    await entrypoint.depositRefund(usdc, originNullifierHash, recordOf(), await refundAuthorization(facilitator, payer, PAYOUT));
+    const again = await refundAuthorization(facilitator, payer, PAYOUT);
+    await expect(entrypoint.depositRefund(usdc, originNullifierHash, recordOf(), again)).to.be.revertedWithCustomError(
+      privacyPool,
+      "OriginAlreadyRefunded",
+    );
+  });
+
+  it("lets only the refunder role return a payment", async function () {
+    const facilitator = await loadFixture(paymentExpired);
+    const { entrypoint, usdc, accounts } = facilitator;
+    const authorization = await refundAuthorization(facilitator, payer, PAYOUT);
+    await expect(entrypoint.connect(accounts.stranger).depositRefund(usdc, nullifierHashOf(origin.nullifier), recordOf(), authorization))
+      .to.be.revertedWithCustomError(entrypoint, "AccessControlUnauthorizedAccount")
+      .withArgs(accounts.stranger.address, await entrypoint.REFUNDER_ROLE());
+  });
+
+  it("refuses a zero refund and an asset without a pool", async function () {
+    const facilitator = await loadFixture(paymentExpired);
+    const { entrypoint, usdc, accounts } = facilitator;
+    const authorization = await refundAuthorization(facilitator, payer, PAYOUT);
+    const originNullifierHash = nullifierHashOf(origin.nullifier);
+    await expect(entrypoint.depositRefund(usdc, originNullifierHash, recordOf({ amount: 0n }), authorization)).to.be.revertedWithCustomError(
+      entrypoint,
+      "ZeroRefund",
+    );
+    const other = await ethers.deployContract("TestUSDC", [accounts.admin]);
+    await expect(entrypoint.depositRefund(other, originNullifierHash, recordOf(), authorization)).to.be.revertedWithCustomError(
+      entrypoint,
+      "AssetNotRegistered",
+    );
+  });
+
+  it("moves nothing without the payer's authorization of exactly the payout", async function () {
+    const facilitator = await loadFixture(paymentExpired);
+    const { entrypoint, usdc, accounts } = facilitator;
+    const originNullifierHash = nullifierHashOf(origin.nullifier);
+    for (const authorization of [await refundAuthorization(facilitator, accounts.stranger, PAYOUT), await refundAuthorization(facilitator, payer, PAYOUT - 1n)]) {
+      await expect(entrypoint.depositRefund(usdc, originNullifierHash, recordOf(), authorization)).to.be.revertedWithCustomError(usdc, "InvalidSignature");
+    }
+    expect(await usdc.balanceOf(payer)).to.equal(PAYOUT);
+  });
+
+  it("excludes a refund with its depositor: once the label leaves the set, the refund note cannot be relayed", async function () {
+    const facilitator = await loadFixture(paymentExpired);
+    const { entrypoint, usdc, aspTree, scope, accounts } = facilitator;
+    await entrypoint.depositRefund(usdc, nullifierHashOf(origin.nullifier), recordOf(), await refundAuthorization(facilitator, payer, PAYOUT));
+    const refundNote = createNote(PAYOUT, origin.label, deriveRefundSecrets(origin));
+    const stateTree = createLeanIMT([origin.commitment, relayed.changeNote.commitment, refundNote.commitment]);
+    const spendRefund = await proveRelayedWithdrawal({
+      note: refundNote,
+      withdrawnValue: PAYOUT,
+      stateTree,
+      aspTree,
+      relayData: { recipient: accounts.recipient.address, feeRecipient: accounts.feeRecipient.address, relayFeeBPS: 0n },
+      entrypoint: await entrypoint.getAddress(),
+      scope,
+    });
+    // The depositor is screened out: the curator's next root is the empty set, revoking every earlier root.
+    await entrypoint.revokeAndUpdateRoot(0n, 0n, "bafy-excluded", []);
+    await expect(
+      entrypoint.relay(spendRefund.withdrawal, spendRefund.proof, scope, spendRefund.stateTreeSize),
+    ).to.be.revertedWithCustomError(entrypoint, "AspRootRevoked");
+  });
+});
 
 /** An access-fee treasury set by the admin and a payer who approved the entrypoint for the fee. */
 async function accessFeeReady() {
@@ -48,89 +256,6 @@ async function accessFeeReady() {
   await fundDepositor(facilitator, accounts.depositor, ACCESS_FEE);
   return facilitator;
 }
-
-describe("refund deposits", function () {
-  it("deposits a payer's balance below the minimum as a refund note whose depositor is the payer", async function () {
-    const facilitator = await loadFixture(payerWithBalance);
-    const { entrypoint, privacyPool, usdc, payer, originNullifierHash } = facilitator;
-    const secrets = secretsFor(9n);
-    const authorization = await refundAuthorization(facilitator, payer, REFUND);
-
-    const refund = entrypoint.depositRefund(usdc, REFUND, precommitmentOf(secrets), originNullifierHash, authorization);
-    await expect(refund).to.changeTokenBalances(ethers, usdc, [payer, privacyPool, entrypoint], [-REFUND, REFUND, 0n]);
-    const receipt = await (await refund).wait();
-    const deposited = receipt!.logs.map((log) => privacyPool.interface.parseLog(log)).find((event) => event?.name === "Deposited");
-    const note = createNote(REFUND, deposited!.args.label as bigint, secrets);
-    expect(deposited!.args.depositor).to.equal(payer.address);
-    expect(deposited!.args.commitment).to.equal(note.commitment);
-    await expect(refund)
-      .to.emit(entrypoint, "RefundDeposited")
-      .withArgs(payer.address, note.commitment, originNullifierHash, REFUND);
-    expect(await privacyPool.depositorOf(note.label)).to.equal(payer.address);
-  });
-
-  it("refunds an origin once", async function () {
-    const facilitator = await loadFixture(payerWithBalance);
-    const { entrypoint, usdc, payer, originNullifierHash } = facilitator;
-    await entrypoint.depositRefund(usdc, REFUND / 2n, 1n, originNullifierHash, await refundAuthorization(facilitator, payer, REFUND / 2n));
-
-    const again = await refundAuthorization(facilitator, payer, REFUND / 2n);
-    await expect(entrypoint.depositRefund(usdc, REFUND / 2n, 2n, originNullifierHash, again)).to.be.revertedWithCustomError(
-      entrypoint,
-      "OriginAlreadyRefunded",
-    );
-  });
-
-  it("lets only the refunder role deposit a refund", async function () {
-    const facilitator = await loadFixture(payerWithBalance);
-    const { entrypoint, usdc, payer, originNullifierHash, accounts } = facilitator;
-    const authorization = await refundAuthorization(facilitator, payer, REFUND);
-    await expect(
-      entrypoint.connect(accounts.stranger).depositRefund(usdc, REFUND, 1n, originNullifierHash, authorization),
-    )
-      .to.be.revertedWithCustomError(entrypoint, "AccessControlUnauthorizedAccount")
-      .withArgs(accounts.stranger.address, await entrypoint.REFUNDER_ROLE());
-  });
-
-  it("refuses a refund naming an origin nullifier hash the pool has not seen spent", async function () {
-    const facilitator = await loadFixture(payerWithBalance);
-    const { entrypoint, usdc, payer } = facilitator;
-    const authorization = await refundAuthorization(facilitator, payer, REFUND);
-    await expect(entrypoint.depositRefund(usdc, REFUND, 1n, 12_345n, authorization)).to.be.revertedWithCustomError(
-      entrypoint,
-      "RefundOriginNotSpent",
-    );
-  });
-
-  it("refuses a zero refund and an asset without a pool", async function () {
-    const facilitator = await loadFixture(payerWithBalance);
-    const { entrypoint, usdc, payer, originNullifierHash, accounts } = facilitator;
-    const authorization = await refundAuthorization(facilitator, payer, 0n);
-    await expect(entrypoint.depositRefund(usdc, 0n, 1n, originNullifierHash, authorization)).to.be.revertedWithCustomError(
-      entrypoint,
-      "ZeroRefund",
-    );
-    const other = await ethers.deployContract("TestUSDC", [accounts.admin]);
-    await expect(entrypoint.depositRefund(other, REFUND, 1n, originNullifierHash, authorization)).to.be.revertedWithCustomError(
-      entrypoint,
-      "AssetNotRegistered",
-    );
-  });
-
-  it("moves nothing without the payer's authorization of exactly that value", async function () {
-    const facilitator = await loadFixture(payerWithBalance);
-    const { entrypoint, usdc, payer, originNullifierHash, accounts } = facilitator;
-    const forOther = await refundAuthorization(facilitator, accounts.stranger, REFUND);
-    const tooSmall = await refundAuthorization(facilitator, payer, REFUND - 1n);
-    for (const authorization of [{ ...forOther, from: payer.address }, tooSmall]) {
-      await expect(entrypoint.depositRefund(usdc, REFUND, 1n, originNullifierHash, authorization)).to.be.revertedWithCustomError(
-        usdc,
-        "InvalidSignature",
-      );
-    }
-    expect(await usdc.balanceOf(payer)).to.equal(REFUND);
-  });
-});
 
 describe("access-fee payments", function () {
   it("pulls the fee to the treasury and binds payer, nullifier hash and amount in the event", async function () {

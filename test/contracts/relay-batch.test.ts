@@ -75,10 +75,37 @@ describe("batch relays (Entrypoint.relayBatch)", function () {
     expect(inserted.map((event) => [event!.args.leafIndex, event!.args.leaf, event!.args.root])).to.deep.equal(
       batch.map((w, i) => [BigInt(4 + i), w.changeNote.commitment, stateTree.root]),
     );
-    const relayed = receipt!.logs.map((log) => entrypoint.interface.parseLog(log)).filter((event) => event?.name === "WithdrawalRelayed");
-    expect(relayed.map((event) => [event!.args.recipient, event!.args.withdrawnValue, event!.args.feeAmount])).to.deep.equal(
-      recipients.map((recipient, i) => [recipient, WITHDRAWN[i], fees[i]]),
+    const withdrawn = receipt!.logs.map((log) => privacyPool.interface.parseLog(log)).filter((event) => event?.name === "Withdrawn");
+    expect(withdrawn.map((event) => [event!.args.spentNullifierHash, event!.args.withdrawnValue])).to.deep.equal(
+      notes.map((note, i) => [nullifierHashOf(note.nullifier), WITHDRAWN[i]]),
     );
+  });
+
+  it("skips a note spent just before the batch is mined, names it, and pays the others", async function () {
+    const { entrypoint, privacyPool, usdc, scope, notes } = await loadFixture(fourNotes);
+    // Someone spends the second note first (here its own relay), as a copy of its calldata or a ragequit would.
+    await entrypoint.relay(batch[1]!.withdrawal, batch[1]!.proof, scope, batch[1]!.stateTreeSize);
+    const paidBefore = await usdc.balanceOf(recipients[1]!);
+    const [withdrawals, proofs, sizes] = argsOf(batch);
+    const relayBatch = entrypoint.relayBatch(withdrawals, proofs, scope, sizes);
+
+    await expect(relayBatch).to.emit(privacyPool, "WithdrawalSkipped").withArgs(nullifierHashOf(notes[1]!.nullifier));
+    const receipt = await (await relayBatch).wait();
+    const fees = WITHDRAWN.map((value) => (value * FEE_BPS) / 10_000n);
+    for (const i of [0, 2, 3]) expect(await usdc.balanceOf(recipients[i]!)).to.equal(WITHDRAWN[i]! - fees[i]!);
+    expect(await usdc.balanceOf(recipients[1]!)).to.equal(paidBefore);
+    const withdrawn = receipt!.logs.map((log) => privacyPool.interface.parseLog(log)).filter((event) => event?.name === "Withdrawn");
+    expect(withdrawn.map((event) => event!.args.spentNullifierHash)).to.deep.equal([0, 2, 3].map((i) => nullifierHashOf(notes[i]!.nullifier)));
+    const stateTree = createLeanIMT([...notes.map((note) => note.commitment), ...[1, 0, 2, 3].map((i) => batch[i]!.changeNote.commitment)]);
+    expect(await privacyPool.currentRoot()).to.equal(stateTree.root);
+  });
+
+  it("skips a note named twice in one batch, paying it once", async function () {
+    const { entrypoint, privacyPool, scope, notes } = await loadFixture(fourNotes);
+    const twice = argsOf([batch[0]!, batch[1]!, batch[0]!]);
+    await expect(entrypoint.relayBatch(twice[0], twice[1], scope, twice[2]))
+      .to.emit(privacyPool, "WithdrawalSkipped")
+      .withArgs(nullifierHashOf(notes[0]!.nullifier));
   });
 
   it("leaves change notes a later relay can spend", async function () {
@@ -106,14 +133,11 @@ describe("batch relays (Entrypoint.relayBatch)", function () {
     for (const note of notes) expect(await privacyPool.isNullifierSpent(nullifierHashOf(note.nullifier))).to.equal(false);
   });
 
-  it("reverts whole, with its error, on a withdrawal a single relay would refuse", async function () {
+  it("reverts whole, with its error, on a withdrawal a single relay would refuse for anything but a spent note", async function () {
     const { entrypoint, privacyPool, scope } = await loadFixture(fourNotes);
-    const twice = argsOf([batch[0]!, batch[1]!, batch[0]!]);
-    await expect(entrypoint.relayBatch(twice[0], twice[1], scope, twice[2])).to.be.revertedWithCustomError(privacyPool, "NullifierAlreadySpent");
-
     const redirected = { ...batch[1]!, withdrawal: { ...batch[1]!.withdrawal, data: batch[0]!.withdrawal.data } };
     const context = argsOf([batch[0]!, redirected]);
-    await expect(entrypoint.relayBatch(context[0], context[1], scope, context[2])).to.be.revertedWithCustomError(privacyPool, "ContextMismatch");
+    await expect(entrypoint.relayBatch(context[0], context[1], scope, context[2])).to.be.revertedWithCustomError(entrypoint, "ContextMismatch");
 
     const [withdrawals, proofs] = argsOf(batch);
     await expect(entrypoint.relayBatch(withdrawals, proofs, scope, [4n, 4n, 3n, 4n])).to.be.revertedWithCustomError(privacyPool, "UnknownStateRoot");

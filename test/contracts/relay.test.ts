@@ -82,7 +82,7 @@ describe("relayed withdrawals", function () {
     });
 
     it("pays the recipient the withdrawn value minus the fee and the fee recipient the fee, exact to the atom", async function () {
-      const { entrypoint, privacyPool, usdc, scope, accounts } = await loadFixture(aspRootPublished);
+      const { entrypoint, privacyPool, usdc, scope, accounts, note } = await loadFixture(aspRootPublished);
       const fee = 61_728n;
 
       // Relayed by an account with no role: relaying is open to anyone.
@@ -94,14 +94,8 @@ describe("relayed withdrawals", function () {
         [-PARTIAL_WITHDRAWAL, PARTIAL_WITHDRAWAL - fee, fee, 0n, 0n],
       );
       await expect(relay)
-        .to.emit(entrypoint, "WithdrawalRelayed")
-        .withArgs(
-          accounts.recipient.address,
-          await usdc.getAddress(),
-          accounts.feeRecipient.address,
-          PARTIAL_WITHDRAWAL,
-          fee,
-        );
+        .to.emit(privacyPool, "Withdrawn")
+        .withArgs(PARTIAL_WITHDRAWAL, nullifierHashOf(note.nullifier), partial.changeNote.commitment);
     });
 
     it("pays both straight from the pool: two transfers, none through the entrypoint", async function () {
@@ -126,7 +120,6 @@ describe("relayed withdrawals", function () {
       await expect(relay)
         .to.emit(privacyPool, "Withdrawn")
         .withArgs(
-          await entrypoint.getAddress(),
           PARTIAL_WITHDRAWAL,
           nullifierHashOf(note.nullifier),
           partial.changeNote.commitment,
@@ -184,6 +177,16 @@ describe("relayed withdrawals", function () {
   });
 
   describe("rejections", function () {
+    it("rejects a withdrawal whose relay fee was changed after proving: the refund note's value would not be the payout", async function () {
+      const { entrypoint, scope, accounts } = await loadFixture(aspRootPublished);
+      const lowered = { ...relayDataFor(accounts, PARTIAL_FEE_BPS), relayFeeBPS: PARTIAL_FEE_BPS - 1n };
+      const withdrawal = { ...partial.withdrawal, data: encodeRelayData(lowered) };
+      await expect(entrypoint.relay(withdrawal, partial.proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
+        entrypoint,
+        "RelayFeeMismatch",
+      );
+    });
+
     it("rejects a second withdrawal of the same note", async function () {
       const { entrypoint, privacyPool, scope } = await loadFixture(partiallyWithdrawn);
       await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
@@ -260,7 +263,7 @@ describe("relayed withdrawals", function () {
     for (const [change, tamper] of [
       ["recipient", (relay: RelayData, stranger: string) => ({ ...relay, recipient: stranger })],
       ["fee recipient", (relay: RelayData, stranger: string) => ({ ...relay, feeRecipient: stranger })],
-      ["relay fee", (relay: RelayData) => ({ ...relay, relayFeeBPS: relay.relayFeeBPS - 1n })],
+      ["payment", (relay: RelayData) => ({ ...relay, payment: { nonce: `0x${"11".repeat(32)}`, validBefore: 1n } })],
     ] as const) {
       it(`rejects a withdrawal whose ${change} was changed after proving`, async function () {
         const { entrypoint, privacyPool, scope, accounts } = await loadFixture(aspRootPublished);
@@ -268,7 +271,7 @@ describe("relayed withdrawals", function () {
         const withdrawal = { ...partial.withdrawal, data: encodeRelayData(tamper(proven, accounts.stranger.address)) };
 
         await expect(entrypoint.relay(withdrawal, partial.proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
-          privacyPool,
+          entrypoint,
           "ContextMismatch",
         );
       });

@@ -22,6 +22,8 @@ export interface ScenarioOptions {
   otherAspLabels: number;
   labelApproved: boolean;
   context: bigint;
+  relayFeeBPS: bigint;
+  refundPrecommitment: bigint;
 }
 
 export interface WithdrawScenario {
@@ -46,6 +48,8 @@ export function buildWithdrawScenario(overrides: Partial<ScenarioOptions> = {}):
     otherAspLabels: 2,
     labelApproved: true,
     context: 424242n,
+    relayFeeBPS: 500n,
+    refundPrecommitment: 777777n,
     ...overrides,
   };
   const note = createNote(options.value, options.label, options.secrets);
@@ -71,6 +75,8 @@ export function buildWithdrawScenario(overrides: Partial<ScenarioOptions> = {}):
       stateWitness: merkleWitness(stateTree, options.stateLeavesBefore),
       aspWitness: merkleWitness(aspTree, aspIndex),
       context: options.context,
+      relayFeeBPS: options.relayFeeBPS,
+      refundPrecommitment: options.refundPrecommitment,
     },
   };
 }

@@ -5,7 +5,7 @@ import { addressOf } from "./helpers/builders.js";
 const policy = { minimumDeposit: 1_000_000n, operatorAddresses: [addressOf(9)] };
 
 function buildScreened(overrides: Partial<ScreenedDeposit> = {}): ScreenedDeposit {
-  return { depositor: addressOf(1), value: 1_000_000n, approved: true, ragequit: false, refund: false, ...overrides };
+  return { depositor: addressOf(1), value: 1_000_000n, approved: true, ragequit: false, ...overrides };
 }
 
 describe("anonymity set", function () {
@@ -19,12 +19,11 @@ describe("anonymity set", function () {
     expect(anonymitySet(deposits, policy)).to.equal(2);
   });
 
-  it("leaves out excluded, small, taken-back, refund and operator deposits", function () {
+  it("leaves out excluded, small, taken-back and operator deposits", function () {
     const deposits = [
       buildScreened({ depositor: addressOf(1), approved: false }),
       buildScreened({ depositor: addressOf(2), value: 999_999n }),
       buildScreened({ depositor: addressOf(3), ragequit: true }),
-      buildScreened({ depositor: addressOf(5), refund: true, value: 5_000_000n }),
       buildScreened({ depositor: addressOf(9) }),
       buildScreened({ depositor: addressOf(4) }),
     ];

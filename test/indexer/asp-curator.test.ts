@@ -1,8 +1,5 @@
 import { expect } from "chai";
-import { hexlify, randomBytes, Wallet } from "ethers";
-import { createLeanIMT, nullifierHashOf, precommitmentOf, rootOfWitness, type Note } from "../../sdk/index.js";
-import { buildAuthorization, signAuthorization } from "../contracts/helpers/authorizations.js";
-import { secretsFor } from "../contracts/helpers/notes.js";
+import { createLeanIMT, nullifierHashOf, rootOfWitness } from "../../sdk/index.js";
 import type { IndexerConfigInput } from "../../indexer/config.js";
 import { expectApiError } from "./helpers/api-errors.js";
 import {
@@ -13,28 +10,10 @@ import {
   type RunningIndexer,
 } from "./helpers/indexer-harness.js";
 import { startLocalChain } from "./helpers/local-chain.js";
-import { deposit, ragequit, relayWithdrawal } from "./helpers/pool-actions.js";
+import { deposit, ragequit, refundUnusedPayment, relayWithdrawal } from "./helpers/pool-actions.js";
 
 const chain = await startLocalChain();
-const { entrypoint, usdc } = chain.facilitator;
-
-/** The relaying party (the deployer holds REFUNDER_ROLE) deposits a fresh payer's `value` as a refund of `origin`. */
-async function depositRefund(origin: Note, value: bigint): Promise<bigint> {
-  const payer = Wallet.createRandom(chain.connection.ethers.provider);
-  await (await usdc.mint(payer, value)).wait();
-  const now = await chain.connection.networkHelpers.time.latest();
-  const authorization = buildAuthorization(now, {
-    from: payer.address,
-    to: await entrypoint.getAddress(),
-    value,
-    nonce: hexlify(randomBytes(32)),
-  });
-  const signature = await signAuthorization(payer, usdc, "ReceiveWithAuthorization", authorization);
-  const precommitment = precommitmentOf(secretsFor(900n + origin.label % 1000n));
-  const receipt = await (await entrypoint.depositRefund(usdc, value, precommitment, nullifierHashOf(origin.nullifier), { ...authorization, signature })).wait();
-  const refund = receipt!.logs.map((log) => chain.facilitator.privacyPool.interface.parseLog(log)).find((event) => event?.name === "Deposited");
-  return refund!.args.label as bigint;
-}
+const { entrypoint } = chain.facilitator;
 const { alice, bob, carol, dave, erin } = chain.depositors;
 
 describe("ASP curator on a local chain", function () {
@@ -159,41 +138,27 @@ describe("ASP curator on a local chain", function () {
     expect(await entrypoint.isRevokedAspRoot(withBob)).to.equal(true);
   });
 
-  it("approves a refund of a withdrawn note at once, up to what it withdrew, and never counts it in the anonymity set", async function () {
+  it("takes a refund note into the state tree under its origin's label, with no decision or label of its own", async function () {
     const origin = await deposit(chain, alice, 1, 3_000_000n);
     const { indexer, client } = await start();
     await indexer.sync.catchUp();
     await indexer.curator.publish();
+    const published = await entrypoint.latestRoot();
+    const { change, refund } = await refundUnusedPayment(chain, client, origin, 1_200_000n);
     await indexer.sync.catchUp();
-    const change = await relayWithdrawal(chain, client, origin, 1_500_000n);
-    await indexer.sync.catchUp();
-    await relayWithdrawal(chain, client, change, 500_000n);
-    const ragequitted = await deposit(chain, bob, 2);
-    await ragequit(chain, bob, ragequitted);
-    await indexer.sync.catchUp();
-    const anonymityBefore = (await client.status()).anonymitySet;
-
-    const refund = await depositRefund(origin, 1_200_000n);
-    const ofRagequit = await depositRefund(ragequitted, 1_200_000n);
-    const aboveWithdrawn = await depositRefund(change, 1_200_000n);
-    await indexer.sync.catchUp();
-
-    const view = await client.deposit(refund);
-    expect(view.refundOf).to.equal(nullifierHashOf(origin.nullifier));
-    expect(view.aspDecisions.map(({ approved }) => approved)).to.deep.equal([true]);
-    for (const [label, why] of [[ofRagequit, "not spent by a withdrawal"], [aboveWithdrawn, "withdrew 500000, less than the refunded 1200000"]] as const) {
-      const [excluded] = (await client.deposit(label)).aspDecisions;
-      expect(excluded).to.deep.include({ approved: false, list: null });
-      expect(excluded?.reason).to.contain(why);
-    }
-    expect((await client.status()).anonymitySet, "refunds are not depositors").to.equal(anonymityBefore);
     await indexer.curator.publish();
-    expect(rootOfWitness(refund, (await client.aspProof(refund)).witness)).to.equal(await entrypoint.latestRoot());
 
-    // The same amount from a new depositor does count.
-    await deposit(chain, carol, 3, 1_200_000n);
+    const trees = await client.treeLeaves();
+    expect(trees.state.leaves).to.deep.equal([origin, change, refund].map(({ commitment }) => String(commitment)));
+    expect(trees.asp.leaves, "a refund adds no label").to.deep.equal([String(origin.label)]);
+    expect(await entrypoint.latestRoot(), "nothing to publish").to.equal(published);
+    expect(await client.status()).to.deep.include({ stateRootMatches: true, aspLabelCount: 1, anonymitySet: 1 });
+    expect((await client.deposit(origin.label)).aspDecisions, "a refund is never screened").to.have.length(1);
+
+    // The origin's approval reaches it: spent with the origin label's ASP path.
+    await relayWithdrawal(chain, client, refund, refund.value);
     await indexer.sync.catchUp();
-    expect((await client.status()).anonymitySet).to.equal(anonymityBefore + 1);
+    expect((await client.nullifier(nullifierHashOf(refund.nullifier))).spend?.kind).to.equal("withdrawal");
   });
 
   it("counts distinct approved depositors, not deposits, in the anonymity set", async function () {

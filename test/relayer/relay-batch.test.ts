@@ -95,7 +95,7 @@ describe("relayer: relays batched while one is pending", function () {
     for (const { payTo } of requests) expect(await usdc.balanceOf(payTo)).to.equal(AMOUNT);
   });
 
-  it("relays each alone when the batch would revert: the spent note gets its own error, the other settles", async function () {
+  it("pays the rest of a batch that carries a note spent before it was mined: that one answers ALREADY_SPENT, nothing is retried", async function () {
     const notes = await freshNotes(3);
     const requests = notes.map(settleRequest);
     await setAutomine(false);
@@ -105,14 +105,15 @@ describe("relayer: relays batched while one is pending", function () {
     const rest = requests.slice(1).map((request) => relayer.post(SETTLE, request.body));
     await untilProofs(start + 3);
     // The depositor takes the third note back in the block that mines the first relay: the batch of the second and
-    // third would revert.
+    // third skips it and pays the second.
     const takenBack = await ragequitNote(chain.facilitator.privacyPool, chain.depositors.bob, notes[2]!);
     await mine();
     await takenBack.wait();
     await indexer.indexer.sync.catchUp();
     const second = await pendingRelay(notes[1]!);
-    expect(chain.facilitator.entrypoint.interface.parseTransaction(second)?.name).to.equal("relay");
+    expect(chain.facilitator.entrypoint.interface.parseTransaction(second)?.name).to.equal("relayBatch");
     await mine();
+    const sentBefore = await relayer.relayer.chain.provider.getTransactionCount(relayer.relayer.chain.relayer.address);
 
     const [settledFirst, settledSecond, refused] = await Promise.all([first, ...rest]);
     expect(settledFirst!.status).to.equal(200);
@@ -120,5 +121,6 @@ describe("relayer: relays batched while one is pending", function () {
     expect(refused!.status, JSON.stringify(refused!.body)).to.equal(409);
     expect(refused!.body).to.deep.include({ settled: false, code: "ALREADY_SPENT" });
     expect(await chain.facilitator.usdc.balanceOf(requests[2]!.payTo)).to.equal(0n);
+    expect(await relayer.relayer.chain.provider.getTransactionCount(relayer.relayer.chain.relayer.address)).to.equal(sentBefore);
   });
 });

@@ -71,6 +71,8 @@ describe("SQLite relayer store under another writer", function () {
 describe("SQLite relayer store opening a file of an earlier version", function () {
   it("lets a lease of a file whose remaining values were required leave it unknown, keeping its leases and sweeps", async function () {
     const file = sqliteFile();
+    const nonce = `0x${"79".repeat(32)}`;
+    const xPayment = Buffer.from(JSON.stringify({ x402Version: 2, payload: { authorization: { nonce } } })).toString("base64");
     const earlier = new DatabaseSync(file);
     earlier.exec(`
       CREATE TABLE leases (
@@ -82,13 +84,13 @@ describe("SQLite relayer store opening a file of an earlier version", function (
         nullifier_hash TEXT PRIMARY KEY REFERENCES leases (nullifier_hash), payer TEXT NOT NULL, amount TEXT NOT NULL,
         outcome TEXT NOT NULL CHECK (outcome IN ('empty', 'deposited', 'held')), deposit_tx_hash TEXT, swept_at TEXT NOT NULL);
       INSERT INTO leases VALUES ('77', 'settled', 'token-77', '${lease.fingerprint}', '${lease.recipient}', '1000000', '0', '78', '5',
-        '0x${"ab".repeat(32)}', 250, 'eyJ4NDAyVmVyc2lvbiI6Mn0=', 1000, '79', '${lease.updatedAt}');
+        '0x${"ab".repeat(32)}', 250, '${xPayment}', 1000, '79', '${lease.updatedAt}');
       INSERT INTO sweeps VALUES ('77', '${lease.recipient}', '0', 'empty', NULL, '2026-01-01T00:00:00.000Z');`);
     earlier.close();
 
     const store = new SqliteRelayerStore(file);
     try {
-      expect(await store.getLease(77n)).to.deep.include({ state: "settled", remainingValue: 5n, proofTimeMs: 250, payment: { xPayment: "eyJ4NDAyVmVyc2lvbiI6Mn0=", validBefore: 1000, refundPrecommitment: 79n } });
+      expect(await store.getLease(77n)).to.deep.include({ state: "settled", remainingValue: 5n, proofTimeMs: 250, payment: { xPayment, validBefore: 1000, nonce } });
       expect(await store.getSweep(77n)).to.deep.include({ outcome: "empty" });
       const unknown = { ...lease, nullifierHash: 80n, remainingValue: null };
       expect(await store.reserveLease(unknown)).to.equal(true);

@@ -99,7 +99,7 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
       facilitator,
       prover: sharedProver(),
       note,
-      expected: { route: "settle-x402", withdrawnValue: gross(), feeBps: TAKE_BPS, processooor: entrypoint },
+      expected: { route: "settle-x402", withdrawnValue: gross(), feeBps: TAKE_BPS, processooor: entrypoint, accepted: seller.accepted },
       fields: { accepts: seller.accepted, resource: seller.resource, acceptNotPrivate: true },
     });
     return { body, change };
@@ -195,10 +195,10 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
 
     expect(await world.poolBalance()).to.equal(pool - gross());
     expect(await withdrawalsOf(note)).to.have.length(1);
-    // The relayer knows of the change note only its commitment; the refund precommitment is the agent's.
+    // The relayer knows of the change note only its commitment; the payer signed the nonce the quote fixed.
     const lease = await world.relayer.relayer.store.getLease(nullifierHashOf(note.nullifier));
     expect(lease).to.deep.include({ state: "settled", remainingValue: null, changeCommitment: BigInt(first.body.changeCommitment as string) });
-    expect(lease?.payment?.refundPrecommitment).to.equal(precommitmentOf(deriveRefundSecrets(note)));
+    expect(lease?.payment?.nonce).to.equal((body.quote as QuoteAnswer).paymentNonce);
 
     // Another refund precommitment is another request: the retry capability is the agent's, not a reader of the relay's calldata.
     const other = await world.relayer.post(SETTLE_X402_PROOF, { ...body, refundPrecommitment: "12345" });
@@ -230,11 +230,14 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
           stateWitness: pathOf(trees.state.leaves, note.commitment),
           aspWitness: pathOf(trees.asp.leaves, note.label),
           context: withdrawalContext({ processooor: quote.processooor, data: encodeRelayData(relay) }, BigInt(quote.scope)),
+          relayFeeBPS: relay.relayFeeBPS,
+          refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)),
         }),
       );
       return { proof, publicSignals };
     };
-    const quoted = { recipient: quote.recipient, feeRecipient: quote.feeRecipient, relayFeeBPS: BigInt(quote.feeBps) };
+    const payment = { nonce: quote.paymentNonce!, validBefore: BigInt(quote.paymentValidBefore!) };
+    const quoted = { recipient: quote.recipient, feeRecipient: quote.feeRecipient, relayFeeBPS: BigInt(quote.feeBps), payment };
     const attacker = Wallet.createRandom().address;
     const settle = (proof: WithdrawProof, withQuote: QuoteAnswer = quote) =>
       world.relayer.post(SETTLE_X402_PROOF, { ...fields, quote: withQuote, proof, refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)).toString() });
@@ -242,7 +245,8 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     const pool = await world.poolBalance();
 
     const otherPayer = await proveFor({ ...quoted, recipient: attacker });
-    for (const proof of [otherPayer, await proveFor({ ...quoted, relayFeeBPS: 0n }), await proveFor({ ...quoted, feeRecipient: attacker })]) {
+    const otherPayment = await proveFor({ ...quoted, payment: { ...payment, validBefore: payment.validBefore + 3600n } });
+    for (const proof of [otherPayer, otherPayment, await proveFor({ ...quoted, relayFeeBPS: 0n }), await proveFor({ ...quoted, feeRecipient: attacker })]) {
       const { status, body } = await settle(proof);
       expect(status, JSON.stringify(body)).to.equal(422);
       expect(body).to.deep.include({ settled: false, code: "INVALID_PROOF" });
@@ -266,6 +270,34 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     const paid = await settle(genuine);
     expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
     expect(await withdrawalsOf(note)).to.have.length(1);
+  });
+
+  it("refuses a copy of an agent's proof presented for another payTo, with the agent's quote or a quote of its own, before anything moves", async function () {
+    const { deposit } = await world.newAgent(world.chain.depositors.erin, 1_000_000n);
+    const { body } = await provenRequest(deposit.note);
+    const nullifierHash = nullifierHashOf(deposit.note.nullifier);
+    // Whoever holds a copy of the proof (the relay's calldata, a log) names its own payTo for the same price.
+    const thief = Wallet.createRandom().address;
+    const stolenTerms = { accepts: { ...seller.accepted, payTo: thief }, resource: seller.resource, acceptNotPrivate: true };
+    const { quote: thiefQuote } = await new FacilitatorClient(world.relayer.url).quoteX402({ ...stolenTerms, nullifierHash: nullifierHash.toString() });
+    expect(thiefQuote.recipient).to.equal((body.quote as QuoteAnswer).recipient);
+    const relayerNonce = await world.provider.getTransactionCount(relayerKey.address);
+    const pool = await world.poolBalance();
+
+    const withOwnQuote = await world.relayer.post(SETTLE_X402_PROOF, { ...body, ...stolenTerms, quote: thiefQuote });
+    expect(withOwnQuote.status, JSON.stringify(withOwnQuote.body)).to.equal(422);
+    expect(withOwnQuote.body).to.deep.include({ settled: false, code: "INVALID_PROOF" });
+    expect(withOwnQuote.body.error).to.match(/^The proof's context is/);
+    const withAgentsQuote = await world.relayer.post(SETTLE_X402_PROOF, { ...body, ...stolenTerms });
+    expect(withAgentsQuote.status, JSON.stringify(withAgentsQuote.body)).to.equal(400);
+    expect(withAgentsQuote.body.error).to.match(/^quote\.paymentNonce is/);
+
+    expect(await world.provider.getTransactionCount(relayerKey.address)).to.equal(relayerNonce);
+    expect(await world.poolBalance()).to.equal(pool);
+    expect(await world.relayer.relayer.store.getLease(nullifierHash)).to.equal(undefined);
+    expect(await world.usdcBalance(thief)).to.equal(0n);
+    const paid = await world.relayer.post(SETTLE_X402_PROOF, body);
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
   });
 
   it("refuses a quote past its expiry before anything is reserved, and still replays a spend settled under one", async function () {

@@ -244,7 +244,7 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
       await (await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), relayerKey.address)).wait();
     });
 
-    it("deposits what an expired payer holds, whatever its size, as the agent's refund note, which recovery finds and the agent can spend", async function () {
+    it("returns an expired payer's payout, whatever its size, as the agent's refund note, which recovery finds and the agent can spend", async function () {
       const refund = 1_200_000n;
       const { note, seed, payer } = await abandonedPayment(refund);
       const small = await abandonedPayment(60_000n);
@@ -264,11 +264,11 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
       expect(await world.usdcBalance(small.payer)).to.equal(0n);
       expect(ofThese(await sweep()), "a second sweep leaves them alone").to.deep.equal([]);
 
-      // The refund deposit's depositor is the single-use payer, and its commitment holds the refund secrets.
-      const pool = world.chain.facilitator.privacyPool;
-      const [deposited] = await pool.queryFilter(pool.filters.Deposited(payer));
-      const refundNote = createNote(refund, deposited!.args.label, deriveRefundSecrets(note));
-      expect(refundNote.commitment).to.equal(deposited!.args.commitment);
+      // The refund note keeps the label of the note that paid, and its commitment holds the refund secrets.
+      const { entrypoint } = world.chain.facilitator;
+      const [refunded] = await entrypoint.queryFilter(entrypoint.filters.RefundDeposited(payer));
+      const refundNote = createNote(refund, note.label, deriveRefundSecrets(note));
+      expect(refundNote.commitment).to.equal(refunded!.args.commitment);
       const recovered = await recoverNotes({ provider: world.provider, addressBook: world.chain.facilitator.addressBook, seed });
       const refundChain = recovered.chains.find((chain) => chain.origin === "refund");
       expect(refundChain?.latest).to.deep.equal(refundNote);

@@ -3,7 +3,7 @@ import { Wallet } from "ethers";
 import { grossForNet } from "../../relayer/pricing.js";
 import { proveLocally, recoverNotes } from "../../sdk/agent/index.js";
 import { FacilitatorClient, noteToWire } from "../../sdk/client/facilitator-client.js";
-import { createNote, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../../sdk/index.js";
+import { createNote, deriveChangeSecrets, deriveRefundSecrets, precommitmentOf, type Note } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
 import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
 import { caip2NetworkOf } from "../../x402/networks.js";
@@ -76,24 +76,46 @@ describe("refunds: a payment the seller refused after funding comes home as a no
     return payer;
   }
 
-  /** From the seed alone: a refund note of exactly the amount, unspent, approved at once as the refund of the note that paid. */
-  async function expectRefundNote({ deposit, seed }: FundedPayment, payer: string): Promise<void> {
+  /**
+   * From the seed alone: a refund note of exactly the amount under the label of the note that paid, unspent, in the
+   * state tree, and spendable under the ASP root that approves that label: no decision of its own.
+   */
+  async function expectRefundNote({ deposit, seed }: FundedPayment): Promise<void> {
     const recovered = await recoverNotes({ provider: world.provider, addressBook: world.chain.facilitator.addressBook, seed });
     const refundChain = recovered.chains.find((chain) => chain.origin === "refund");
     expect(refundChain?.status).to.equal("unspent");
-    expect(refundChain?.latest.value).to.equal(PRICE);
-    const refundNote = createNote(PRICE, refundChain!.latest.label, deriveRefundSecrets(deposit));
+    const refundNote = createNote(PRICE, deposit.label, deriveRefundSecrets(deposit));
     expect(refundChain?.latest).to.deep.equal(refundNote);
     expect(recovered.unspent).to.deep.include(refundNote);
 
-    const view = await world.indexer.client.deposit(refundNote.label);
-    expect(view.refundOf).to.equal(nullifierHashOf(deposit.nullifier));
-    expect(view.depositor).to.equal(payer);
-    expect(view.aspDecisions.map((decision) => decision.approved)).to.deep.equal([true]);
-    expect(view.aspDecisions[0]!.reason).to.contain("refund");
-    expect((await world.indexer.client.aspProof(refundNote.label)).witness.root).to.equal(
-      await world.chain.facilitator.entrypoint.latestRoot(),
-    );
+    expect((await world.indexer.client.stateProof(refundNote.commitment)).witness.index).to.be.a("number");
+    expect((await world.indexer.client.aspProof(deposit.label)).witness.root).to.equal(await world.chain.facilitator.entrypoint.latestRoot());
+  }
+
+  /** A payment to the reference seller whose facilitator settles: the seller uses the payer's authorization. */
+  async function usedPayment(): Promise<FundedPayment> {
+    const { deposit, seed } = await world.newAgent(world.chain.depositors.erin, 1_000_000n);
+    const required = await readPaymentRequired(await fetch(world.sellers.v2.resourceUrl));
+    const accepts = selectExactRequirement(required!, { chainId: world.chainId, asset: world.asset })!;
+    const settled = await world.relayer.post(SETTLE_X402, {
+      accepts,
+      resource: required!.x402Version === 2 ? required!.resource : undefined,
+      serviceDeposit: noteToWire(deposit.note),
+      acceptNotPrivate: true,
+    });
+    expect(settled.status, JSON.stringify(settled.body)).to.equal(200);
+    const xPayment = settled.body.xPayment as string;
+    expect((await fetch(world.sellers.v2.resourceUrl, { headers: { "PAYMENT-SIGNATURE": xPayment } })).status).to.equal(200);
+    expect(await world.usdcBalance(settled.body.payer as string)).to.equal(0n);
+    return { settled, deposit: deposit.note, seed };
+  }
+
+  /** `from` (any address: a sanctioned one, say) sends `value` to `to`. */
+  async function strangerSends(to: string, value: bigint): Promise<void> {
+    const stranger = world.chain.depositors.erin;
+    const usdc = world.chain.facilitator.usdc;
+    await (await usdc.mint(stranger, value)).wait();
+    await (await usdc.connect(stranger).transfer(to, value)).wait();
   }
 
   /** A payment the relayer proves from the agent's note (custodial), as the agent SDK asks it to. */
@@ -120,7 +142,7 @@ describe("refunds: a payment the seller refused after funding comes home as a no
       facilitator,
       prover: sharedProver(),
       note: deposit.note,
-      expected: { route: "settle-x402", withdrawnValue: grossForNet(PRICE, TAKE_BPS), feeBps: TAKE_BPS, processooor: entrypoint },
+      expected: { route: "settle-x402", withdrawnValue: grossForNet(PRICE, TAKE_BPS), feeBps: TAKE_BPS, processooor: entrypoint, accepted: terms.accepts },
       fields: terms,
     });
     expect(body.refundPrecommitment).to.equal(precommitmentOf(deriveRefundSecrets(deposit.note)).toString());
@@ -128,31 +150,46 @@ describe("refunds: a payment the seller refused after funding comes home as a no
     return { settled, deposit: deposit.note, seed };
   }
 
-  // Both custodies in one test: the sweep waits for the chain's clock to pass each authorization, and a clock moved
-  // past one payment's window would already have passed a later payment's (the relayer sets windows by wall clock).
-  it("sweeps the exact amount back after expiry as a refund note that the seed recovers, approved at once, not a depositor, whoever proved the withdrawal", async function () {
+  // Every case in one test: the sweep waits for the chain's clock to pass each authorization, and a clock moved past
+  // one payment's window would already have passed a later payment's (the relayer sets windows by wall clock).
+  it("sweeps exactly the unused payout back after expiry as a note under the payer's origin label, and nothing a stranger sent", async function () {
     const payments = [await custodialPayment(), await provenPayment()];
+    const used = await usedPayment();
     const anonymityBefore = (await world.indexer.client.status()).anonymitySet;
+    const poolBefore = await world.poolBalance();
     const payers: string[] = [];
     for (const payment of payments) payers.push(await expectRefusedAndHeld(payment));
+    const usedPayer = used.settled.body.payer as string;
+
+    // A stranger tops up a payer whose payment went unused by one atomic unit more than its payout, and sends a payer
+    // whose payment the seller used the same amount: neither may enter the pool, nor make the agent's refund fail.
+    await strangerSends(payers[0]!, PRICE + 1n);
+    await strangerSends(usedPayer, PRICE);
 
     // Nothing is swept while the seller could still use the authorization.
     const sweep = () =>
       sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET });
-    expect((await sweep()).filter((record) => payers.includes(record.payer))).to.deep.equal([]);
+    expect((await sweep()).filter((record) => [...payers, usedPayer].includes(record.payer))).to.deep.equal([]);
 
     const { time } = world.chain.connection.networkHelpers;
-    const lastValidBefore = Math.max(...payments.map(({ settled }) => settled.body.validBefore as number));
+    const lastValidBefore = Math.max(...[...payments, used].map(({ settled }) => settled.body.validBefore as number));
     await time.increaseTo(Math.max(await time.latest(), lastValidBefore) + 1);
     const swept = await sweep();
-    for (const payer of payers) {
-      expect(swept.find((record) => record.payer === payer)).to.deep.include({ outcome: "deposited", amount: PRICE });
-      expect(await world.usdcBalance(payer)).to.equal(0n);
-    }
+    for (const payer of payers) expect(swept.find((record) => record.payer === payer)).to.deep.include({ outcome: "deposited", amount: PRICE });
+    expect(await world.usdcBalance(payers[0]!)).to.equal(PRICE + 1n);
+    expect(await world.usdcBalance(payers[1]!)).to.equal(0n);
+    expect(swept.find((record) => record.payer === usedPayer)).to.deep.include({ outcome: "used", amount: 0n, depositTxHash: null });
+    expect(await world.usdcBalance(usedPayer)).to.equal(PRICE);
+    expect(await world.poolBalance()).to.equal(poolBefore + 2n * PRICE);
 
-    // The curator approves each refund in the sync that reads it, and the anonymity set does not move.
+    // Each refund is a leaf under its origin's label, recovered from the seed; no refund note exists for the used
+    // payment, and refunds make no depositor.
     await world.syncIndexer();
-    for (const [i, payment] of payments.entries()) await expectRefundNote(payment, payers[i]!);
+    for (const payment of payments) await expectRefundNote(payment);
+    const ofUsed = await recoverNotes({ provider: world.provider, addressBook: world.chain.facilitator.addressBook, seed: used.seed });
+    expect(ofUsed.chains.filter((chain) => chain.origin === "refund")).to.deep.equal([]);
     expect((await world.indexer.client.status()).anonymitySet).to.equal(anonymityBefore);
+    // A second sweep finds the refunds recorded and moves nothing.
+    expect((await sweep()).filter((record) => [...payers, usedPayer].includes(record.payer))).to.deep.equal([]);
   });
 });

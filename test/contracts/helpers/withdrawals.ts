@@ -3,15 +3,17 @@ import {
   buildWithdrawInput,
   changeNoteOf,
   deriveChangeSecrets,
+  deriveRefundSecrets,
   encodeRelayData,
   merkleWitness,
   proveWithdrawal,
   toSolidityProof,
-  packValueAndDepths,
-  unpackValueAndDepths,
+  packValueFeeAndDepths,
+  precommitmentOf,
+  unpackValueFeeAndDepths,
   WITHDRAW_PUBLIC_SIGNALS,
   withdrawalContext,
-  type ValueAndDepths,
+  type ValueFeeAndDepths,
   type MerkleWitness,
   type Note,
   type RelayData,
@@ -56,6 +58,8 @@ export async function proveRelayedWithdrawal(request: RelayedWithdrawalRequest):
     stateWitness: request.stateWitness ?? merkleWitness(stateTree, stateTree.indexOf(note.commitment)),
     aspWitness: request.aspWitness ?? merkleWitness(aspTree, aspTree.indexOf(note.label)),
     context: withdrawalContext(withdrawal, scope),
+    relayFeeBPS: relayData.relayFeeBPS,
+    refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)),
   });
   return {
     withdrawal,
@@ -76,8 +80,8 @@ export function withSignal(
   return { ...proof, pubSignals };
 }
 
-/** A copy of `proof` with parts of its packed valueAndDepths replaced. */
-export function withPackedParts(proof: SolidityWithdrawProof, parts: Partial<ValueAndDepths>): SolidityWithdrawProof {
-  const packed = proof.pubSignals[WITHDRAW_PUBLIC_SIGNALS.indexOf("valueAndDepths")]!;
-  return withSignal(proof, "valueAndDepths", packValueAndDepths({ ...unpackValueAndDepths(packed), ...parts }));
+/** A copy of `proof` with parts of its packed valueFeeAndDepths replaced. */
+export function withPackedParts(proof: SolidityWithdrawProof, parts: Partial<ValueFeeAndDepths>): SolidityWithdrawProof {
+  const packed = proof.pubSignals[WITHDRAW_PUBLIC_SIGNALS.indexOf("valueFeeAndDepths")]!;
+  return withSignal(proof, "valueFeeAndDepths", packValueFeeAndDepths({ ...unpackValueFeeAndDepths(packed), ...parts }));
 }

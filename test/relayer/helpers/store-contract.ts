@@ -44,7 +44,7 @@ function buildLease(overrides: Partial<LeaseRecord> = {}): LeaseRecord {
 }
 
 function buildPayment(overrides: Partial<LeasePayment> = {}): LeasePayment {
-  return { xPayment: "eyJ4NDAyVmVyc2lvbiI6Mn0=", validBefore: 1_000, refundPrecommitment: fieldOf(3), ...overrides };
+  return { xPayment: "eyJ4NDAyVmVyc2lvbiI6Mn0=", validBefore: 1_000, nonce: `0x${"03".repeat(32)}`, ...overrides };
 }
 
 function buildAuthorization(overrides: Partial<AuthorizationRecord> = {}): AuthorizationRecord {
@@ -78,7 +78,7 @@ function buildSweep(overrides: Partial<SweepRecord> = {}): SweepRecord {
     nullifierHash: fieldOf(1),
     payer: addressOf(3),
     amount: 250_000n,
-    outcome: "held",
+    outcome: "used",
     depositTxHash: null,
     sweptAt: "2026-01-02T00:00:00.000Z",
     ...overrides,
@@ -254,7 +254,7 @@ export function describeRelayerStore(backend: string, freshDatabase: () => Promi
 
       it("records a sweep, and a later sweep of the same payer replaces its outcome", async function () {
         const { store, lease } = await storeWithLease({ payment: buildPayment() }, ["withdrawing", "settled"]);
-        const held = buildSweep({ nullifierHash: lease.nullifierHash, outcome: "held" });
+        const held = buildSweep({ nullifierHash: lease.nullifierHash, outcome: "used" });
         const deposited = buildSweep({
           nullifierHash: lease.nullifierHash,
           outcome: "deposited",

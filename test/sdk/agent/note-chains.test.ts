@@ -18,7 +18,7 @@ const AT = { blockNumber: 1, txHash: `0x${"ab".repeat(32)}` };
 
 /** Pool logs built by hand: the walk over them needs no chain. */
 function poolLogs() {
-  const logs: PoolLogs = { depositsByPrecommitment: new Map(), spendsByNullifierHash: new Map(), toBlock: 1 };
+  const logs: PoolLogs = { depositsByPrecommitment: new Map(), spendsByNullifierHash: new Map(), refundsByOrigin: new Map(), toBlock: 1 };
   return {
     logs,
     deposit(index: number, value: bigint): Note {

@@ -188,6 +188,11 @@ export class X402Agent {
 
   constructor(private readonly options: X402AgentOptions) {}
 
+  /** What counts against budgetAtomic now: settled payments, take included, and those in flight. */
+  get committedAtomic(): bigint {
+    return this.committed;
+  }
+
   /**
    * Fetches `url`; a 402 from an x402 seller is paid privately and the request repeated with the payment. Throws
    * PaymentNotAcceptedError when the seller does not answer the paid request with 2xx. `maxPaymentAtomic` caps this

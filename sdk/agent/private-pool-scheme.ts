@@ -64,14 +64,11 @@ export class PrivatePoolScheme implements SchemeNetworkClient {
     const required = this.requiredOf.get(requirements);
     const resource: ResourceInfo | undefined = x402Version === 2 && required !== undefined ? { ...required.resource } : undefined;
     const url = resource?.url ?? v1ResourceOf(requirements) ?? `the seller paid at ${requirements.payTo}`;
-    const offer = { x402Version: 1, accepts: [requirements] } as PaymentRequired;
-    const accepted = this.agent.usableEntry(offer, url);
+    // The entry the client selected, checked as fetch checks a 402's entries: exact, the facilitator's USDC and chain.
+    const accepted = this.agent.usableEntry({ x402Version: 1, accepts: [requirements] } as PaymentRequired, url);
     const cap = context?.maxAmountPerPayment;
     const settlement = await this.agent.payRequirement(accepted, { url, resource, ...(cap !== undefined && { maxPaymentAtomic: BigInt(cap) }) });
     const payment = decodeXPayment(settlement.xPayment);
-    if (payment.x402Version !== x402Version) {
-      throw new Error(`The facilitator paid an x402 v${payment.x402Version} entry for a v${x402Version} 402; the seller cannot read it.`);
-    }
     if (payment.x402Version === 2) this.pending.set(payment.payload.authorization.nonce, { url, settlement });
     // A v1 client sends the scheme's result as it is: the whole v1 payment. A v2 client wraps the payload itself.
     return payment.x402Version === 1 ? { ...payment, payload: { ...payment.payload } } : { x402Version: 2, payload: { ...payment.payload } };

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { copyFileSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -106,8 +106,9 @@ describe("MCP server: a host pays x402 sellers privately through its tools (npm 
     }
   });
 
-  it("deposits, pays a paid URL and returns its body, refuses above the cap and past the budget with nothing spent; a second host recovers the notes from the seed alone", async function () {
-    const host = await startHost(serverEnv());
+  it("deposits, pays a paid URL and returns its body, refuses above the cap and past the budget with nothing spent; a second host recovers the notes from the seed alone; a crash mid-payment loses nothing", async function () {
+    const env = serverEnv();
+    const host = await startHost(env);
     const { tools } = await host.client.listTools();
     expect(tools.map((tool) => tool.name).sort()).to.deep.equal(["x402_balance", "x402_deposit", "x402_fetch", "x402_privacy_status", "x402_recover"]);
 
@@ -120,6 +121,9 @@ describe("MCP server: a host pays x402 sellers privately through its tools (npm 
     expect(deposited).to.deep.include({ deposited: true, valueAtomic: DEPOSIT.toString(), depositIndex: 0 });
     await world.syncIndexer();
     expect(await balanceOf(host)).to.equal(DEPOSIT.toString());
+    // The vault as a crash between a settlement and the vault's write would leave it: the spent note still unspent.
+    const staleVault = `${env.X402_VAULT_FILE}.before-payment`;
+    copyFileSync(env.X402_VAULT_FILE!, staleVault);
 
     const before = await world.usdcBalance(world.payTo.v2);
     const paid = await host.json("x402_fetch", { url: world.sellers.v2.resourceUrl });
@@ -161,6 +165,12 @@ describe("MCP server: a host pays x402 sellers privately through its tools (npm 
     expect(confirmed.payment).to.deep.include({ x402Version: 1 });
     expect(await balanceOf(recovering)).to.equal((DEPOSIT - 2n * gross()).toString());
 
+    // After a crash mid-payment nothing is lost: recovery marks the spent note and finds the change note.
+    const restarted = await startHost(serverEnv({ X402_VAULT_FILE: staleVault }));
+    expect(await balanceOf(restarted)).to.equal(DEPOSIT.toString());
+    expect(await restarted.json("x402_recover")).to.deep.include({ recoveredNotes: 1, markedSpent: 1 });
+    expect(await restarted.json("x402_balance")).to.deep.include({ balanceAtomic: (DEPOSIT - 2n * gross()).toString(), unspentNotes: 1, spentNotes: 1 });
+
     // No answer and no log line holds a note's secret, the seed or the depositor's key.
     await world.syncIndexer();
     const { chains } = await recoverNotes({ provider: world.provider, addressBook: world.chain.facilitator.addressBook, seed });
@@ -172,7 +182,7 @@ describe("MCP server: a host pays x402 sellers privately through its tools (npm 
     expect(chain!.latest).to.deep.equal(notes[2]);
     const noteSecrets = notes.flatMap((note) => [note.nullifier.toString(), note.secret.toString()]);
     const secrets = [seed.slice(2), depositor.privateKey.slice(2), ...noteSecrets];
-    const transcript = [...host.transcript, ...recovering.transcript].join("\n");
+    const transcript = [...host.transcript, ...recovering.transcript, ...restarted.transcript].join("\n");
     expect(transcript).to.contain("ready on stdio");
     for (const secret of secrets) expect(transcript.includes(secret), "a secret reached a tool answer or a log").to.equal(false);
   });

@@ -4,7 +4,7 @@ import path from "node:path";
 import { renderApiReference, withGenerated } from "../scripts/docs/api-reference.js";
 
 /** The folders whose files may cite documentation: everything of the project but dependencies and build output. */
-const SOURCE_DIRS = ["README.md", "docs", "relayer", "indexer", "sdk", "x402", "x402-peers", "scripts", "lib", "contracts", "circuits", "ignition", "bench", "test"];
+const SOURCE_DIRS = ["README.md", "docs", "relayer", "indexer", "sdk", "x402", "x402-peers", "mcp", "scripts", "lib", "contracts", "circuits", "ignition", "bench", "test"];
 const SOURCE_FILE = /\.(ts|md|sol|circom|json)$/;
 const THIS_FILE = path.join("test", "docs.test.ts");
 

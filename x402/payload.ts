@@ -114,6 +114,11 @@ export function encodeXPayment(payload: PaymentPayload): string {
   return Buffer.from(JSON.stringify(payload), "utf8").toString("base64");
 }
 
+/** The payload an `xPayment` value carries (encodeXPayment's inverse); from the pinned facilitator, so not re-validated. */
+export function decodeXPayment(xPayment: string): PaymentPayload {
+  return JSON.parse(Buffer.from(xPayment, "base64").toString("utf8")) as PaymentPayload;
+}
+
 /** The request headers that carry `xPayment` to a seller of either version: v1 reads X-PAYMENT, v2 PAYMENT-SIGNATURE. */
 export function paymentHeaders(xPayment: string): Record<"X-PAYMENT" | "PAYMENT-SIGNATURE", string> {
   return { "X-PAYMENT": xPayment, "PAYMENT-SIGNATURE": xPayment };

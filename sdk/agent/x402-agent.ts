@@ -29,7 +29,9 @@ import {
   selectExactRequirement,
   settlementErrorOf,
   whyNoExactRequirement,
+  x402VersionOf,
   type ExactRequirement,
+  type PaymentRequired,
   type ProbeVerdict,
   type ResourceInfo,
 } from "../../x402/index.js";
@@ -52,7 +54,8 @@ export interface UnacceptedPayment {
   /** The seller's answer to the paid request. */
   seller: {
     status: number;
-    body: string;
+    /** Its body, when the client read it (X402Agent.fetch does; an @x402/core client's payment-response hook sees headers only). */
+    body?: string;
     /**
      * Why, in x402's words: the payment response's errorReason when the seller's facilitator failed to settle (e.g.
      * "invalid_exact_evm_transaction_failed"), else the error its 402 gave (e.g. "invalid_exact_evm_signature").
@@ -102,6 +105,21 @@ export type AgentEvent =
   | { step: "proved"; proofTimeMs: number; quote: QuoteAnswer }
   | { step: "settled"; answer: SettlementAnswer }
   | { step: "paid"; url: string; status: number };
+
+/** What a settle-x402 answers, whoever proved: the payment for the seller (xPayment) and what it cost. */
+export type X402Settlement = SettleX402Answer | SettleX402ProofAnswer;
+
+/** One payment of a seller's entry out of the pool, whichever client asked for it (fetch, or an @x402/core scheme). */
+export interface RequirementPayment {
+  /** The paid request, named in errors and events: its URL, or what the caller knows of the seller. */
+  url: string;
+  /** The v2 402's `resource`, carried back in the payment; v1 has none. */
+  resource?: ResourceInfo;
+  /** A cap on this payment below the agent's maxPaymentAtomic (e.g. a price the agent's owner confirmed). */
+  maxPaymentAtomic?: bigint;
+  /** Runs once the price is within the caps and before any note moves (fetch probes the seller here); throwing refuses. */
+  preflight?: () => Promise<void>;
+}
 
 /** Who proves a spend (docs/sdk.md, "Non-custodial mode"). */
 export type Custody = "auto" | "non-custodial" | "custodial";
@@ -170,17 +188,38 @@ export class X402Agent {
 
   constructor(private readonly options: X402AgentOptions) {}
 
+  /** What counts against budgetAtomic now: settled payments, take included, and those in flight. */
+  get committedAtomic(): bigint {
+    return this.committed;
+  }
+
   /**
    * Fetches `url`; a 402 from an x402 seller is paid privately and the request repeated with the payment. Throws
-   * PaymentNotAcceptedError when the seller does not answer the paid request with 2xx.
+   * PaymentNotAcceptedError when the seller does not answer the paid request with 2xx. `maxPaymentAtomic` caps this
+   * payment below the agent's own cap.
    */
-  async fetch(url: string, init: RequestInit = {}): Promise<Response> {
+  async fetch(url: string, init: RequestInit = {}, { maxPaymentAtomic }: { maxPaymentAtomic?: bigint } = {}): Promise<Response> {
     const first = await fetch(url, init);
     if (first.status !== 402) return first;
     const { accepted, resource } = await this.requirementOf(first, url);
+    const preflight = (this.options.probe ?? true) ? () => this.probe(url, init, accepted, resource) : undefined;
+    const answer = await this.payRequirement(accepted, { url, resource, maxPaymentAtomic, preflight });
+    const response = await this.retryPaid(url, init, paymentHeaders(answer.xPayment));
+    if (!response.ok) throw await unaccepted(url, response, answer);
+    return response;
+  }
+
+  /**
+   * Pays a seller's exact entry out of the pool through settle-x402 (the agent proves where it can): the one payment
+   * behind fetch and the @x402/core scheme (privatePoolScheme). Every cap, the budget and `preflight` come before any
+   * note moves. Returns the settlement; its xPayment is the payment the seller takes, signed by the single-use payer.
+   */
+  async payRequirement(accepted: ExactRequirement, payment: RequirementPayment): Promise<X402Settlement> {
+    const { url, resource } = payment;
     const price = BigInt(amountOf(accepted));
-    this.checkPrice(url, price);
-    if (this.options.probe ?? true) await this.probe(url, init, accepted, resource);
+    this.emit({ step: "payment-required", url, x402Version: x402VersionOf(accepted), amount: price.toString(), payTo: accepted.payTo, network: accepted.network });
+    this.checkPrice(url, price, payment.maxPaymentAtomic);
+    await payment.preflight?.();
 
     const terms = await this.facilitatorTerms();
     const gross = grossForNet(price, terms.takeBps);
@@ -191,7 +230,7 @@ export class X402Agent {
       acceptNotPrivate: this.options.acceptNotPrivate ?? false,
       ...this.agentFields(),
     };
-    const answer = await this.payFromNotes<SettleX402Answer | SettleX402ProofAnswer>(
+    return this.payFromNotes<X402Settlement>(
       gross,
       async (note) => {
         if (terms.provenThrough === undefined) return custodial(note, (secrets) => facilitator.settleX402({ ...fields, ...secrets }));
@@ -201,9 +240,6 @@ export class X402Agent {
       },
       (settled) => BigInt(settled.gross),
     );
-    const response = await this.retryPaid(url, init, paymentHeaders(answer.xPayment));
-    if (!response.ok) throw await unaccepted(url, response, answer);
-    return response;
   }
 
   /**
@@ -230,13 +266,13 @@ export class X402Agent {
     return this.retryPaid(url, init, { "X-Service-Settlement": answer.txHash });
   }
 
-  private checkPrice(url: string, price: bigint): void {
-    const maximum = this.options.maxPaymentAtomic ?? DEFAULT_MAX_PAYMENT_ATOMIC;
+  private checkPrice(url: string, price: bigint, paymentMaximum?: bigint): void {
+    const agentMaximum = this.options.maxPaymentAtomic ?? DEFAULT_MAX_PAYMENT_ATOMIC;
+    const maximum = paymentMaximum !== undefined && paymentMaximum < agentMaximum ? paymentMaximum : agentMaximum;
     if (price > maximum) {
-      throw new X402AgentError(
-        "PRICE_ABOVE_MAXIMUM",
-        `${url} asks ${price} atomic USDC, above this agent's maxPaymentAtomic of ${maximum}; nothing was paid. Raise maxPaymentAtomic to pay it.`,
-      );
+      const [cap, remedy] =
+        maximum === agentMaximum ? ["this agent's maxPaymentAtomic", "Raise maxPaymentAtomic"] : ["this payment's cap", "Pass a higher maxPaymentAtomic"];
+      throw new X402AgentError("PRICE_ABOVE_MAXIMUM", `${url} asks ${price} atomic USDC, above ${cap} of ${maximum}; nothing was paid. ${remedy} to pay it.`);
     }
   }
 
@@ -351,19 +387,16 @@ export class X402Agent {
   private async requirementOf(response: Response, url: string): Promise<{ accepted: ExactRequirement; resource?: ResourceInfo }> {
     const required = await readPaymentRequired(response);
     if (required === undefined) throw new X402AgentError("NOT_X402", `${url} answered 402 without x402 payment details; nothing was paid.`);
+    return { accepted: this.usableEntry(required, url), resource: required.x402Version === 2 ? required.resource : undefined };
+  }
+
+  /** The seller's exact entry in the facilitator's USDC on its chain; NO_USABLE_ENTRY when `required` offers none. */
+  usableEntry(required: PaymentRequired, url: string): ExactRequirement {
     const accepted = selectExactRequirement(required, this.options.network);
     if (accepted === undefined) {
       throw new X402AgentError("NO_USABLE_ENTRY", `${url}: ${whyNoExactRequirement(required, this.options.network)} Nothing was paid.`);
     }
-    this.emit({
-      step: "payment-required",
-      url,
-      x402Version: required.x402Version,
-      amount: amountOf(accepted),
-      payTo: accepted.payTo,
-      network: accepted.network,
-    });
-    return { accepted, resource: required.x402Version === 2 ? required.resource : undefined };
+    return accepted;
   }
 
   /** docs/api.md 1, step 1: an invalid payment the seller must reject with a verification error, before any note moves. */
@@ -439,14 +472,19 @@ function custodial<T extends SettleX402Answer | SettleAnswer>(
 }
 
 /** The PaymentNotAcceptedError of a paid request the seller answered with `response` (consumes its body). */
-async function unaccepted(url: string, response: Response, answer: SettleX402Answer | SettleX402ProofAnswer): Promise<PaymentNotAcceptedError> {
+async function unaccepted(url: string, response: Response, answer: X402Settlement): Promise<PaymentNotAcceptedError> {
   const body = await response.text();
   const reason = settlementErrorOf(response.headers) ?? parsePaymentRequired(response.headers, body)?.error;
   const paymentResponse = paymentResponseHeaderOf(response.headers);
+  return paymentNotAccepted(url, { status: response.status, body, ...(reason !== undefined && { reason }), ...(paymentResponse !== undefined && { paymentResponse }) }, answer);
+}
+
+/** The PaymentNotAcceptedError of the settlement `answer`, which the seller answered with `seller`. */
+export function paymentNotAccepted(url: string, seller: UnacceptedPayment["seller"], answer: X402Settlement): PaymentNotAcceptedError {
   const expiry = new Date(answer.validBefore * 1000).toISOString();
   return new PaymentNotAcceptedError({
     url,
-    seller: { status: response.status, body, ...(reason !== undefined && { reason }), ...(paymentResponse !== undefined && { paymentResponse }) },
+    seller,
     payer: answer.payer,
     amount: answer.amount,
     gross: answer.gross,

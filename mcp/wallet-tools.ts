@@ -1,0 +1,251 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { Wallet, type Provider } from "ethers";
+import { z } from "zod";
+import {
+  depositNote,
+  recoverNotes,
+  X402AgentError,
+  type AgentEvent,
+  type NoteVault,
+  type PoolAddressBook,
+  type X402Agent,
+  type X402Settlement,
+} from "../sdk/agent/index.js";
+import { FacilitatorError, type FacilitatorClient } from "../sdk/client/facilitator-client.js";
+import { amountOf, readPaymentRequired } from "../x402/index.js";
+
+/** What the tools work with. The seed and the keys stay in here: no answer and no log line carries them. */
+export interface WalletToolsDeps {
+  agent: X402Agent;
+  /** Every AgentEvent of `agent` (its onEvent), so that a fetch can report its own payment. */
+  agentEvents: { run<T>(collect: (event: AgentEvent) => void, body: () => Promise<T>): Promise<T> };
+  facilitator: FacilitatorClient;
+  vault: NoteVault;
+  provider: Provider;
+  addressBook: PoolAddressBook;
+  seed: string;
+  maxPaymentAtomic: bigint;
+  budgetAtomic: bigint;
+  confirmPayments: boolean;
+  /** Whether payments go ahead while the pool is below the privacy minimum. */
+  acceptNotPrivate: boolean;
+  /** Pays deposits; undefined when the owner configured none. */
+  depositor?: Wallet;
+}
+
+/** The most of a response body a fetch answers with; the rest is cut, and the answer says so. */
+const MAX_BODY_CHARS = 100_000;
+
+/** Routes an agent's events to the tool call that caused them, even while several calls run. */
+export function agentEventRouter() {
+  const current = new AsyncLocalStorage<(event: AgentEvent) => void>();
+  return {
+    onEvent: (event: AgentEvent) => current.getStore()?.(event),
+    run: <T>(collect: (event: AgentEvent) => void, body: () => Promise<T>) => current.run(collect, body),
+  };
+}
+
+const answer = (value: unknown): CallToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(value, (_key, field: unknown) => (typeof field === "bigint" ? field.toString() : field), 2) }],
+});
+
+/** A refusal or failure as the host sees it: a tool error that says what happened and what to do. */
+const refusal = (text: string): CallToolResult => ({ content: [{ type: "text", text }], isError: true });
+
+/** The typed errors of the SDK and the facilitator carry their code and a message that says what to do; no secret. */
+function refusalOf(error: unknown): CallToolResult {
+  if (error instanceof X402AgentError || error instanceof FacilitatorError) return refusal(`${error.code}: ${error.message}`);
+  return refusal(error instanceof Error ? error.message : String(error));
+}
+
+async function guarded(body: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return await body();
+  } catch (error) {
+    return refusalOf(error);
+  }
+}
+
+const atomicAmount = z.string().regex(/^[1-9][0-9]*$/, "a positive amount of atomic USDC (1 USDC = 1000000)");
+
+/** Registers the wallet's tools: a paying fetch, the balance, a deposit, recovery from the seed, the privacy status. */
+export function registerWalletTools(server: McpServer, deps: WalletToolsDeps): void {
+  const { agent, vault } = deps;
+  /** Deposits one at a time: two at once could pick the same deposit index of the seed. */
+  let deposits: Promise<unknown> = Promise.resolve();
+
+  const balance = async () => {
+    const entries = await vault.list();
+    const unspent = entries.filter((entry) => !entry.spent).map((entry) => entry.note.value);
+    return {
+      balanceAtomic: unspent.reduce((sum, value) => sum + value, 0n),
+      unspentNotes: unspent.length,
+      largestNoteAtomic: unspent.reduce((largest, value) => (value > largest ? value : largest), 0n),
+      spentNotes: entries.length - unspent.length,
+      maxPaymentAtomic: deps.maxPaymentAtomic,
+      budget: { budgetAtomic: deps.budgetAtomic, usedAtomic: agent.committedAtomic, leftAtomic: deps.budgetAtomic - agent.committedAtomic },
+    };
+  };
+
+  server.registerTool(
+    "x402_fetch",
+    {
+      title: "Fetch a URL, paying an x402 402 privately",
+      description:
+        "Fetches a URL. When it answers 402 with x402 payment terms, pays it out of the privacy pool (the seller sees a " +
+        "single-use payer, never this wallet) within the per-payment cap and the budget, and returns the paid response." +
+        " With confirmations on, the first call only answers the price; call again with confirmPriceAtomic to pay it.",
+      inputSchema: {
+        url: z.url({ protocol: /^https?$/ }),
+        method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]).default("GET"),
+        headers: z.record(z.string(), z.string()).optional(),
+        body: z.string().optional(),
+        confirmPriceAtomic: atomicAmount.optional().describe("The price the user confirmed; nothing above it is paid."),
+      },
+    },
+    ({ url, method, headers, body, confirmPriceAtomic }) =>
+      guarded(async () => {
+        const init: RequestInit = { method, ...(headers !== undefined && { headers }), ...(body !== undefined && { body }) };
+        if (deps.confirmPayments && confirmPriceAtomic === undefined) {
+          const preview = await fetch(url, init);
+          if (preview.status !== 402) return answer(await responseSummary(preview));
+          const required = await readPaymentRequired(preview);
+          if (required === undefined) throw new X402AgentError("NOT_X402", `${url} answered 402 without x402 payment details; nothing was paid.`);
+          const price = amountOf(agent.usableEntry(required, url));
+          return refusal(
+            `CONFIRMATION_REQUIRED: ${url} asks ${price} atomic USDC (the facilitator's take comes on top). Nothing was paid. ` +
+              `Ask the user to confirm this price, then call x402_fetch again with confirmPriceAtomic "${price}".`,
+          );
+        }
+        const settlements: X402Settlement[] = [];
+        const collect = (event: AgentEvent) => {
+          if (event.step === "settled" && "xPayment" in event.answer) settlements.push(event.answer);
+        };
+        const cap = confirmPriceAtomic === undefined ? {} : { maxPaymentAtomic: BigInt(confirmPriceAtomic) };
+        const response = await deps.agentEvents.run(collect, () => agent.fetch(url, init, cap));
+        return answer({ ...(await responseSummary(response)), ...(settlements[0] !== undefined && { payment: paymentSummary(settlements[0]) }) });
+      }),
+  );
+
+  server.registerTool(
+    "x402_balance",
+    {
+      title: "Balance of the wallet's notes",
+      description: "The USDC the wallet's unspent notes hold (atomic units), how many notes, and what is left of the budget.",
+    },
+    () => guarded(async () => answer(await balance())),
+  );
+
+  server.registerTool(
+    "x402_deposit",
+    {
+      title: "Deposit USDC into the privacy pool",
+      description:
+        "Deposits amountAtomic USDC (at least 1 USDC = 1000000) from the owner's depositor key into the pool as a note of this " +
+        "wallet's seed. The note is spendable once the facilitator's compliance set (ASP) approves the deposit.",
+      inputSchema: { amountAtomic: atomicAmount },
+    },
+    ({ amountAtomic }) =>
+      guarded(async () => {
+        const { depositor } = deps;
+        if (depositor === undefined) {
+          return refusal("NO_DEPOSITOR: this server has no depositor key. Set X402_DEPOSITOR_PRIVATE_KEY to a key holding USDC and gas, and restart it.");
+        }
+        const run = deposits.then(() => depositNote({ signer: depositor, addressBook: deps.addressBook, value: BigInt(amountAtomic), seed: deps.seed }));
+        deposits = run.catch(() => {});
+        const deposited = await run;
+        await vault.save(deposited.note);
+        return answer({
+          deposited: true,
+          valueAtomic: deposited.note.value,
+          depositIndex: deposited.index,
+          txHash: deposited.txHash,
+          spendable: "once the facilitator's ASP approves the deposit (x402_privacy_status shows the pool).",
+          balance: await balance(),
+        });
+      }),
+  );
+
+  server.registerTool(
+    "x402_recover",
+    {
+      title: "Recover the wallet's notes from its seed",
+      description:
+        "Rebuilds every note of the wallet's seed from the chain alone (deposits, change notes, refunds of payments a seller " +
+        "refused) and stores the unspent ones in the vault; notes the chain shows spent are marked spent.",
+    },
+    () =>
+      guarded(async () => {
+        const recovered = await recoverNotes({ provider: deps.provider, addressBook: deps.addressBook, seed: deps.seed });
+        const before = new Map((await vault.list()).map((entry) => [entry.note.commitment, entry.spent]));
+        const added = recovered.unspent.filter((note) => !before.has(note.commitment));
+        for (const note of added) await vault.save(note);
+        const spentOnChain = new Set(
+          recovered.chains.flatMap((chain) => chain.history.flatMap((step) => (step.kind === "deposited" ? [] : [step.spentCommitment]))),
+        );
+        const stale = [...before].filter(([commitment, spent]) => !spent && spentOnChain.has(commitment)).map(([commitment]) => commitment);
+        for (const commitment of stale) await vault.markSpent(commitment);
+        return answer({
+          recoveredNotes: added.length,
+          markedSpent: stale.length,
+          chains: recovered.chains.map((chain) => ({ depositIndex: chain.depositIndex, origin: chain.origin, status: chain.status, valueAtomic: chain.latest.value })),
+          toBlock: recovered.toBlock,
+          balance: await balance(),
+        });
+      }),
+  );
+
+  server.registerTool(
+    "x402_privacy_status",
+    {
+      title: "Privacy status of the facilitator's pool",
+      description: "The anonymity set the facilitator reports, the minimum for privacy, and whether a payment now is private.",
+    },
+    () =>
+      guarded(async () => {
+        const supported = SupportedPrivacySchema.parse(await deps.facilitator.supported());
+        const { pilot, blockingReasons } = supported;
+        return answer({
+          private: pilot.private,
+          anonymitySet: pilot.anonymitySet,
+          minimumForPrivacy: pilot.minimumForPrivacy,
+          payingWhenNotPrivate: deps.acceptNotPrivate,
+          blockingReasons: blockingReasons.map((reason) => reason.code),
+          network: supported.contracts?.network,
+        });
+      }),
+  );
+}
+
+/** The part of the facilitator's `supported` the privacy status reads. */
+const SupportedPrivacySchema = z.looseObject({
+  pilot: z.looseObject({ private: z.boolean(), anonymitySet: z.number().int().nullable(), minimumForPrivacy: z.number().int() }),
+  blockingReasons: z.array(z.looseObject({ code: z.string() })).default([]),
+  contracts: z.looseObject({ network: z.string() }).optional(),
+});
+
+async function responseSummary(response: Response) {
+  const text = await response.text();
+  return {
+    status: response.status,
+    contentType: response.headers.get("content-type"),
+    body: text.slice(0, MAX_BODY_CHARS),
+    ...(text.length > MAX_BODY_CHARS && { truncated: `the body has ${text.length} characters; the first ${MAX_BODY_CHARS} are shown` }),
+  };
+}
+
+/** A payment as the host may see it: public facts of the chain and the facilitator's privacy block, no secret. */
+function paymentSummary(settlement: X402Settlement) {
+  return {
+    amountAtomic: settlement.amount,
+    grossAtomic: settlement.gross,
+    x402Version: settlement.x402Version,
+    payer: settlement.payer,
+    fundingTxHash: settlement.fundingTxHash,
+    private: settlement.privacy.private,
+    anonymitySet: settlement.privacy.anonymitySet,
+    custody: settlement.privacy.custody.mode,
+  };
+}

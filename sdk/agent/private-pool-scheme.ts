@@ -1,0 +1,115 @@
+import type { PaymentResponseContext, x402Client } from "@x402/core/client";
+import type {
+  DefaultAsset,
+  PaymentPayloadContext,
+  PaymentPayloadResult,
+  PaymentRequired as CorePaymentRequired,
+  PaymentRequirements,
+  SchemeClientHooks,
+  SchemeNetworkClient,
+} from "@x402/core/types";
+import { caip2NetworkOf, chainIdOfNetwork, decodeXPayment, v1NetworkOf, type PaymentRequired, type ResourceInfo } from "../../x402/index.js";
+import { paymentNotAccepted, X402Agent, type X402AgentOptions, type X402Settlement } from "./x402-agent.js";
+
+/**
+ * What the scheme pays with: an X402Agent's options (the facilitator, the notes, the caps, the budget, custody). It
+ * never probes the seller: an @x402/core client hands a scheme no request to probe with.
+ */
+export type PrivatePoolSchemeOptions = Omit<X402AgentOptions, "probe">;
+
+/** A v2 payment the scheme made, until the seller's answer to it comes back through the payment-response hook. */
+interface PendingPayment {
+  url: string;
+  settlement: X402Settlement;
+}
+
+/**
+ * The `exact` scheme of an @x402/core client (`x402Client.register(network, scheme)`) that pays out of the privacy
+ * pool: createPaymentPayload settles the seller's entry through the pinned facilitator, exactly as X402Agent.fetch
+ * does (X402Agent.payRequirement: caps, budget, typed errors, proving where it can), and returns the payment the
+ * single-use payer signed. The agent's address is in no transaction of it.
+ */
+export class PrivatePoolScheme implements SchemeNetworkClient {
+  readonly scheme = "exact";
+  /** The facilitator's chain and USDC: the only entries the scheme pays. */
+  readonly network: X402AgentOptions["network"];
+  private readonly agent: X402Agent;
+  /** The 402 each selected entry came from (its resource, its URL), handed over by the client's before-creation hook. */
+  private readonly requiredOf = new WeakMap<object, CorePaymentRequired>();
+  /** v2 payments by their authorization's nonce, until the seller answers them. */
+  private readonly pending = new Map<string, PendingPayment>();
+
+  readonly schemeHooks: SchemeClientHooks = {
+    onBeforePaymentCreation: async ({ paymentRequired, selectedRequirements }) => {
+      this.requiredOf.set(selectedRequirements, paymentRequired);
+    },
+    onPaymentResponse: async (context) => this.onPaymentResponse(context),
+  };
+
+  constructor(options: PrivatePoolSchemeOptions) {
+    this.network = options.network;
+    this.agent = new X402Agent({ ...options, probe: false });
+  }
+
+  /**
+   * The facilitator's USDC is a USD asset of 6 decimals, so the client's spend controls (its per-payment dollar cap)
+   * apply to it on top of the agent's own caps, and do not refuse it as an unknown token.
+   */
+  findDefaultAsset = (asset: string, network: string): DefaultAsset | undefined =>
+    chainIdOfNetwork(network) === this.network.chainId && asset.toLowerCase() === this.network.asset.toLowerCase()
+      ? { asset, decimals: 6, symbol: "USDC" }
+      : undefined;
+
+  async createPaymentPayload(x402Version: number, requirements: PaymentRequirements, context?: PaymentPayloadContext): Promise<PaymentPayloadResult> {
+    const required = this.requiredOf.get(requirements);
+    const resource: ResourceInfo | undefined = x402Version === 2 && required !== undefined ? { ...required.resource } : undefined;
+    const url = resource?.url ?? v1ResourceOf(requirements) ?? `the seller paid at ${requirements.payTo}`;
+    // The entry the client selected, checked as fetch checks a 402's entries: exact, the facilitator's USDC and chain.
+    const accepted = this.agent.usableEntry({ x402Version: 1, accepts: [requirements] } as PaymentRequired, url);
+    const cap = context?.maxAmountPerPayment;
+    const settlement = await this.agent.payRequirement(accepted, { url, resource, ...(cap !== undefined && { maxPaymentAtomic: BigInt(cap) }) });
+    const payment = decodeXPayment(settlement.xPayment);
+    if (payment.x402Version === 2) this.pending.set(payment.payload.authorization.nonce, { url, settlement });
+    // A v1 client sends the scheme's result as it is: the whole v1 payment. A v2 client wraps the payload itself.
+    return payment.x402Version === 1 ? { ...payment, payload: { ...payment.payload } } : { x402Version: 2, payload: { ...payment.payload } };
+  }
+
+  /**
+   * The seller's answer to a v2 payment of this scheme: a refusal (a 402 naming a settle failure or a verification
+   * error) is PaymentNotAcceptedError, with the refund path, as X402Agent.fetch throws it. @x402/core runs this hook
+   * for v2 payments only: a v1 seller's refusal comes back as its response, and the refund comes home all the same.
+   */
+  private async onPaymentResponse({ paymentPayload, settleResponse, paymentRequired }: PaymentResponseContext): Promise<void> {
+    const nonce = (paymentPayload.payload as { authorization?: { nonce?: unknown } }).authorization?.nonce;
+    const pending = typeof nonce === "string" ? this.pending.get(nonce) : undefined;
+    if (pending === undefined) return;
+    this.pending.delete(nonce as string);
+    if (settleResponse?.success === true) return;
+    if (settleResponse === undefined && paymentRequired === undefined) return;
+    const reason = settleResponse?.errorReason ?? paymentRequired?.error;
+    throw paymentNotAccepted(pending.url, { status: 402, ...(reason !== undefined && { reason }) }, pending.settlement);
+  }
+}
+
+/** A scheme that pays out of the privacy pool, for an @x402/core client (see PrivatePoolScheme). */
+export function privatePoolScheme(options: PrivatePoolSchemeOptions): PrivatePoolScheme {
+  return new PrivatePoolScheme(options);
+}
+
+/**
+ * Registers `scheme` on `client` for its chain under both names x402 gives it: the CAIP-2 id of v2
+ * (eip155:<chainId>) and, where x402 has one, the v1 slug (base, base-sepolia, ...). Returns the client.
+ */
+export function registerPrivatePoolScheme(client: x402Client, scheme: PrivatePoolScheme): x402Client {
+  const { chainId } = scheme.network;
+  client.register(caip2NetworkOf(chainId), scheme);
+  const v1 = v1NetworkOf(chainId);
+  if (v1 !== undefined) client.registerV1(v1, scheme);
+  return client;
+}
+
+/** The URL a v1 entry names in its `resource`. */
+function v1ResourceOf(requirements: PaymentRequirements): string | undefined {
+  const { resource } = requirements as { resource?: unknown };
+  return typeof resource === "string" ? resource : undefined;
+}

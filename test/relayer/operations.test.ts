@@ -8,7 +8,8 @@ import pg from "pg";
 import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { testDatabaseUrl } from "../helpers/database.js";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
-import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
+import { Wallet } from "ethers";
+import { buildIndexerConfig, startIndexer, TEST_TOKEN, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
 import { manualMining } from "./helpers/manual-mining.js";
@@ -65,6 +66,19 @@ describe("relayer operations: health, metrics, balance guard and fault answers",
     const response = await fetch(`${relayer.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(response.status).to.equal(200);
     return response.text();
+  };
+  /** The indexer's metrics, behind its own token on its API port. */
+  const scrapeIndexer = async () => {
+    const response = await fetch(`${indexer.url}/metrics`, { headers: { authorization: `Bearer ${TEST_TOKEN}` } });
+    expect(response.status).to.equal(200);
+    return response.text();
+  };
+  /** Fails when promtool is installed and rejects the exposition; passes where it is not installed. */
+  const promtoolCheck = (exposition: string) => {
+    if (spawnSync("promtool", ["--version"]).error !== undefined) return;
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "metrics-")), "metrics.prom");
+    writeFileSync(file, exposition);
+    execFileSync("sh", ["-c", `promtool check metrics < ${file}`]);
   };
   const ready = async () => {
     const response = await fetch(`${relayer.url}/health/ready`);
@@ -124,11 +138,13 @@ describe("relayer operations: health, metrics, balance guard and fault answers",
 
     expect((await fetch(`${relayer.url}/metrics`)).status).to.equal(401);
     expect((await fetch(`${relayer.url}/metrics`, { headers: { authorization: "Bearer wrong-token-of-this-test" } })).status).to.equal(401);
+    // The scheduled sweep runs at start (nothing expired yet): this waits for that run, or makes one.
+    expect(await relayer.relayer.sweeps!.runOnce()).to.equal("done");
     const exposition = await scrape();
     expect(sample(exposition, "relayer_ready", { check: "balance" })).to.equal(1);
     expect(sample(exposition, "relayer_relaying_key_balance_eth")).to.be.above(0);
-    // The scheduled sweep ran at start (nothing expired yet).
     expect(sample(exposition, "relayer_sweep_runs_total", { result: "done" })).to.be.at.least(1);
+    expect(sample(exposition, "relayer_sweep_backlog")).to.equal(0);
   });
 
   it("moves the request, proof and lease metrics with a settle; the exposition passes promtool where it is installed", async function () {
@@ -141,11 +157,55 @@ describe("relayer operations: health, metrics, balance guard and fault answers",
     expect(sample(after, "relayer_http_request_duration_seconds_count", settles) - sample(before, "relayer_http_request_duration_seconds_count", settles)).to.equal(1);
     expect(sample(after, "relayer_proof_duration_seconds_count") - sample(before, "relayer_proof_duration_seconds_count")).to.equal(1);
     expect(sample(after, "relayer_leases", { state: "settled" }) - sample(before, "relayer_leases", { state: "settled" })).to.equal(1);
+    promtoolCheck(after);
+  });
 
-    if (spawnSync("promtool", ["--version"]).error !== undefined) return; // not installed here
-    const file = path.join(mkdtempSync(path.join(tmpdir(), "metrics-")), "relayer.prom");
-    writeFileSync(file, after);
-    execFileSync("sh", ["-c", `promtool check metrics < ${file}`]);
+  it("indexer: answers liveness and readiness; its metrics show lag, ASP root age and anonymity set, and move with a deposit", async function () {
+    expect((await fetch(`${indexer.url}/health/live`)).status).to.equal(200);
+    const readyAnswer = await fetch(`${indexer.url}/health/ready`);
+    const body = (await readyAnswer.json()) as { ready: boolean; checks: Record<string, { ok: boolean }> };
+    expect(readyAnswer.status, JSON.stringify(body)).to.equal(200);
+    expect(Object.keys(body.checks)).to.have.members(["database", "rpc", "synced", "postman"]);
+    expect((await fetch(`${indexer.url}/metrics`)).status).to.equal(401);
+
+    await indexer.indexer.sync.catchUp();
+    const before = await scrapeIndexer();
+    await freshNote();
+    await chain.connection.networkHelpers.mine(3);
+    const after = await scrapeIndexer();
+    expect(sample(after, "indexer_state_tree_leaves") - sample(before, "indexer_state_tree_leaves")).to.equal(1);
+    expect(sample(after, "indexer_lag_blocks")).to.equal(3);
+    expect(sample(after, "indexer_asp_root_current")).to.equal(1);
+    expect(sample(after, "indexer_asp_root_age_seconds")).to.be.at.least(0);
+    expect(sample(after, "indexer_postman_balance_eth")).to.be.above(0);
+    expect(sample(after, "indexer_http_request_duration_seconds_count", { route: "/health/ready", status: "200" })).to.be.at.least(1);
+    promtoolCheck(after);
+  });
+
+  it("indexer: a postman that cannot pay a publication is not sent, readiness says so with the balance, and it publishes once funded", async function () {
+    const { networkHelpers } = chain.connection;
+    const postman = new Wallet(chain.postmanPrivateKey).address;
+    const funded = await chain.connection.ethers.provider.getBalance(postman);
+    await networkHelpers.setBalance(postman, 0n);
+    try {
+      await deposit(chain, chain.depositors.alice, tag++, 3_000_000n);
+      await indexer.indexer.sync.catchUp();
+      let refusal: unknown;
+      await indexer.indexer.curator.publish().catch((error: unknown) => (refusal = error));
+      expect(String(refusal)).to.contain(`the postman ${postman} holds 0.0 ETH`);
+      expect(await chain.facilitator.entrypoint.latestRoot()).to.not.equal(indexer.indexer.curator.status().aspRoot);
+      const readyAnswer = await fetch(`${indexer.url}/health/ready`);
+      const body = (await readyAnswer.json()) as { checks: { postman: { ok: boolean; detail: string } } };
+      expect(readyAnswer.status).to.equal(503);
+      expect(body.checks.postman.ok).to.equal(false);
+      expect(sample(await scrapeIndexer(), "indexer_postman_balance_eth")).to.equal(0);
+    } finally {
+      await networkHelpers.setBalance(postman, funded);
+    }
+    await indexer.indexer.curator.publish();
+    await indexer.indexer.sync.catchUp();
+    expect(await chain.facilitator.entrypoint.latestRoot()).to.equal(indexer.indexer.curator.status().aspRoot);
+    expect((await fetch(`${indexer.url}/health/ready`)).status).to.equal(200);
   });
 
   it("refuses spends with 503 RELAYER_UNFUNDED and the balance, before any proof or lease, while the relaying key cannot pay a relay; settles once funded", async function () {

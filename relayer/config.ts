@@ -108,14 +108,15 @@ export const RelayerConfigSchema = z
     tier: z.enum(["standard", "compliance"]).default("standard"),
     /**
      * The ETH price in USDC that converts a relay's gas cost into the fee floor (relayer/pricing.ts). Set it near
-     * the market price: a low one lets paid relays cost the operator more than their take.
+     * the market price: a low one lets paid relays cost the operator more than their take. Unset: 3000, or 2 on
+     * the local chain (defaultUsdcPerEth).
      */
     usdcPerEth: z
       .string()
       .regex(/^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$/, "must be a decimal USDC price of one ETH, such as 3000 or 2512.25")
       .transform(parseUsdc)
       .refine((price) => price > 0n, "must be above zero")
-      .default(3_000_000_000n),
+      .optional(),
     /** Base URL the `links` and `endpoints` of `supported` are given under. */
     publicUrl: z.url().optional(),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

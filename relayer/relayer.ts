@@ -15,7 +15,7 @@ import { checkIndexer } from "./indexer-check.js";
 import { describeCause } from "./upstream-cause.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { buildOpenApi } from "./openapi.js";
-import { accessFeeFor, networkPricing } from "./pricing.js";
+import { accessFeeFor, defaultUsdcPerEth, networkPricing } from "./pricing.js";
 import { SupportedResponseSchema } from "./schemas/supported.js";
 import { ProverService } from "./prover/prover-service.js";
 import type { Prover } from "./settlement/prover.js";
@@ -115,7 +115,7 @@ async function wireRelayer(
     pricing,
     tier: config.tier,
     treasury: config.treasury,
-    usdcPerEth: config.usdcPerEth,
+    usdcPerEth: config.usdcPerEth ?? defaultUsdcPerEth(chain.network),
   });
   const paymentWindow = { minimumSeconds: config.x402MinWindowSeconds, maximumSeconds: config.x402MaxWindowSeconds };
   const nonCustodial = { quoteTtlSeconds: config.quoteTtlSeconds, verificationKeySha256: await verificationKeySha256() };

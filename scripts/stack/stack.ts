@@ -153,10 +153,9 @@ async function startServices(options: StackOptions, run: Run) {
     INDEXER_TOKEN: indexerToken,
     TREASURY_ADDRESS: keys.treasury,
     PAYER_KEY_SECRET: `0x${randomBytes(32).toString("hex")}`,
+    // Paid mode at the local chain's default ETH price (2 USDC/ETH, relayer/pricing.ts): the floor stays under a
+    // 5% take of a 0.05 USDC price at this node's ~1 gwei.
     PRICING_MODE: "paid",
-    // The fee floor converts a relay's gas at this node's ~1 gwei, hundreds of times Base's: a 2 USDC/ETH price
-    // keeps the floor (~1.4k atomic) under a 5% take of a 0.05 USDC price.
-    RELAYER_USDC_PER_ETH: "2",
   });
   await waitForService(relayer, "the relayer", answers(`${relayerUrl}/api/facilitator/supported`));
   say("relayer", `${relayerUrl}: facilitator API (5% take to the treasury ${keys.treasury})`);

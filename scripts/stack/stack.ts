@@ -157,7 +157,7 @@ async function startServices(options: StackOptions, run: Run) {
     // 5% take of a 0.05 USDC price at this node's ~1 gwei.
     PRICING_MODE: "paid",
   });
-  await waitForService(relayer, "the relayer", answers(`${relayerUrl}/api/facilitator/supported`));
+  await waitForService(relayer, "the relayer's readiness", async () => (await fetch(`${relayerUrl}/health/ready`)).ok);
   say("relayer", `${relayerUrl}: facilitator API (5% take to the treasury ${keys.treasury})`);
 
   const info = {

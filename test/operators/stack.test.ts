@@ -11,7 +11,7 @@ import { DEV_ROLES, devAccount } from "../../scripts/stack/dev-accounts.js";
 import { startStack, type StackInfo } from "../../scripts/stack/stack.js";
 import { depositNote, NoteVault, X402Agent } from "../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
-import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";
+import { Entrypoint__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import { caip2NetworkOf } from "../../x402/networks.js";
 import { startReferenceFacilitator } from "../../x402-peers/reference-facilitator.js";
 import { startSeller, WEATHER_REPORT } from "../../x402-peers/seller.js";
@@ -55,8 +55,14 @@ describe("npm run stack: the local system in one command", function () {
     const info = JSON.parse(await readFile(path.join(logDir!, "stack.json"), "utf8")) as StackInfo;
     expect(output).to.contain(`RELAYER_URL=${info.relayerUrl}`);
 
-    // One payment through it: an x402 seller settled by the reference facilitator, paid by an agent's note.
+    // Both services are ready, and the relaying key sweeps refunds with no role granted by hand.
     const provider = new JsonRpcProvider(info.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
+    expect((await fetch(`${info.relayerUrl}/health/ready`)).status).to.equal(200);
+    expect((await fetch(`${info.indexerUrl}/health/ready`)).status).to.equal(200);
+    const entrypoint = Entrypoint__factory.connect(info.contracts.entrypoint, provider);
+    expect(await entrypoint.hasRole(await entrypoint.REFUNDER_ROLE(), devAccount(DEV_ROLES.relayer).address)).to.equal(true);
+
+    // One payment through it: an x402 seller settled by the reference facilitator, paid by an agent's note.
     const facilitator = await startReferenceFacilitator({
       rpcUrl: info.rpcUrl,
       chainId: info.chainId,

@@ -33,7 +33,7 @@ export function createRelayerApp(deps: AppDeps): Koa {
   app.use(requestLog(deps.logger));
   app.use(requestMetrics(deps.metrics));
   app.use(errorHandler(deps.logger));
-  app.use(healthRoutes(deps.readiness));
+  app.use(healthRoutes(deps.readiness, deps.inFlight));
   if (deps.metricsToken !== undefined) app.use(metricsRoute(deps.metrics.registry, () => deps.readiness.check(), deps.metricsToken));
   app.use(failureFieldsByRoute());
   app.use(deps.inFlight.middleware());

@@ -4,6 +4,7 @@ import type { RelayerMetrics } from "../metrics.js";
 import type { Readiness } from "../readiness.js";
 import type { RelayerStore } from "../store/relayer-store.js";
 import { isSpendRoute } from "./failure-fields.js";
+import type { InFlightRequests } from "./in-flight.js";
 import { nullifierHashIn } from "./rate-limit.js";
 
 /** The probes of an orchestrator or load balancer: outside the facilitator API, never rate limited. */
@@ -11,13 +12,16 @@ export const HEALTH_ROUTES = { live: "/health/live", ready: "/health/ready" } as
 
 /**
  * GET /health/live: the process answers (restart it when not). GET /health/ready: 200 when every readiness check
- * passes, else 503; both with each check and what it found (relayer/readiness.ts).
+ * passes, else 503; both with each check and what it found (relayer/readiness.ts); 503 at once while shutting down.
  */
-export function healthRoutes(readiness: Readiness): Middleware {
+export function healthRoutes(readiness: Readiness, inFlight: InFlightRequests): Middleware {
   return async (ctx, next) => {
     if (ctx.method !== "GET") return next();
     if (ctx.path === HEALTH_ROUTES.live) {
       ctx.body = { live: true };
+    } else if (ctx.path === HEALTH_ROUTES.ready && inFlight.isDraining) {
+      ctx.status = 503;
+      ctx.body = { ready: false, shuttingDown: true };
     } else if (ctx.path === HEALTH_ROUTES.ready) {
       const { ready, checks } = await readiness.check();
       ctx.status = ready ? 200 : 503;

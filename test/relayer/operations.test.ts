@@ -310,4 +310,12 @@ describe("relayer operations: health, metrics, balance guard and fault answers",
     expect(replayed.status, JSON.stringify(replayed.body)).to.equal(200);
     expect(replayed.body).to.deep.include({ settled: true, replayed: true });
   });
+
+  // Last: a shutdown that began is not undone.
+  it("answers readiness 503 at once when a shutdown begins, so a load balancer stops sending", async function () {
+    await relayer.relayer.inFlight.drain(0);
+    const { status, body } = await ready();
+    expect(status).to.equal(503);
+    expect(body).to.deep.equal({ ready: false, shuttingDown: true });
+  });
 });

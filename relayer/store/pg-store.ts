@@ -1,15 +1,15 @@
 import type pg from "pg";
 import { openDatabase, type PostgresOptions, type PostgresTimeouts } from "../../lib/postgres.js";
-import type {
-  AgentRecord,
-  AgentSpend,
-  AuthorizationRecord,
-  LeaseRecord,
-  LeaseState,
-  RelayerStore,
-  SweepRecord,
+import {
+  countsByState,
+  type AgentRecord,
+  type AgentSpend,
+  type AuthorizationRecord,
+  type LeaseRecord,
+  type LeaseState,
+  type RelayerStore,
+  type SweepRecord,
 } from "./relayer-store.js";
-import { countsByState } from "./relayer-store.js";
 import { agentValues, reservedLeaseValues, sweepValues, toAgent, toLease, toSweep, type Row } from "./rows.js";
 import { isDroppedPgConnection, isPgUnavailable, storeUnavailable } from "./store-faults.js";
 

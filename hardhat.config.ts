@@ -48,6 +48,39 @@ export default defineConfig({
       },
     },
   },
+  // The OP Stack upgrades of Base Sepolia and Base by activation time (the superchain registry's): a fork (`npm run
+  // chain:fork`) executes calls at the forked block with them, and refuses to ("no known hardfork for execution on
+  // historical block") for a chain it has no history of, which failed `npm run deploy` on the fork.
+  chainDescriptors: {
+    8453: {
+      name: "Base",
+      chainType: "op",
+      hardforkHistory: {
+        bedrock: { blockNumber: 0 },
+        regolith: { timestamp: 0 },
+        canyon: { timestamp: 1_704_992_401 },
+        ecotone: { timestamp: 1_710_374_401 },
+        fjord: { timestamp: 1_720_627_201 },
+        granite: { timestamp: 1_726_070_401 },
+        holocene: { timestamp: 1_736_445_601 },
+        isthmus: { timestamp: 1_746_806_401 },
+      },
+    },
+    84532: {
+      name: "Base Sepolia",
+      chainType: "op",
+      hardforkHistory: {
+        bedrock: { blockNumber: 0 },
+        regolith: { timestamp: 0 },
+        canyon: { timestamp: 1_699_981_200 },
+        ecotone: { timestamp: 1_708_534_800 },
+        fjord: { timestamp: 1_716_998_400 },
+        granite: { timestamp: 1_723_478_400 },
+        holocene: { timestamp: 1_732_633_200 },
+        isthmus: { timestamp: 1_744_905_600 },
+      },
+    },
+  },
   networks: {
     hardhatMainnet: { type: "edr-simulated", chainType: "l1" },
     // The deploy script and the demo connect through this one with their RPC_URL (and DEPLOYER_PRIVATE_KEY) as an

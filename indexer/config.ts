@@ -1,3 +1,4 @@
+import { parseEther } from "ethers";
 import { z } from "zod";
 import { loadEnvConfig } from "../lib/env-config.js";
 import { DatabaseUrlSchema } from "../lib/postgres.js";
@@ -22,6 +23,9 @@ export const INDEXER_ENV = {
   postmanPrivateKey: "ASP_POSTMAN_PRIVATE_KEY",
   operatorAddresses: "ASP_OPERATOR_ADDRESSES",
   minimumDeposit: "ANONYMITY_MIN_DEPOSIT",
+  postmanLowBalanceEth: "ASP_POSTMAN_LOW_BALANCE_ETH",
+  metricsPort: "INDEXER_METRICS_PORT",
+  metricsHost: "INDEXER_METRICS_HOST",
   logLevel: "LOG_LEVEL",
 } as const;
 
@@ -64,6 +68,15 @@ export const IndexerConfigSchema = z
       .optional(),
     operatorAddresses: commaSeparatedAddresses.default([]),
     minimumDeposit: AtomicAmountSchema.default(1_000_000n),
+    /** Below this ETH balance of the postman each readiness check logs a warning (the metric shows it too). */
+    postmanLowBalanceEth: z
+      .string()
+      .regex(/^(0|[1-9][0-9]{0,8})(\.[0-9]{1,18})?$/, "must be a decimal amount of ETH, such as 0.05")
+      .transform((amount) => parseEther(amount))
+      .default(parseEther("0.01")),
+    /** Serves GET /metrics on a port of its own; absent: on the API port, behind INDEXER_TOKEN. */
+    metricsPort: count(0).pipe(z.number().max(65_535)).optional(),
+    metricsHost: z.string().min(1).default("127.0.0.1"),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
   .strict()

@@ -5,13 +5,16 @@ import type { Logger } from "pino";
 import { AddressBookSchema, readAddressBook, type AddressBook } from "../lib/address-book.js";
 import { Entrypoint__factory, IEntrypoint__factory, IPrivacyPool__factory } from "../types/ethers-contracts/index.js";
 import { AspCurator } from "./asp/curator.js";
+import { PostmanFunds } from "./asp/postman-funds.js";
 import { RootPublisher } from "./asp/root-publisher.js";
 import { ScreeningLists } from "./asp/screening-lists.js";
 import { ChainReader } from "./chain/chain-reader.js";
 import { ConfigError } from "../lib/env-config.js";
 import { confirmationsFor, INDEXER_ENV, type IndexerConfig } from "./config.js";
 import { createIndexerApp } from "./http/app.js";
+import { IndexerMetrics } from "./metrics.js";
 import { IndexerQueries } from "./queries.js";
+import { IndexerReadiness } from "./readiness.js";
 import type { IndexerStore } from "./store/indexer-store.js";
 import { openIndexerStore } from "./store/open-store.js";
 import { IndexerSync } from "./sync.js";
@@ -24,6 +27,8 @@ export interface Indexer {
   sync: IndexerSync;
   curator: AspCurator;
   queries: IndexerQueries;
+  metrics: IndexerMetrics;
+  readiness: IndexerReadiness;
   app: Koa;
   close(): Promise<void>;
 }
@@ -38,6 +43,7 @@ export async function createIndexer(config: IndexerConfig, logger: Logger): Prom
   const addressBook = await loadAddressBook(config, chainId);
   const addresses = { pool: addressBook.privacyPool, entrypoint: addressBook.entrypoint };
 
+  const metrics = new IndexerMetrics();
   const store = await openIndexerStore(config);
   await store.bindDeployment(`${chainId}:${addressBook.privacyPool}`);
   const lists = new ScreeningLists(
@@ -59,14 +65,15 @@ export async function createIndexer(config: IndexerConfig, logger: Logger): Prom
     { retries: config.rpcRetries, ...RPC_BACKOFF },
     logger,
   );
+  const postman =
+    config.publishRoots && config.postmanPrivateKey !== undefined
+      ? new PostmanFunds(new Wallet(config.postmanPrivateKey, provider), config.postmanLowBalanceEth, metrics, logger)
+      : null;
   const curator = new AspCurator({
     store,
     lists,
     chain,
-    publisher:
-      config.publishRoots && config.postmanPrivateKey !== undefined
-        ? await postmanPublisher(config.postmanPrivateKey, addresses.entrypoint, provider)
-        : null,
+    publisher: postman === null ? null : await postmanPublisher(config.postmanPrivateKey!, addresses.entrypoint, provider, postman),
     policy: { minimumDeposit: config.minimumDeposit, operatorAddresses: config.operatorAddresses },
     logger,
   });
@@ -83,7 +90,8 @@ export async function createIndexer(config: IndexerConfig, logger: Logger): Prom
   });
   await sync.load();
   const queries = new IndexerQueries({ chainId, sync, curator, store });
-  const app = createIndexerApp({ queries, token: config.token, logger, addressBook });
+  const readiness = new IndexerReadiness({ store, provider, sync, curator, postman, metrics });
+  const app = createIndexerApp({ queries, token: config.token, logger, addressBook, readiness, metrics, metricsApart: config.metricsPort !== undefined });
 
   return {
     chainId,
@@ -92,6 +100,8 @@ export async function createIndexer(config: IndexerConfig, logger: Logger): Prom
     sync,
     curator,
     queries,
+    metrics,
+    readiness,
     app,
     async close() {
       provider.destroy();
@@ -119,7 +129,7 @@ async function loadAddressBook(config: IndexerConfig, chainId: number): Promise<
 }
 
 /** The publisher for the postman key; refuses a key without POSTMAN_ROLE rather than failing at each publish. */
-async function postmanPublisher(privateKey: string, entrypoint: string, provider: JsonRpcProvider): Promise<RootPublisher> {
+async function postmanPublisher(privateKey: string, entrypoint: string, provider: JsonRpcProvider, funds: PostmanFunds): Promise<RootPublisher> {
   const postman = new Wallet(privateKey, provider);
   const contract = Entrypoint__factory.connect(entrypoint, postman);
   if (!(await contract.hasRole(await contract.POSTMAN_ROLE(), postman.address))) {
@@ -127,5 +137,5 @@ async function postmanPublisher(privateKey: string, entrypoint: string, provider
       `Invalid server config: ${INDEXER_ENV.postmanPrivateKey} (${postman.address}) does not hold POSTMAN_ROLE on the entrypoint`,
     ]);
   }
-  return new RootPublisher(contract);
+  return new RootPublisher(contract, funds);
 }

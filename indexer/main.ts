@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { toWireJson } from "./api.js";
 import { ConfigError } from "../lib/env-config.js";
+import { serveMetrics } from "../lib/metrics-http.js";
 import { loadIndexerConfig } from "./config.js";
 import { createIndexer } from "./indexer.js";
 
@@ -37,11 +38,17 @@ async function main(command: string): Promise<void> {
   const server = indexer.app.listen(config.port, config.host);
   await once(server, "listening");
   logger.info({ host: config.host, port: (server.address() as AddressInfo).port }, "indexer API listening");
+  const metricsServer =
+    config.metricsPort === undefined
+      ? undefined
+      : await serveMetrics(indexer.metrics.registry, () => indexer.readiness.check(), config.metricsHost, config.metricsPort);
+  if (metricsServer !== undefined) logger.info({ host: config.metricsHost, port: (metricsServer.address() as AddressInfo).port }, "indexer metrics listening");
   const stop = new AbortController();
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => stop.abort());
   await indexer.sync.follow(stop.signal, config.pollIntervalMs);
   server.closeAllConnections();
   server.close();
+  metricsServer?.close();
   await indexer.close();
   logger.info("indexer stopped");
 }

@@ -1,3 +1,4 @@
+import { parseEther } from "ethers";
 import { z } from "zod";
 import { loadEnvConfig } from "../lib/env-config.js";
 import { DatabaseUrlSchema } from "../lib/postgres.js";
@@ -42,6 +43,12 @@ export const RELAYER_ENV = {
   x402MinWindowSeconds: "RELAYER_X402_MIN_WINDOW_SECONDS",
   x402MaxWindowSeconds: "RELAYER_X402_MAX_WINDOW_SECONDS",
   quoteTtlSeconds: "RELAYER_QUOTE_TTL_SECONDS",
+  relayInclusionTimeoutMs: "RELAYER_RELAY_INCLUSION_TIMEOUT_MS",
+  lowBalanceEth: "RELAYER_LOW_BALANCE_ETH",
+  metricsPort: "RELAYER_METRICS_PORT",
+  metricsHost: "RELAYER_METRICS_HOST",
+  metricsToken: "RELAYER_METRICS_TOKEN",
+  sweepIntervalSeconds: "RELAYER_SWEEP_INTERVAL_SECONDS",
   crashAt: "RELAYER_CRASH_AT",
   nodeEnv: "NODE_ENV",
 } as const;
@@ -56,6 +63,11 @@ const port = z
   .regex(/^[0-9]+$/, "must be a port number")
   .transform(Number)
   .pipe(z.number().int().min(0).max(65_535));
+
+const ethAmount = z
+  .string()
+  .regex(/^(0|[1-9][0-9]{0,8})(\.[0-9]{1,18})?$/, "must be a decimal amount of ETH, such as 0.05")
+  .transform((amount) => parseEther(amount));
 
 // Capped at what setTimeout accepts: a longer delay fires at once.
 const positiveInt = z
@@ -96,14 +108,15 @@ export const RelayerConfigSchema = z
     tier: z.enum(["standard", "compliance"]).default("standard"),
     /**
      * The ETH price in USDC that converts a relay's gas cost into the fee floor (relayer/pricing.ts). Set it near
-     * the market price: a low one lets paid relays cost the operator more than their take.
+     * the market price: a low one lets paid relays cost the operator more than their take. Unset: 3000, or 2 on
+     * the local chain (defaultUsdcPerEth).
      */
     usdcPerEth: z
       .string()
       .regex(/^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$/, "must be a decimal USDC price of one ETH, such as 3000 or 2512.25")
       .transform(parseUsdc)
       .refine((price) => price > 0n, "must be above zero")
-      .default(3_000_000_000n),
+      .optional(),
     /** Base URL the `links` and `endpoints` of `supported` are given under. */
     publicUrl: z.url().optional(),
     logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -143,6 +156,25 @@ export const RelayerConfigSchema = z
      * the trees and proves in that time. A retry of a settled spend is answered whatever the quote's age.
      */
     quoteTtlSeconds: positiveInt.default(60),
+    /**
+     * How long a settle waits for its relay to be mined before it answers 202 SETTLEMENT_UNCERTAIN with the hash;
+     * a retry of the same request finishes it from the chain.
+     */
+    relayInclusionTimeoutMs: positiveInt.default(60_000),
+    /** Below this ETH balance of the relaying key the relayer logs a warning on each check (the metric shows it too). */
+    lowBalanceEth: ethAmount.default(parseEther("0.01")),
+    /** Serves GET /metrics (Prometheus) on a port of its own, apart from the public API; 0 picks a free one. */
+    metricsPort: port.optional(),
+    metricsHost: z.string().min(1).default("127.0.0.1"),
+    /** Serves GET /metrics on the public port, to callers presenting `Authorization: Bearer <token>`. */
+    metricsToken: z.string().min(16, "must be at least 16 characters").optional(),
+    /** How often the relayer sweeps expired settle-x402 payers into refund notes (relayer/x402/sweep-schedule.ts); 0 turns it off. */
+    sweepIntervalSeconds: z
+      .string()
+      .regex(/^[0-9]+$/, "must be a whole number of seconds (0: off)")
+      .transform(Number)
+      .pipe(z.number().int().max(2_000_000))
+      .default(600),
     /** Test-only fault injection (relayer/faults.ts): steps at which the process kills itself. */
     crashAt: z
       .string()

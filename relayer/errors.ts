@@ -70,6 +70,16 @@ export const RELAYER_ERROR_STATUS = {
   RATE_LIMITED: 429,
   /** The relayer is shutting down and takes no new requests; nothing was done. Retry against its successor. */
   SHUTTING_DOWN: 503,
+  /**
+   * A readiness check fails (database, chain RPC, indexer, prover: GET /health/ready names it); a spend is refused
+   * before any proof or lease, so nothing was spent. Retry-After says when to retry.
+   */
+  NOT_READY: 503,
+  /**
+   * The relaying key's ETH cannot pay a relay's gas at the current gas price; a spend is refused before any proof
+   * or lease, so nothing was spent. The message names the balance and the cost; the operator funds the key.
+   */
+  RELAYER_UNFUNDED: 503,
   /** A bug: nothing is reported spent. Faults of the chain, the indexer or the database have codes of their own. */
   INTERNAL: 500,
 } as const;

@@ -2,6 +2,7 @@ import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { ConfigError } from "../lib/env-config.js";
+import { serveMetrics } from "../lib/metrics-http.js";
 import { loadRelayerConfig } from "./config.js";
 import { closeGracefully } from "./http/in-flight.js";
 import { createRelayer } from "./relayer.js";
@@ -18,12 +19,18 @@ async function main(): Promise<void> {
   });
   const { port } = server.address() as AddressInfo;
   logger.info({ host: config.host, port, network: relayer.chain.network }, "relayer listening");
+  const metricsServer =
+    config.metricsPort === undefined
+      ? undefined
+      : await serveMetrics(relayer.metrics.registry, () => relayer.readiness.check(), config.metricsHost, config.metricsPort);
+  if (metricsServer !== undefined) logger.info({ host: config.metricsHost, port: (metricsServer.address() as AddressInfo).port }, "relayer metrics listening");
   const signal = await firstShutdownSignal();
   logger.info({ signal, inFlight: relayer.inFlight.count, graceMs: config.shutdownGraceMs }, "relayer shutting down");
   // Requests still running after the grace period are abandoned with their connections, unanswered, so none
   // is reported settled. Every spend holds a lease on its note (relayer/settlement/leased-withdrawals.ts): a
   // retry of the same request resolves an abandoned one from the chain, or frees the note once the lease is stale.
   const abandoned = await closeGracefully(server, relayer.inFlight, config.shutdownGraceMs);
+  metricsServer?.close();
   await relayer.close();
   logger.info({ abandoned }, "relayer stopped");
   // An abandoned handler may still hold timers or prover threads that would keep the process alive.

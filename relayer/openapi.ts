@@ -60,7 +60,7 @@ const ERRORS = {
   "413": errorResponse("INVALID_REQUEST: the body exceeds 64 KiB"),
   "422": errorResponse("INVALID_PROOF"),
   "500": errorResponse("INTERNAL, MISSING_SERVER_CONFIG"),
-  "503": errorResponse("INDEXER_COLD, INDEXER_UNAVAILABLE, CHAIN_UNAVAILABLE, SHUTTING_DOWN"),
+  "503": errorResponse("INDEXER_COLD, INDEXER_UNAVAILABLE, CHAIN_UNAVAILABLE, STORE_UNAVAILABLE, PROVER_BUSY, NOT_READY, RELAYER_UNFUNDED, SHUTTING_DOWN"),
 };
 
 /** The agent's key, returned by its registration (docs/relayer.md "Agent records"). */

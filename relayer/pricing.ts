@@ -60,6 +60,16 @@ export const KNOWN_NETWORKS: Record<string, Omit<NetworkPricing, "pricingMode"> 
   },
 };
 
+/**
+ * The ETH price in atomic USDC the fee floor converts gas with when RELAYER_USDC_PER_ETH is unset. Real chains: 3000,
+ * to be set near the market. The local chain (31337: a plain node at about 1 gwei, hundreds of times Base's gas
+ * price, or a fork of Base, which keeps that id): 2, so a 5% take of a 0.05 USDC payment covers the floor (about
+ * 1.4k atomic at 1 gwei) and paid mode can be tried with small payments; its ETH is worth nothing.
+ */
+export function defaultUsdcPerEth(network: string): bigint {
+  return network === "eip155:31337" ? 2_000_000n : 3_000_000_000n;
+}
+
 export function networkPricing(network: string, modeOverride?: PricingMode): NetworkPricing {
   const known = KNOWN_NETWORKS[network];
   // An unknown chain (e.g. a fork under its own id) is priced as a test network unless configured otherwise.

@@ -15,7 +15,7 @@ import { checkIndexer } from "./indexer-check.js";
 import { describeCause } from "./upstream-cause.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import { buildOpenApi } from "./openapi.js";
-import { accessFeeFor, networkPricing } from "./pricing.js";
+import { accessFeeFor, defaultUsdcPerEth, networkPricing } from "./pricing.js";
 import { SupportedResponseSchema } from "./schemas/supported.js";
 import { ProverService } from "./prover/prover-service.js";
 import type { Prover } from "./settlement/prover.js";
@@ -28,9 +28,16 @@ import { openRelayerStore } from "./store/open-store.js";
 import type { RelayerStore } from "./store/relayer-store.js";
 import { buildSupported } from "./supported.js";
 import { X402Settler } from "./x402/settle-x402.js";
+import { SweepSchedule } from "./x402/sweep-schedule.js";
+import { RelayerMetrics } from "./metrics.js";
+import { Readiness } from "./readiness.js";
 
 export interface Relayer {
   app: Koa;
+  metrics: RelayerMetrics;
+  readiness: Readiness;
+  /** The scheduled payer sweep; absent when RELAYER_SWEEP_INTERVAL_SECONDS is 0. */
+  sweeps?: SweepSchedule;
   facilitator: Facilitator;
   chain: PoolChain;
   store: RelayerStore;
@@ -58,6 +65,8 @@ export async function createRelayer(config: RelayerConfig, logger: Logger, prove
     chain = connected.chain;
     const opened = await openRelayerStore(config);
     store = opened.store;
+    // Requests are taken once proofs can be made: readiness refuses spends while the prover is starting.
+    if (prover instanceof ProverService) await prover.whenReady();
     return await wireRelayer(config, logger, prover, connected, opened);
   } catch (error) {
     chain?.provider.destroy();
@@ -76,6 +85,8 @@ async function wireRelayer(
 ): Promise<Relayer> {
   const indexer = new IndexerClient({ baseUrl: config.indexerUrl, token: config.indexerToken });
   await checkIndexer(indexer, config.indexerUrl, book);
+  const metrics = new RelayerMetrics();
+  const provers = metrics.timed(prover, () => (prover instanceof ProverService ? prover.engine : "external"));
   const pricing = networkPricing(chain.network, config.pricingMode);
   const accessFee = new AccessFeeGate(
     { enforced: config.accessFeeEnforced, requiredFee: accessFeeFor(config.tier, pricing), treasury: config.treasury },
@@ -86,14 +97,14 @@ async function wireRelayer(
   const agents = new AgentRegistry(store, config.payerKeySecret);
   const withdrawals = new LeasedWithdrawals({
     store,
-    withdrawer: new PoolWithdrawer(indexer, prover, chain),
+    withdrawer: new PoolWithdrawer(indexer, provers, chain),
     chain,
     indexer,
     faults: config.crashAt.length > 0 ? crashAt(config.crashAt) : NO_FAULTS,
     timing: { ...DEFAULT_LEASE_TIMING, waitForLeaseMs: config.leaseWaitMs, staleLeaseMs: config.leaseStaleMs },
     logger,
   });
-  const proofs = new ProvenSpends({ chain, indexer, prover, signer: new QuoteSigner(config.payerKeySecret), ttlSeconds: config.quoteTtlSeconds });
+  const proofs = new ProvenSpends({ chain, indexer, prover: provers, signer: new QuoteSigner(config.payerKeySecret), ttlSeconds: config.quoteTtlSeconds });
   const facilitator = new Facilitator({
     chain,
     indexer,
@@ -104,7 +115,7 @@ async function wireRelayer(
     pricing,
     tier: config.tier,
     treasury: config.treasury,
-    usdcPerEth: config.usdcPerEth,
+    usdcPerEth: config.usdcPerEth ?? defaultUsdcPerEth(chain.network),
   });
   const paymentWindow = { minimumSeconds: config.x402MinWindowSeconds, maximumSeconds: config.x402MaxWindowSeconds };
   const nonCustodial = { quoteTtlSeconds: config.quoteTtlSeconds, verificationKeySha256: await verificationKeySha256() };
@@ -139,15 +150,49 @@ async function wireRelayer(
     indexer.treeLeaves().catch((error: unknown) => {
       throw indexerFailure(error);
     });
-  const app = createRelayerApp({ facilitator, x402, accessFee, agents, supported, trees, openapi: () => openapi, logger, rateLimiter, inFlight });
+  const readiness = new Readiness({
+    store,
+    chain,
+    indexer,
+    facilitator,
+    proverReady: () => !(prover instanceof ProverService) || prover.ready,
+    metrics,
+    lowBalanceWei: config.lowBalanceEth,
+    logger,
+  });
+  const app = createRelayerApp({
+    facilitator,
+    x402,
+    accessFee,
+    agents,
+    supported,
+    trees,
+    openapi: () => openapi,
+    logger,
+    rateLimiter,
+    inFlight,
+    readiness,
+    metrics,
+    metricsToken: config.metricsToken,
+    store,
+  });
+  const sweeps =
+    config.sweepIntervalSeconds === 0
+      ? undefined
+      : new SweepSchedule({ store, chain, payerKeySecret: config.payerKeySecret, metrics, logger, intervalMs: config.sweepIntervalSeconds * 1000 });
+  sweeps?.start();
 
   return {
     app,
+    metrics,
+    readiness,
+    sweeps,
     facilitator,
     chain,
     store,
     inFlight,
     async close() {
+      await sweeps?.stop();
       chain.provider.destroy();
       await store.close();
       await prover.close();

@@ -33,14 +33,21 @@ export interface AspPublication {
 
 /** Publishes ASP roots with the postman key (POSTMAN_ROLE on the entrypoint). */
 export class RootPublisher {
-  /** @param entrypoint The entrypoint, connected to the postman's signer. */
-  constructor(private readonly entrypoint: Pick<IEntrypoint, "updateRoot" | "revokeAndUpdateRoot">) {}
+  /**
+   * @param entrypoint The entrypoint, connected to the postman's signer.
+   * @param funds Refuses (throws) before sending a publication the postman could not pay.
+   */
+  constructor(
+    private readonly entrypoint: Pick<IEntrypoint, "updateRoot" | "revokeAndUpdateRoot">,
+    private readonly funds?: { assertCanPublish(): Promise<void> },
+  ) {}
 
   /**
    * Sends Entrypoint.updateRoot, or revokeAndUpdateRoot when the publication revokes, and waits for it to be
    * mined (ethers throws when it reverts); returns its hash.
    */
   async publish({ root, depth, labels, keptRoots }: AspPublication): Promise<string> {
+    await this.funds?.assertCanPublish();
     const cid = aspContentId(labels);
     const tx = keptRoots === undefined
       ? await this.entrypoint.updateRoot(root, depth, cid)

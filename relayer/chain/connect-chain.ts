@@ -6,7 +6,7 @@ import { PoolChain } from "./pool-chain.js";
 /** The chain behind the RPC URL and its deployment from the address book, with the relaying party's key. */
 export async function connectPoolChain(
   config: Pick<RelayerConfig, "rpcUrl" | "relayerPrivateKey" | "addressBook" | "rpcTimeoutMs"> &
-    Partial<Pick<RelayerConfig, "relayBatch" | "relayBatchMax">>,
+    Partial<Pick<RelayerConfig, "relayBatch" | "relayBatchMax" | "relayInclusionTimeoutMs">>,
 ): Promise<{ chain: PoolChain; book: AddressBook }> {
   const request = new FetchRequest(config.rpcUrl);
   request.timeout = config.rpcTimeoutMs;
@@ -24,6 +24,7 @@ export async function connectPoolChain(
     { chainId, entrypoint: book.entrypoint, privacyPool: book.privacyPool, usdc: book.usdc, scope: book.scope },
     config.rpcTimeoutMs,
     config.relayBatch ? (config.relayBatchMax ?? 1) : 1,
+    config.relayInclusionTimeoutMs,
   );
   return { chain, book };
 }

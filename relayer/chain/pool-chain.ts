@@ -102,12 +102,16 @@ export class PoolChain {
   /** Batches the relays that arrive while one is on its way to a block; absent when batching is off. */
   private readonly queue?: RelayQueue<PendingRelay>;
 
-  /** @param maxBatch The most relays one transaction carries (Entrypoint.relayBatch); 1 sends each alone. */
+  /**
+   * @param maxBatch The most relays one transaction carries (Entrypoint.relayBatch); 1 sends each alone.
+   * @param inclusionTimeoutMs How long a relay is waited for once sent; then it is SETTLEMENT_UNCERTAIN with its hash.
+   */
   constructor(
     readonly provider: Provider,
     relayerKey: Wallet,
     readonly deployment: PoolDeployment,
     maxBatch = 1,
+    private readonly inclusionTimeoutMs?: number,
   ) {
     this.relayer = relayerKey.connect(provider);
     this.entrypoint = Entrypoint__factory.connect(deployment.entrypoint, this.relayer);
@@ -121,11 +125,11 @@ export class PoolChain {
    * block number or nonce even 250 ms old (ethers' default cache) can be one the relayer's own last
    * transaction already made stale. A relay's receipt is looked for every RECEIPT_POLL_MS while it is pending.
    */
-  static connect(rpcUrl: string, relayerPrivateKey: string, deployment: PoolDeployment, rpcTimeoutMs: number, maxBatch = 1): PoolChain {
+  static connect(rpcUrl: string, relayerPrivateKey: string, deployment: PoolDeployment, rpcTimeoutMs: number, maxBatch = 1, inclusionTimeoutMs?: number): PoolChain {
     const request = new FetchRequest(rpcUrl);
     request.timeout = rpcTimeoutMs;
     const provider = new JsonRpcProvider(request, deployment.chainId, { staticNetwork: true, cacheTimeout: -1, pollingInterval: RECEIPT_POLL_MS });
-    return new PoolChain(provider, new Wallet(relayerPrivateKey), deployment, maxBatch);
+    return new PoolChain(provider, new Wallet(relayerPrivateKey), deployment, maxBatch, inclusionTimeoutMs);
   }
 
   get network(): string {
@@ -231,9 +235,12 @@ export class PoolChain {
   }
 
   private async mined(tx: TransactionResponse): Promise<TransactionReceipt> {
-    const receipt = await tx.wait().catch((error: unknown) => {
+    const receipt = await tx.wait(1, this.inclusionTimeoutMs).catch((error: unknown) => {
       // ethers rejects a mined revert with its receipt; anything else left the outcome unknown.
       if (isError(error, "CALL_EXCEPTION") && error.receipt) throw new RelayRevertedError(tx.hash);
+      if (isError(error, "TIMEOUT") && error.shortMessage === "wait for transaction timeout") {
+        throw uncertain(tx.hash, new Error(`it was not mined within ${this.inclusionTimeoutMs} ms`));
+      }
       throw uncertain(tx.hash, this.explain(error));
     });
     if (receipt === null || receipt.status !== 1) throw new RelayRevertedError(tx.hash);
@@ -400,7 +407,9 @@ export function uncertain(txHash: string, cause: unknown): RelayerError {
   const why =
     cause instanceof RelayerError && cause.code === "CHAIN_UNAVAILABLE"
       ? "the chain RPC stopped answering while it was pending"
-      : "the chain did not confirm it";
+      : cause instanceof Error && cause.message.startsWith("it was not mined within")
+        ? cause.message
+        : "the chain did not confirm it";
   return new RelayerError(
     "SETTLEMENT_UNCERTAIN",
     `The withdrawal ${txHash} was sent but its outcome is unknown (${why}). Treat the note as possibly spent and retry the same request: it resolves from the chain.`,
@@ -421,11 +430,15 @@ function isConnectionFailure(error: unknown): boolean {
 
 /**
  * The node answered a JSON-RPC error that is not a revert (e.g. -32005 limit exceeded): ethers reports it on
- * eth_call as a CALL_EXCEPTION without revert data, elsewhere as UNKNOWN_ERROR, with the answer in `info.error`.
+ * eth_call as a CALL_EXCEPTION without revert data with the answer in `info.error`, on any other method
+ * (eth_getBlockByNumber, eth_getTransactionCount...) as UNKNOWN_ERROR "could not coalesce error" with the answer
+ * in `error`.
  */
 function isJsonRpcErrorAnswer(error: unknown): boolean {
   if (!isError(error, "CALL_EXCEPTION") && !isError(error, "UNKNOWN_ERROR")) return false;
   if (isError(error, "CALL_EXCEPTION") && error.data) return false;
-  const answer = (error as { info?: { error?: { code?: unknown; message?: unknown } } }).info?.error;
+  type Answer = { code?: unknown; message?: unknown } | undefined;
+  const { info, error: own } = error as { info?: { error?: Answer }; error?: Answer };
+  const answer = info?.error ?? own;
   return typeof answer?.code === "number" && !/revert/i.test(String(answer.message));
 }

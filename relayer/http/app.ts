@@ -1,9 +1,14 @@
 import Koa from "koa";
 import type { Logger } from "pino";
+import { metricsRoute } from "../../lib/metrics-http.js";
+import type { RelayerMetrics } from "../metrics.js";
+import type { Readiness } from "../readiness.js";
+import type { RelayerStore } from "../store/relayer-store.js";
 import { errorHandler } from "./error-handler.js";
 import { failureFieldsByRoute } from "./failure-fields.js";
 import type { InFlightRequests } from "./in-flight.js";
 import { jsonBody } from "./json-body.js";
+import { healthRoutes, requestMetrics, spendAdmission } from "./operations.js";
 import type { RateLimiter } from "./rate-limit.js";
 import { requestLog, stripClientIdentity } from "./request-log.js";
 import { facilitatorRouter, type RouteDeps } from "./routes.js";
@@ -13,6 +18,11 @@ export interface AppDeps extends RouteDeps {
   rateLimiter: RateLimiter;
   /** Lets a shutdown refuse new requests and wait for these (relayer/main.ts). */
   inFlight: InFlightRequests;
+  readiness: Readiness;
+  metrics: RelayerMetrics;
+  /** Serves GET /metrics on this port to bearers of the token; absent: not here (a port of its own, or none). */
+  metricsToken?: string;
+  store: RelayerStore;
 }
 
 /** The facilitator's HTTP API (docs/relayer.md). */
@@ -21,12 +31,16 @@ export function createRelayerApp(deps: AppDeps): Koa {
   app.silent = true;
   app.use(stripClientIdentity());
   app.use(requestLog(deps.logger));
+  app.use(requestMetrics(deps.metrics));
   app.use(errorHandler(deps.logger));
+  app.use(healthRoutes(deps.readiness, deps.inFlight));
+  if (deps.metricsToken !== undefined) app.use(metricsRoute(deps.metrics.registry, () => deps.readiness.check(), deps.metricsToken));
   app.use(failureFieldsByRoute());
   app.use(deps.inFlight.middleware());
   app.use(deps.rateLimiter.globalLimit());
   app.use(jsonBody());
   app.use(deps.rateLimiter.perNoteLimit());
+  app.use(spendAdmission(deps.readiness, deps.store));
   const router = facilitatorRouter(deps);
   app.use(router.routes());
   app.use(router.allowedMethods());

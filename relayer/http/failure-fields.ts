@@ -23,3 +23,8 @@ export function failureFieldsByRoute(): Middleware {
     return next();
   };
 }
+
+/** Whether a POST to `path` spends a note (its failures say `settled: false`). */
+export function isSpendRoute(path: string): boolean {
+  return FAILURE_FIELDS[path]?.settled === false;
+}

@@ -12,6 +12,11 @@ export class InFlightRequests {
     return this.active;
   }
 
+  /** A shutdown began: new requests are refused. */
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
   /**
    * Counts each request until its response is written out (or its connection is gone), not merely until the
    * handlers return; once draining, answers 503 SHUTTING_DOWN instead.

@@ -134,7 +134,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  * `nullifier`), a `nullifierHash` (authorize, the quotes) or its quote's (the proof-carrying settles). Undefined when
  * it names none validly; the schema refuses it next.
  */
-function nullifierHashIn(body: unknown): bigint | undefined {
+export function nullifierHashIn(body: unknown): bigint | undefined {
   if (!isRecord(body)) return undefined;
   const nullifier = FieldElementSchema.safeParse(isRecord(body.serviceDeposit) ? body.serviceDeposit.nullifier : body.nullifier);
   if (nullifier.success) return nullifierHashOf(nullifier.data);

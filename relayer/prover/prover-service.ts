@@ -50,6 +50,8 @@ export class ProverService implements Prover {
   /** Proofs accepted and not finished, running or waiting. */
   private inFlight = 0;
   private averageProofMs = INITIAL_PROOF_MS;
+  /** The native prover process started or failed to (the wasm engine proves then), or there is none to wait for. */
+  private nativeSettled: boolean;
 
   constructor(
     private readonly options: ProverServiceOptions,
@@ -57,6 +59,7 @@ export class ProverService implements Prover {
   ) {
     const artifacts = options.artifacts ?? WITHDRAW_ARTIFACTS;
     this.native = startNative(options, artifacts);
+    this.nativeSettled = !(this.native instanceof NativeProverProcess);
     this.wasm = new WasmProver({
       workers: options.workers,
       artifacts,
@@ -65,8 +68,14 @@ export class ProverService implements Prover {
     if (this.native instanceof NativeProverProcess) {
       const native = this.native;
       native.ready.then(
-        (info) => logger.info({ prover: "native", binary: native.binary, ...info }, "prover: native (checked against the verification key per proof)"),
-        (error: Error) => logger.warn({ prover: "wasm", reason: error.message }, "prover: the native prover did not start; proving with the wasm engine"),
+        (info) => {
+          this.nativeSettled = true;
+          logger.info({ prover: "native", binary: native.binary, ...info }, "prover: native (checked against the verification key per proof)");
+        },
+        (error: Error) => {
+          this.nativeSettled = true;
+          logger.warn({ prover: "wasm", reason: error.message }, "prover: the native prover did not start; proving with the wasm engine");
+        },
       );
     } else if (this.native) {
       logger.info({ prover: "native", binary: this.native.binary }, "prover: rapidsnark-compatible binary (checked against the verification key per proof)");
@@ -78,6 +87,16 @@ export class ProverService implements Prover {
   /** The prover proofs are made with now: "native" or "wasm" (the fallback when the native one is gone). */
   get engine(): "native" | "wasm" {
     return this.native && !(this.native instanceof NativeProverProcess && this.native.dead) ? "native" : "wasm";
+  }
+
+  /** Proofs can be made now: the native prover started, or failed and the wasm engine proves instead. */
+  get ready(): boolean {
+    return this.nativeSettled;
+  }
+
+  /** Resolves once `ready`: the relayer takes requests from then on. */
+  async whenReady(): Promise<void> {
+    if (this.native instanceof NativeProverProcess) await this.native.ready.catch(() => undefined);
   }
 
   async prove(input: WithdrawCircuitInput): Promise<TimedProof> {

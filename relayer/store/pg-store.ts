@@ -1,13 +1,14 @@
 import type pg from "pg";
 import { openDatabase, type PostgresOptions, type PostgresTimeouts } from "../../lib/postgres.js";
-import type {
-  AgentRecord,
-  AgentSpend,
-  AuthorizationRecord,
-  LeaseRecord,
-  LeaseState,
-  RelayerStore,
-  SweepRecord,
+import {
+  countsByState,
+  type AgentRecord,
+  type AgentSpend,
+  type AuthorizationRecord,
+  type LeaseRecord,
+  type LeaseState,
+  type RelayerStore,
+  type SweepRecord,
 } from "./relayer-store.js";
 import { agentValues, reservedLeaseValues, sweepValues, toAgent, toLease, toSweep, type Row } from "./rows.js";
 import { isDroppedPgConnection, isPgUnavailable, storeUnavailable } from "./store-faults.js";
@@ -137,6 +138,35 @@ export class PgRelayerStore implements RelayerStore {
         from,
       ],
     );
+  }
+
+  async leaseCounts(): Promise<Record<LeaseState, number>> {
+    const rows = await this.all(`SELECT state, COUNT(*)::int AS count FROM leases GROUP BY state`);
+    return countsByState(rows.map((row) => [String(row.state), Number(row.count)]));
+  }
+
+  async exclusively(lock: string, work: () => Promise<void>): Promise<boolean> {
+    // A session lock lives as long as its connection: the run holds one client of the pool from start to end.
+    const client = await this.pool.connect().catch((error: unknown) => {
+      throw asStoreError(error);
+    });
+    let broken = false;
+    try {
+      const taken = await client.query<Row>("SELECT pg_try_advisory_lock(hashtext($1)) AS taken", [lock]);
+      if (taken.rows[0]?.taken !== true) return false;
+      try {
+        await work();
+      } finally {
+        // A connection that cannot unlock is destroyed below, which ends its session and the lock with it.
+        await client.query("SELECT pg_advisory_unlock(hashtext($1))", [lock]).catch(() => (broken = true));
+      }
+      return true;
+    } catch (error) {
+      broken ||= isDroppedPgConnection(error);
+      throw asStoreError(error);
+    } finally {
+      client.release(broken);
+    }
   }
 
   async expiredUnsweptLeases(nowSeconds: number): Promise<LeaseRecord[]> {

@@ -129,6 +129,14 @@ export interface RelayerStore {
     fields?: { fundingTxHash?: string; proofTimeMs?: number },
   ): Promise<boolean>;
 
+  /** How many leases are in each state: a gauge of the metrics, and the readiness probe's database check. */
+  leaseCounts(): Promise<Record<LeaseState, number>>;
+  /**
+   * Runs `work` unless another relayer sharing this database runs work of the same `lock` now (a PostgreSQL
+   * advisory lock held for the run); false when it was skipped. A SQLite file serves one relayer: it always runs.
+   */
+  exclusively(lock: string, work: () => Promise<void>): Promise<boolean>;
+
   /** Settled settle-x402 leases whose authorization expired at or before `nowSeconds` and that no sweep has recorded yet. */
   expiredUnsweptLeases(nowSeconds: number): Promise<LeaseRecord[]>;
   recordSweep(record: SweepRecord): Promise<void>;
@@ -147,4 +155,11 @@ export interface RelayerStore {
   recordAgentSpend(id: string, amount: bigint, day: string): Promise<void>;
 
   close(): Promise<void>;
+}
+
+/** Lease counts from (state, count) rows, every state present. */
+export function countsByState(rows: Iterable<[string, number]>): Record<LeaseState, number> {
+  const counts: Record<LeaseState, number> = { reserved: 0, withdrawing: 0, settled: 0, failed: 0 };
+  for (const [state, count] of rows) if (state in counts) counts[state as LeaseState] = count;
+  return counts;
 }

@@ -1,6 +1,6 @@
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import { openSqlite } from "../../lib/sqlite.js";
-import type { AgentRecord, AgentSpend, AuthorizationRecord, LeaseRecord, LeaseState, RelayerStore, SweepRecord } from "./relayer-store.js";
+import { countsByState, type AgentRecord, type AgentSpend, type AuthorizationRecord, type LeaseRecord, type LeaseState, type RelayerStore, type SweepRecord } from "./relayer-store.js";
 import { agentValues, reservedLeaseValues, sweepValues, toAgent, toLease, toSweep } from "./rows.js";
 import { isSqliteBusy, storeUnavailable } from "./store-faults.js";
 
@@ -142,6 +142,16 @@ export class SqliteRelayerStore implements RelayerStore {
       )
       .run(to, fields.fundingTxHash ?? null, fields.proofTimeMs ?? null, new Date().toISOString(), nullifierHash.toString(), token, from);
     return result.changes === 1;
+  }
+
+  async leaseCounts(): Promise<Record<LeaseState, number>> {
+    const rows = this.statement(`SELECT state, COUNT(*) AS count FROM leases GROUP BY state`).all();
+    return countsByState(rows.map((row) => [String(row.state), Number(row.count)]));
+  }
+
+  async exclusively(_lock: string, work: () => Promise<void>): Promise<boolean> {
+    await work();
+    return true;
   }
 
   async expiredUnsweptLeases(nowSeconds: number): Promise<LeaseRecord[]> {

@@ -21,9 +21,10 @@ const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT
 /**
  * SQLSTATEs of a server that cannot serve the query now: connection exceptions (08), operator intervention
  * (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now), statement timeout or cancel (57014),
- * lock timeout (55P03), too many connections (53300).
+ * lock timeout (55P03), too many connections (53300), a database not accepting connections (55000: ALLOW_CONNECTIONS
+ * false; the store's statements raise it for nothing else).
  */
-const UNAVAILABLE_STATES = /^(08...|57P0[1-3]|57014|55P03|53300)$/;
+const UNAVAILABLE_STATES = /^(08...|57P0[1-3]|57014|55P03|55000|53300)$/;
 
 /** Messages of node-postgres for a connection that died or could not be had, which carry no code. */
 const DROPPED_MESSAGES = /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect/;

@@ -117,7 +117,7 @@ async function startServices(options: StackOptions, run: Run) {
   // 2. The contracts: deployed afresh on a new node, read from the address book on an existing chain.
   const book =
     options.rpcUrl === undefined
-      ? await deployFresh(rpcUrl, new Wallet(keys.postman).address, options.logDir, say)
+      ? await deployFresh(rpcUrl, { postman: new Wallet(keys.postman).address, refunder: new Wallet(keys.relayer).address }, options.logDir, say)
       : await resolveAddressBook(chainId, options.addressBook, options.variables.addressBook);
   const addressBookFile = await writeAddressBook(book, options.logDir);
 
@@ -153,12 +153,11 @@ async function startServices(options: StackOptions, run: Run) {
     INDEXER_TOKEN: indexerToken,
     TREASURY_ADDRESS: keys.treasury,
     PAYER_KEY_SECRET: `0x${randomBytes(32).toString("hex")}`,
+    // Paid mode at the local chain's default ETH price (2 USDC/ETH, relayer/pricing.ts): the floor stays under a
+    // 5% take of a 0.05 USDC price at this node's ~1 gwei.
     PRICING_MODE: "paid",
-    // The fee floor converts a relay's gas at this node's ~1 gwei, hundreds of times Base's: a 2 USDC/ETH price
-    // keeps the floor (~1.4k atomic) under a 5% take of a 0.05 USDC price.
-    RELAYER_USDC_PER_ETH: "2",
   });
-  await waitForService(relayer, "the relayer", answers(`${relayerUrl}/api/facilitator/supported`));
+  await waitForService(relayer, "the relayer's readiness", async () => (await fetch(`${relayerUrl}/health/ready`)).ok);
   say("relayer", `${relayerUrl}: facilitator API (5% take to the treasury ${keys.treasury})`);
 
   const info = {
@@ -202,12 +201,15 @@ function keysFor(options: StackOptions, chainId: number) {
   };
 }
 
-/** A fresh node gets a fresh deployment, under an Ignition journal of its own that dies with it. */
-async function deployFresh(rpcUrl: string, postman: string, logDir: string, say: StackOptions["say"]): Promise<AddressBook> {
+/**
+ * A fresh node gets a fresh deployment, under an Ignition journal of its own that dies with it. The relaying key
+ * gets REFUNDER_ROLE: the relayer's scheduled payer sweep deposits refunds with it.
+ */
+async function deployFresh(rpcUrl: string, roles: { postman: string; refunder: string }, logDir: string, say: StackOptions["say"]): Promise<AddressBook> {
   const connection = await hre.network.create({ network: "localhost", override: { url: rpcUrl } });
   const deploymentId = `stack-${path.basename(logDir)}`;
   try {
-    const { addressBook } = await deployFacilitator(connection, { postman, deploymentId, log: (line) => say("deploy", line) });
+    const { addressBook } = await deployFacilitator(connection, { ...roles, deploymentId, log: (line) => say("deploy", line) });
     return addressBook;
   } finally {
     await connection.close();

@@ -5,6 +5,8 @@ export interface TcpProxy {
   url: string;
   /** Closes the proxy and every connection through it: the service behind it looks down. */
   cut(): Promise<void>;
+  /** Listens again on the same port after a cut: the service is back. */
+  restore(): Promise<void>;
 }
 
 /** Forwards 127.0.0.1:<free port> to `target` (http://host:port), so a test can take a service away from a client. */
@@ -22,12 +24,17 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   });
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
+  const { port: ownPort } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://127.0.0.1:${ownPort}`,
     async cut() {
       for (const socket of sockets) socket.destroy();
       server.close();
       await once(server, "close");
+    },
+    async restore() {
+      server.listen(ownPort, "127.0.0.1");
+      await once(server, "listening");
     },
   };
 }

@@ -2,23 +2,16 @@ import { expect } from "chai";
 import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { JsonRpcProvider, Wallet, parseEther } from "ethers";
+import { JsonRpcProvider } from "ethers";
 import hre from "hardhat";
 import { writeAddressBook } from "../../lib/address-book.js";
 import { deployFacilitator } from "../../scripts/deploy/deploy-facilitator.js";
 import { answersJsonRpc, freePort, startService, waitFor, type ServiceProcess } from "../../scripts/demo/processes.js";
 import { DEV_ROLES, devAccount } from "../../scripts/stack/dev-accounts.js";
 import { startStack, type StackInfo } from "../../scripts/stack/stack.js";
-import { depositNote, NoteVault, X402Agent } from "../../sdk/agent/index.js";
-import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
-import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";
-import { caip2NetworkOf } from "../../x402/networks.js";
-import { startReferenceFacilitator } from "../../x402-peers/reference-facilitator.js";
-import { startSeller, WEATHER_REPORT } from "../../x402-peers/seller.js";
+import { Entrypoint__factory } from "../../types/ethers-contracts/index.js";
 import { spawnService } from "../helpers/service-process.js";
-
-const PRICE = 50_000n;
-const DEPOSIT = 1_000_000n;
+import { payASellerThrough } from "./helpers/stack-payment.js";
 
 /** Whether any process still running has `needle` in its environment (every service of a stack has its folder). */
 async function processesMentioning(needle: string): Promise<number[]> {
@@ -55,50 +48,16 @@ describe("npm run stack: the local system in one command", function () {
     const info = JSON.parse(await readFile(path.join(logDir!, "stack.json"), "utf8")) as StackInfo;
     expect(output).to.contain(`RELAYER_URL=${info.relayerUrl}`);
 
-    // One payment through it: an x402 seller settled by the reference facilitator, paid by an agent's note.
+    // Both services are ready, and the relaying key sweeps refunds with no role granted by hand.
     const provider = new JsonRpcProvider(info.rpcUrl, undefined, { staticNetwork: true, cacheTimeout: -1 });
-    const facilitator = await startReferenceFacilitator({
-      rpcUrl: info.rpcUrl,
-      chainId: info.chainId,
-      privateKey: devAccount(DEV_ROLES.sellerFacilitator).privateKey as `0x${string}`,
-    });
-    const payTo = Wallet.createRandom().address;
-    const seller = await startSeller({
-      facilitatorUrl: facilitator.url,
-      x402Version: 2,
-      network: caip2NetworkOf(info.chainId),
-      payTo,
-      asset: info.contracts.usdc,
-      amountAtomic: PRICE.toString(),
-    });
-    try {
-      const deployer = new Wallet(devAccount(DEV_ROLES.deployer).privateKey, provider);
-      const agentWallet = new Wallet(Wallet.createRandom().privateKey, provider);
-      await (await deployer.sendTransaction({ to: agentWallet.address, value: parseEther("1") })).wait();
-      const token = TestUSDC__factory.connect(info.contracts.usdc, deployer);
-      await (await token.mint(agentWallet.address, DEPOSIT)).wait();
-      const book = JSON.parse(await readFile(info.addressBookFile, "utf8"));
-      const { note } = await depositNote({ signer: agentWallet, addressBook: book, value: DEPOSIT, seed: Wallet.createRandom().privateKey });
-      await waitFor("the ASP approval", async () =>
-        (await fetch(`${info.indexerUrl}/v1/asp/proofs/${note.label}`, { headers: { authorization: `Bearer ${info.indexerToken}` } })).ok,
-      );
-      const notes = await NoteVault.create(path.join(logDir!, "test-notes.vault"), "test-passphrase-0123456789");
-      await notes.save(note);
-      const agent = new X402Agent({
-        facilitator: new FacilitatorClient(info.relayerUrl),
-        notes,
-        network: { chainId: info.chainId, asset: info.contracts.usdc },
-        acceptNotPrivate: true,
-      });
-      const response = await agent.fetch(seller.resourceUrl);
-      expect(response.status).to.equal(200);
-      expect(await response.json()).to.deep.equal(WEATHER_REPORT);
-      expect(await token.balanceOf(payTo)).to.equal(PRICE);
-    } finally {
-      await seller.close();
-      await facilitator.close();
-      provider.destroy();
-    }
+    expect((await fetch(`${info.relayerUrl}/health/ready`)).status).to.equal(200);
+    expect((await fetch(`${info.indexerUrl}/health/ready`)).status).to.equal(200);
+    const entrypoint = Entrypoint__factory.connect(info.contracts.entrypoint, provider);
+    expect(await entrypoint.hasRole(await entrypoint.REFUNDER_ROLE(), devAccount(DEV_ROLES.relayer).address)).to.equal(true);
+
+    // One payment through it: an x402 seller settled by the reference facilitator, paid by an agent's note.
+    provider.destroy();
+    await payASellerThrough(info, logDir!);
 
     // SIGTERM, as Ctrl-C's SIGINT: the stack stops every service and exits cleanly.
     expect(await stack.stop()).to.equal(0);

@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import {
+  defaultUsdcPerEth,
   feeOf,
   formatUsdc,
   gasCostInUsdc,
@@ -51,6 +52,14 @@ describe("relayer pricing", function () {
     expect(relayGasAt(0n)).to.equal(relayGasAt(1n));
     expect(relayGasAt(2n) - relayGasAt(1n)).to.equal(RELAY_GAS.perLevel);
     expect(relayGasAt(32n)).to.equal(RELAY_GAS.base + 32n * RELAY_GAS.perLevel);
+  });
+
+  it("prices ETH at 3000 USDC by default, and on the local chain low enough that a 5% take of 0.05 USDC covers a relay at 1 gwei", function () {
+    expect(defaultUsdcPerEth("eip155:8453")).to.equal(parseUsdc("3000"));
+    const localFloor = gasCostInUsdc(relayGasAt(20n), 1_000_000_000n, defaultUsdcPerEth("eip155:31337"));
+    expect(localFloor).to.be.at.most(feeOf(50_000n, 500n));
+    // The default of real chains refused such payments on a local node: its floor is over a USDC.
+    expect(gasCostInUsdc(relayGasAt(20n), 1_000_000_000n, defaultUsdcPerEth("eip155:8453"))).to.be.above(1_000_000n);
   });
 
   it("converts gas to atomic USDC rounding up, so the floor never undercharges", function () {

@@ -114,6 +114,30 @@ describe("PostgreSQL relayer store", function () {
     return { open: () => PgRelayerStore.open(schema) };
   });
 
+  it("runs one relayer's work of a lock at a time: another relayer's run meanwhile is skipped, a later one runs", async function () {
+    const schema = await createTestSchema();
+    schemas.push(schema);
+    const [first, second] = [await PgRelayerStore.open(schema), await PgRelayerStore.open(schema)];
+    try {
+      let release!: () => void;
+      const holding = new Promise<void>((resolve) => (release = resolve));
+      const ran: string[] = [];
+      const firstRun = first.exclusively("test-lock", async () => {
+        ran.push("first");
+        await holding;
+      });
+      while (ran.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await second.exclusively("test-lock", async () => void ran.push("second, meanwhile"))).to.equal(false);
+      expect(await second.exclusively("another-lock", async () => void ran.push("another lock"))).to.equal(true);
+      release();
+      expect(await firstRun).to.equal(true);
+      expect(await second.exclusively("test-lock", async () => void ran.push("second, after"))).to.equal(true);
+      expect(ran).to.deep.equal(["first", "another lock", "second, after"]);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+
   describe("under faults of its connections", function () {
     let schema: TestSchema;
     let store: PgRelayerStore;

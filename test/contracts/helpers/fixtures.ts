@@ -1,13 +1,13 @@
 import type { NetworkConnection } from "hardhat/types/network";
-import { deployFacilitator } from "../../../scripts/deploy/deploy-facilitator.js";
+import { deployFacilitator, type DeployFacilitatorOptions } from "../../../scripts/deploy/deploy-facilitator.js";
 
 /**
  * The facilitator as the deploy script deploys it on a chain without Circle's USDC, plus the accounts the tests
  * play: the deployer is admin and postman; depositors and payees are distinct accounts.
  */
-export async function deployedFacilitator(connection: NetworkConnection) {
+export async function deployedFacilitator(connection: NetworkConnection, options: Pick<DeployFacilitatorOptions, "refunder"> = {}) {
   const { ethers } = connection;
-  const deployment = await deployFacilitator(connection);
+  const deployment = await deployFacilitator(connection, options);
   const usdc = await ethers.getContractAt("TestUSDC", deployment.addressBook.usdc);
   const [admin, depositor, otherDepositor, recipient, feeRecipient, stranger] = await ethers.getSigners();
   if (!admin || !depositor || !otherDepositor || !recipient || !feeRecipient || !stranger) {

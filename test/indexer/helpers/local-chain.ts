@@ -14,11 +14,12 @@ const POSTMAN_ACCOUNT = 7;
 /**
  * The facilitator deployed by the real deploy code on an in-process Hardhat network, served over HTTP JSON-RPC
  * for the indexer. A dedicated postman account holds POSTMAN_ROLE, so the curator's transactions never race the
- * test's own. `reset()` returns the chain to just after the deployment.
+ * test's own. `reset()` returns the chain to just after the deployment. `refunder` receives REFUNDER_ROLE at deployment
+ * (default: the deployer), as a stack's relaying key does.
  */
-export async function startLocalChain() {
+export async function startLocalChain(options: { refunder?: string } = {}) {
   const connection = await network.create();
-  const facilitator = await deployedFacilitator(connection);
+  const facilitator = await deployedFacilitator(connection, options);
   const signers = await connection.ethers.getSigners();
   const postman = HDNodeWallet.fromPhrase(HARDHAT_MNEMONIC, undefined, `m/44'/60'/0'/0/${POSTMAN_ACCOUNT}`);
   if (signers[POSTMAN_ACCOUNT]?.address !== postman.address) throw new Error("unexpected Hardhat accounts");

@@ -41,6 +41,8 @@ export function buildRelayerConfig(chain: LocalChain, indexer: RunningIndexer, o
     usdcPerEth: TEST_USDC_PER_ETH,
     dbPath: path.join(mkdtempSync(path.join(tmpdir(), "relayer-db-")), "relayer.sqlite"),
     logLevel: "silent",
+    // The scheduled payer sweep is off unless a test turns it on: the tests that sweep by hand decide when.
+    sweepIntervalSeconds: "0",
     ...overrides,
   });
 }

@@ -127,6 +127,13 @@ export function describeRelayerStore(backend: string, freshDatabase: () => Promi
         expect(await store.getLease(fieldOf(99))).to.equal(undefined);
       });
 
+      it("counts leases by state, every state present", async function () {
+        const { store } = await storeWithLease({}, ["withdrawing", "settled"]);
+        expect(await store.leaseCounts()).to.deep.equal({ reserved: 0, withdrawing: 0, settled: 1, failed: 0 });
+        await store.reserveLease(buildLease({ nullifierHash: fieldOf(50), token: "token-50" }));
+        expect(await store.leaseCounts()).to.deep.equal({ reserved: 1, withdrawing: 0, settled: 1, failed: 0 });
+      });
+
       it("stores a lease with no x402 payment (withdraw, settle) as such", async function () {
         const store = await open(await freshDatabase());
         await store.reserveLease(buildLease({ payment: null }));

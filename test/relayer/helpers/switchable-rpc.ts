@@ -4,10 +4,16 @@ import type { AddressInfo } from "node:net";
 
 /**
  * How the proxy treats requests: forward them; hang (accept, never answer, as an RPC provider that hangs);
- * refuse connections (nothing listens: ECONNREFUSED); reset them (ECONNRESET); or answer eth_call with a
- * JSON-RPC error without revert data (-32005 limit exceeded, as rate-limited public nodes do).
+ * refuse connections (nothing listens: ECONNREFUSED); reset them (ECONNRESET); or answer eth_call (call-error) or
+ * another method (`error-on:<method>`) with a JSON-RPC error without revert data (-32005 limit exceeded, as
+ * rate-limited public nodes do), in a batch too.
  */
-export type RpcMode = "forward" | "hang" | "refuse" | "reset" | "call-error";
+export type RpcMode = "forward" | "hang" | "refuse" | "reset" | "call-error" | `error-on:${string}`;
+
+interface JsonRpcCall {
+  id: unknown;
+  method: string;
+}
 
 export interface SwitchableRpc {
   /** e.g. http://127.0.0.1:40123; the same in every mode. */
@@ -34,11 +40,19 @@ export async function startSwitchableRpc(targetUrl: string): Promise<SwitchableR
       return;
     }
     const body = Buffer.concat(chunks);
-    if (mode === "call-error") {
-      const call = JSON.parse(body.toString("utf8")) as { id: unknown; method: string };
-      if (call.method === "eth_call") {
-        const error = { jsonrpc: "2.0", id: call.id, error: { code: -32005, message: "limit exceeded" } };
-        response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(error));
+    const failing = mode === "call-error" ? "eth_call" : mode.startsWith("error-on:") ? mode.slice("error-on:".length) : undefined;
+    if (failing !== undefined) {
+      const parsed = JSON.parse(body.toString("utf8")) as JsonRpcCall | JsonRpcCall[];
+      const calls = Array.isArray(parsed) ? parsed : [parsed];
+      if (calls.some((call) => call.method === failing)) {
+        const answers = await Promise.all(
+          calls.map(async (call) =>
+            call.method === failing
+              ? { jsonrpc: "2.0", id: call.id, error: { code: -32005, message: "limit exceeded" } }
+              : (await fetch(targetUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(call) })).json(),
+          ),
+        );
+        response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(parsed) ? answers : answers[0]));
         return;
       }
     }

@@ -20,7 +20,7 @@ import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-
 import { deposit } from "../../test/indexer/helpers/pool-actions.js";
 import { buildRelayerConfig, startRelayer, type RunningRelayer } from "../../test/relayer/helpers/relayer-harness.js";
 import { startPaymentWorld } from "../../test/x402/helpers/payment-world.js";
-import { builtNativeProver } from "../../relayer/prover/native-process.js";
+import { builtNativeProver } from "../../sdk/prover/native-process.js";
 import { elapsedMs, percentile, printTable, writeResults } from "../report.js";
 
 const SETTLES = Number(process.env.BENCH_SETTLES ?? 10);

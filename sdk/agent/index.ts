@@ -20,3 +20,4 @@ export { ragequitNote, type RagequitOptions } from "./ragequit.js";
 export * from "./vault.js";
 export * from "./x402-agent.js";
 export { proveLocally, type LocalProof, type QuoteExpectation } from "./local-proof.js";
+export { emptyTrees, loadTrees, saveTrees, type AgentTrees } from "./tree-file.js";

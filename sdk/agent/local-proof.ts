@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { encodeRelayData, withdrawalContext } from "../circuit/context.js";
 import type { WithdrawProof } from "../circuit/prover.js";
 import { buildWithdrawInput } from "../circuit/withdraw-input.js";
-import type { FacilitatorClient, QuoteAnswer, TreeAnswer } from "../client/facilitator-client.js";
+import type { FacilitatorClient, QuoteAnswer } from "../client/facilitator-client.js";
 import { feeOf } from "../fees/relay-fee.js";
 import { changeNoteOf, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../note/note.js";
 import type { EngineName, ProofEngine } from "../prover/local-prover.js";

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { encodeRelayData, withdrawalContext } from "../circuit/context.js";
 import type { WithdrawProof } from "../circuit/prover.js";
 import { buildWithdrawInput } from "../circuit/withdraw-input.js";
-import type { FacilitatorClient, QuoteAnswer } from "../client/facilitator-client.js";
+import type { FacilitatorClient, QuoteAnswer, TreesAnswer } from "../client/facilitator-client.js";
 import { feeOf } from "../fees/relay-fee.js";
 import { changeNoteOf, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../note/note.js";
 import type { EngineName, ProofEngine } from "../prover/local-prover.js";
@@ -72,9 +72,7 @@ export async function proveLocally(options: {
     const { quote } = await requestQuote();
     checkQuote(quote, note, expected);
     const askedFrom = { state: trees.state.fetched, asp: trees.asp.fetched };
-    const served = await facilitator.trees(askedFrom);
-    trees.state.receive(served.state.from, served.state.leaves);
-    trees.asp.receive(served.asp.from, served.asp.leaves);
+    receiveTrees(trees, await facilitator.trees(askedFrom));
     const stateWitness = await witnessOf(trees.state, { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize }, note.commitment, "state");
     const aspWitness = await witnessOf(trees.asp, { root: quote.aspRoot, depth: quote.aspTreeDepth, size: quote.aspTreeSize }, note.label, "ASP");
     if (stateWitness instanceof X402AgentError || aspWitness instanceof X402AgentError) {
@@ -101,6 +99,19 @@ export async function proveLocally(options: {
       change: changeNoteOf(note, withdrawnValue, changeSecrets),
       body: { ...options.fields, quote, proof: { proof, publicSignals }, ...refund },
     };
+  }
+}
+
+/** Takes the served leaves into the agent's trees; a slice that is not whole leaves, or starts past them, is refused. */
+function receiveTrees(trees: AgentTrees, served: TreesAnswer): void {
+  try {
+    trees.state.receive(served.state.from, served.state.leaves);
+    trees.asp.receive(served.asp.from, served.asp.leaves);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    trees.state.reset();
+    trees.asp.reset();
+    throw new X402AgentError("QUOTE_REFUSED", `The facilitator's trees answer is malformed (${error.message}). Nothing was proven or spent.`);
   }
 }
 

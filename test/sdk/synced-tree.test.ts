@@ -63,6 +63,9 @@ describe("SyncedTree: an agent's tree fetched from an offset", function () {
       expectSameTree(await synced.treeOf(quoted), all.slice(0, quoted));
     }
     expect(await synced.treeOf(1_201)).to.equal(undefined);
+    // A slice that starts past the leaves held, or is not whole packed leaves, is refused (proveLocally: QUOTE_REFUSED).
+    expect(() => synced.receive(1_201, "")).to.throw(RangeError);
+    expect(() => synced.receive(1_200, "abc")).to.throw(RangeError);
   });
 
   it("across an ASP revocation: a tree rebuilt with more leaves does not give the served root from an offset; dropped and fetched whole, it does", async function () {

@@ -4,7 +4,6 @@ import {
   AddressSchema,
   AtomicAmountSchema,
   Bytes32Schema,
-  DecimalStringSchema,
   FieldElementSchema,
 } from "../sdk/schema/primitives.js";
 
@@ -19,7 +18,10 @@ export const INDEXER_ROUTES = {
   deployment: "/v1/deployment",
   /** Root, depth and size of the state tree and of the on-chain ASP tree. */
   trees: "/v1/trees",
-  /** The same with every leaf: public data, from which an agent rebuilds both trees and takes its own paths. */
+  /**
+   * The same with the leaves from `?stateFrom=` and `?aspFrom=` on (default 0, every leaf): public data, from which
+   * an agent rebuilds both trees and takes its own paths.
+   */
   treeLeaves: "/v1/trees/leaves",
 } as const;
 
@@ -79,11 +81,15 @@ const TreeSchema = z.object({ root: FieldElementSchema, depth: count.max(MAX_TRE
 /** The state tree up to lastBlock and the ASP tree whose root is on chain (the one ASP paths come from). */
 export const TreesSchema = z.object({ state: TreeSchema, asp: TreeSchema }).strict();
 
+/** How many leaves of each tree the caller has: the answer holds the leaves after those. */
+export const TreeLeavesQuerySchema = z.object({ stateFrom: z.coerce.number().pipe(count).default(0), aspFrom: z.coerce.number().pipe(count).default(0) });
+
 /**
- * Leaves stay decimal strings on both sides: whoever reads them (the relayer passes them on, an agent hashes them)
- * would otherwise parse and print every leaf of a large pool again.
+ * A tree with its leaves from position `from` on (the position asked for, or 0 when the tree has fewer leaves than
+ * that: it was rebuilt, and the caller must start again), packed: 64 hex characters (32 big-endian bytes) a leaf,
+ * one string. The server keeps them packed, so a request prints no leaf, and the relayer passes them on unread.
  */
-const TreeWithLeavesSchema = TreeSchema.extend({ leaves: z.array(DecimalStringSchema) }).strict();
+const TreeWithLeavesSchema = TreeSchema.extend({ from: count, leaves: z.string().regex(/^(?:[0-9a-f]{64})*$/) }).strict();
 
 /** The trees of TreesSchema with their leaves: commitments in leaf order, approved labels in tree order. */
 export const TreeLeavesSchema = z.object({ state: TreeWithLeavesSchema, asp: TreeWithLeavesSchema }).strict();
@@ -153,6 +159,7 @@ export type NullifierStatus = z.output<typeof NullifierStatusSchema>;
 export type DepositView = z.output<typeof DepositSchema>;
 export type Trees = z.output<typeof TreesSchema>;
 export type TreeLeaves = z.output<typeof TreeLeavesSchema>;
+export type TreeLeavesQuery = z.output<typeof TreeLeavesQuerySchema>;
 export type ErrorBody = z.output<typeof ErrorBodySchema>;
 
 /** JSON text of a response body: bigints become decimal strings, the schemas' wire form. */

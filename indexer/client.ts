@@ -17,6 +17,7 @@ import {
   type NullifierStatus,
   type StateProof,
   type TreeLeaves,
+  type TreeLeavesQuery,
   type Trees,
 } from "./api.js";
 
@@ -62,9 +63,17 @@ export class IndexerClient {
     return this.get(routePath(INDEXER_ROUTES.trees), TreesSchema);
   }
 
-  /** Both trees with every leaf (large: one entry per deposit and change note). */
-  treeLeaves(): Promise<TreeLeaves> {
-    return this.get(routePath(INDEXER_ROUTES.treeLeaves), TreeLeavesSchema);
+  /** Both trees with their leaves after those the caller has (every leaf by default: large, 32 bytes a note). */
+  async treeLeaves(from?: Partial<TreeLeavesQuery>): Promise<TreeLeaves> {
+    return TreeLeavesSchema.parse(JSON.parse(Buffer.from(await this.treeLeavesJson(from)).toString("utf8")));
+  }
+
+  /** treeLeaves' answer as the indexer sent it, JSON bytes unread: what the relayer passes on to agents. */
+  async treeLeavesJson(from: Partial<TreeLeavesQuery> = {}): Promise<Uint8Array> {
+    const query = new URLSearchParams(Object.entries(from).map(([name, value]): [string, string] => [name, String(value)]));
+    const response = await this.fetch(`${routePath(INDEXER_ROUTES.treeLeaves)}?${query}`);
+    if (!response.ok) await this.throwError(response);
+    return new Uint8Array(await response.arrayBuffer());
   }
 
   nullifier(nullifierHash: bigint): Promise<NullifierStatus> {
@@ -81,16 +90,21 @@ export class IndexerClient {
   }
 
   private async get<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {
-    const response = await fetch(new URL(path, this.options.baseUrl), {
+    const response = await this.fetch(path);
+    if (!response.ok) await this.throwError(response);
+    return schema.parse(await response.json());
+  }
+
+  private fetch(path: string): Promise<Response> {
+    return fetch(new URL(path, this.options.baseUrl), {
       headers: { authorization: `Bearer ${this.options.token}` },
       signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
     });
-    const body: unknown = await response.json();
-    if (!response.ok) {
-      const parsed = ErrorBodySchema.safeParse(body);
-      if (!parsed.success) throw new IndexerApiError(response.status, "UNKNOWN", `indexer answered HTTP ${response.status}`);
-      throw new IndexerApiError(response.status, parsed.data.error.code, parsed.data.error.message);
-    }
-    return schema.parse(body);
+  }
+
+  private async throwError(response: Response): Promise<never> {
+    const parsed = ErrorBodySchema.safeParse(await response.json().catch(() => undefined));
+    if (!parsed.success) throw new IndexerApiError(response.status, "UNKNOWN", `indexer answered HTTP ${response.status}`);
+    throw new IndexerApiError(response.status, parsed.data.error.code, parsed.data.error.message);
   }
 }

@@ -1,4 +1,4 @@
-import type { AspProof, DepositView, IndexerStatus, NullifierStatus, StateProof, TreeLeaves, Trees } from "./api.js";
+import type { AspProof, DepositView, IndexerStatus, NullifierStatus, StateProof, TreeLeavesQuery, Trees } from "./api.js";
 import type { AspCurator } from "./asp/curator.js";
 import { IndexerError } from "./errors.js";
 import type { IndexerStore } from "./store/indexer-store.js";
@@ -52,10 +52,13 @@ export class IndexerQueries {
     return { state: shapeOf(state), asp: shapeOf(asp) };
   }
 
-  /** trees() with every leaf. */
-  treeLeaves(): TreeLeaves {
+  /**
+   * trees() with the leaves after those the caller has, as the JSON text of TreeLeavesSchema: the leaves come
+   * packed from each tree's cache, so the answer costs no parse or print of a leaf, whatever the pool's size.
+   */
+  treeLeavesJson(from: TreeLeavesQuery): string {
     const { state, asp } = this.currentTrees();
-    return { state: { ...shapeOf(state), leaves: state.leaves.map(String) }, asp: { ...shapeOf(asp), leaves: asp.leaves.map(String) } };
+    return `{"state":${treeSliceJson(state, from.stateFrom)},"asp":${treeSliceJson(asp, from.aspFrom)}}`;
   }
 
   aspProof(label: bigint): AspProof {
@@ -118,3 +121,9 @@ export class IndexerQueries {
 }
 
 const shapeOf = (tree: IndexedTree) => ({ root: tree.root, depth: tree.depth, size: tree.size });
+
+/** A tree's shape and its leaves from `from` on; from 0 when it has fewer leaves than that (it was rebuilt). */
+function treeSliceJson(tree: IndexedTree, from: number): string {
+  const start = from <= tree.size ? from : 0;
+  return `{"root":"${tree.root}","depth":${tree.depth},"size":${tree.size},"from":${start},"leaves":"${tree.packedLeaves(start)}"}`;
+}

@@ -1,33 +1,32 @@
-import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import { LeanIMT } from "@zk-kit/lean-imt";
-import { createLeanIMT, merkleWitness, nodeHash, type MerkleWitness } from "../sdk/index.js";
-
-/** Leaves hashed between two yields to the event loop while a big tree is built. */
-const BUILD_CHUNK = 2_048;
+import { LeanTree, PACKED_LEAF_CHARS, packLeaves, type MerkleWitness } from "../sdk/index.js";
 
 /**
- * A LeanIMT (the pool's and the circuit's tree) with a leaf-to-index map, so a witness costs no scan. Used for the
- * state tree (commitments) and the ASP tree (approved labels).
+ * A LeanIMT (the pool's and the circuit's tree) with a leaf-to-index map, so a witness costs no scan, and its
+ * leaves kept packed as the tree-leaves route serves them, so that a request prints no leaf. Used for the state
+ * tree (commitments) and the ASP tree (approved labels).
  */
 export class IndexedTree {
   private readonly positions = new Map<bigint, number>();
+  /** Every leaf as 64 hex characters, in order; made on first request, then extended with the tree. */
+  private packed?: string;
 
-  private constructor(private readonly tree: LeanIMT<bigint>) {
+  private constructor(
+    private readonly tree: LeanTree,
+    packed?: string,
+  ) {
+    this.packed = packed;
     tree.leaves.forEach((leaf, index) => this.remember(leaf, index));
   }
 
   static of(leaves: bigint[]): IndexedTree {
-    return new IndexedTree(createLeanIMT(leaves));
+    const tree = LeanTree.empty();
+    tree.insertMany(leaves);
+    return new IndexedTree(tree);
   }
 
-  /** The tree of `leaves`, built in chunks so that a big rebuild does not stall the HTTP API meanwhile. */
+  /** The tree of `leaves`, hashed natively when the native prover is built, else in chunks that leave the HTTP API free. */
   static async build(leaves: bigint[]): Promise<IndexedTree> {
-    const tree = IndexedTree.of([]);
-    for (let start = 0; start < leaves.length; start += BUILD_CHUNK) {
-      tree.append(leaves.slice(start, start + BUILD_CHUNK));
-      await yieldToEventLoop();
-    }
-    return tree;
+    return new IndexedTree(await LeanTree.build(leaves));
   }
 
   get size(): number {
@@ -36,7 +35,7 @@ export class IndexedTree {
 
   /** The root, 0 while the tree is empty (as the pool's currentRoot and the entrypoint's latestRoot). */
   get root(): bigint {
-    return this.tree.size === 0 ? 0n : this.tree.root;
+    return this.tree.root;
   }
 
   /** The depth the circuit and the entrypoint read with the root (0 for one leaf or none). */
@@ -44,7 +43,7 @@ export class IndexedTree {
     return this.tree.depth;
   }
 
-  get leaves(): bigint[] {
+  get leaves(): readonly bigint[] {
     return this.tree.leaves;
   }
 
@@ -53,21 +52,28 @@ export class IndexedTree {
     const first = this.tree.size;
     this.tree.insertMany(leaves);
     leaves.forEach((leaf, i) => this.remember(leaf, first + i));
+    if (this.packed !== undefined) this.packed += packLeaves(leaves);
+  }
+
+  /** The leaves from position `from` on, packed (64 hex characters each); from the cache, nothing printed again. */
+  packedLeaves(from: number): string {
+    this.packed ??= packLeaves(this.tree.leaves);
+    return from === 0 ? this.packed : this.packed.slice(from * PACKED_LEAF_CHARS);
   }
 
   /** The circuit-form path of `leaf` (its first occurrence), undefined when it is not a leaf. */
   witness(leaf: bigint): MerkleWitness | undefined {
     const index = this.positions.get(leaf);
-    return index === undefined ? undefined : merkleWitness(this.tree, index);
+    return index === undefined ? undefined : this.tree.witness(index);
   }
 
   indexOf(leaf: bigint): number | undefined {
     return this.positions.get(leaf);
   }
 
-  /** An independent copy; export/import copies the nodes without hashing again. */
+  /** An independent copy, without hashing or packing again. */
   copy(): IndexedTree {
-    return new IndexedTree(LeanIMT.import(nodeHash, this.tree.export()));
+    return new IndexedTree(this.tree.copy(), this.packed);
   }
 
   private remember(leaf: bigint, index: number): void {

@@ -134,7 +134,9 @@ export function buildOpenApi(supportedSchema: Schema) {
       ),
       [ROUTES.trees]: {
         get: {
-          summary: "Both trees with every leaf: the state tree and the on-chain ASP tree, from which an agent takes its own paths (docs/api.md 4.10)",
+          summary:
+            "Both trees with their leaves after those the agent has (packed, 64 hex characters a leaf): the state tree and the on-chain ASP tree, from which an agent takes its own paths (docs/api.md 4.10)",
+          parameters: ["stateFrom", "aspFrom"].map((name) => ({ name, in: "query", required: false, schema: { type: "integer", minimum: 0, default: 0 } })),
           responses: {
             "200": { description: "success", ...json(TreeLeavesSchema, "input") },
             "422": errorResponse("INVALID_PROOF: no ASP root is on chain yet"),

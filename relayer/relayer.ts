@@ -1,5 +1,6 @@
 import type Koa from "koa";
 import type { Logger } from "pino";
+import type { TreeLeavesQuery } from "../indexer/api.js";
 import { IndexerClient } from "../indexer/client.js";
 import { verificationKeySha256 } from "../sdk/index.js";
 import { AccessFeeGate } from "./access-fee.js";
@@ -146,8 +147,8 @@ async function wireRelayer(
   const openapi = buildOpenApi(SupportedResponseSchema);
   const rateLimiter = new RateLimiter({ globalPerSecond: config.rateLimitGlobalPerSecond, perNotePerMinute: config.rateLimitPerNotePerMinute });
   const inFlight = new InFlightRequests();
-  const trees = () =>
-    indexer.treeLeaves().catch((error: unknown) => {
+  const trees = (from: TreeLeavesQuery) =>
+    indexer.treeLeavesJson(from).catch((error: unknown) => {
       throw indexerFailure(error);
     });
   const readiness = new Readiness({

@@ -63,13 +63,20 @@ interface TreeTimings {
   loadAndRebuildMs: number;
   witnessMs: number;
   copyMs: number;
+  /** The packed leaves of a trees answer: all of them the first time (the cache filled), then all again, then the last 10. */
+  packFirstMs: number;
+  packAllMs: number;
+  packLast10Ms: number;
 }
 
-/** Rebuild from leaves in memory, load from SQLite then rebuild (a restart), one witness, one copy. */
+/**
+ * Rebuild from leaves in memory, load from SQLite then rebuild (a restart: hashed natively when the native prover is
+ * built), one witness, one copy, and the packed leaves a trees answer carries.
+ */
 async function measureTree(size: number): Promise<TreeTimings> {
   // Distinct field elements; what they are does not change the cost of hashing them.
   const leaves = Array.from({ length: size }, (_, i) => BigInt(i + 1) * 0x9e3779b97f4a7c15n);
-  const rebuildMs = await elapsedMs(() => IndexedTree.of(leaves));
+  const rebuildMs = await elapsedMs(() => IndexedTree.build(leaves));
 
   const store = new SqliteIndexerStore(path.join(mkdtempSync(path.join(os.tmpdir(), "indexer-bench-")), "bench.sqlite"));
   const txHash = `0x${"00".repeat(32)}`;
@@ -84,7 +91,7 @@ async function measureTree(size: number): Promise<TreeTimings> {
   });
   let tree = IndexedTree.of([]);
   const loadAndRebuildMs = await elapsedMs(async () => {
-    tree = IndexedTree.of(await store.leaves());
+    tree = await IndexedTree.build(await store.leaves());
   });
   await store.close();
 
@@ -93,7 +100,11 @@ async function measureTree(size: number): Promise<TreeTimings> {
       for (let i = 0; i < WITNESSES; i++) tree.witness(leaves[(i * 7919) % size]!);
     })) / WITNESSES;
   const copyMs = await elapsedMs(() => tree.copy());
-  return { leaves: size, rebuildMs, loadAndRebuildMs, witnessMs, copyMs };
+  const packFirstMs = await elapsedMs(() => tree.packedLeaves(0));
+  // As the response is written: the JSON text encoded to bytes.
+  const packAllMs = await elapsedMs(() => Buffer.from(`"${tree.packedLeaves(0)}"`));
+  const packLast10Ms = await elapsedMs(() => Buffer.from(`"${tree.packedLeaves(size - 10)}"`));
+  return { leaves: size, rebuildMs, loadAndRebuildMs, witnessMs, copyMs, packFirstMs, packAllMs, packLast10Ms };
 }
 
 console.log(`cold sync of ${DEPOSITS.toLocaleString("en-US")} deposits over HTTP JSON-RPC...`);
@@ -112,6 +123,10 @@ const rows: [string, string][] = [
     [`tree load from SQLite + rebuild, ${t.leaves.toLocaleString("en-US")} leaves`, `${t.loadAndRebuildMs.toFixed(0)} ms`],
     [`witness, ${t.leaves.toLocaleString("en-US")} leaves`, `${t.witnessMs.toFixed(3)} ms`],
     [`tree copy (ASP copy-on-write), ${t.leaves.toLocaleString("en-US")} leaves`, `${t.copyMs.toFixed(0)} ms`],
+    [
+      `packed leaves of a trees answer, ${t.leaves.toLocaleString("en-US")} leaves: first / every leaf / last 10`,
+      `${t.packFirstMs.toFixed(1)} / ${t.packAllMs.toFixed(2)} / ${t.packLast10Ms.toFixed(2)} ms`,
+    ],
   ]),
 ];
 printTable(["measurement", "result"], rows);
@@ -125,6 +140,9 @@ await writeResults("indexer", {
         loadAndRebuildMs: Math.round(t.loadAndRebuildMs),
         witnessMs: Number(t.witnessMs.toFixed(3)),
         copyMs: Math.round(t.copyMs),
+        packFirstMs: Number(t.packFirstMs.toFixed(1)),
+        packAllMs: Number(t.packAllMs.toFixed(2)),
+        packLast10Ms: Number(t.packLast10Ms.toFixed(2)),
       },
     ]),
   ),

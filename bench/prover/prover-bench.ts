@@ -10,14 +10,21 @@
 // on a worker thread; the quotient's FFTs; the multi-exponentiations, from the prover's timings), the
 // verification of each proof against the verification key, and its two kernel builds (BMI2/ADX and portable)
 // on the same witnesses, and what the long-lived process saves: the same binary called once per proof
-// (rapidsnark's command line, reading the key each time). Prints a table and writes bench/results/prover.json.
+// (rapidsnark's command line, reading the key each time), and how long `serve` takes to be ready with its prepared
+// tables read back from the table cache (and without it).
+//
+// Side by side with rapidsnark (iden3's C++ prover), when its binaries are given (a benchmark peer, never a
+// dependency; see the peer's README): RAPIDSNARK_PROVER, its one-shot CLI, and RAPIDSNARK_SERVE, it kept alive
+// behind the same stdin/stdout protocol as `serve`; the same witnesses, one prover at a time. Prints a table and
+// writes bench/results/prover.json.
 import { execFile } from "node:child_process";
+import { mkdtempSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { pino } from "pino";
-import { NativeProverProcess, builtNativeProver, type NativeProofTimings } from "../../relayer/prover/native-process.js";
+import { NativeProverProcess, builtNativeProver, type NativeProofTimings } from "../../sdk/prover/native-process.js";
 import { ProverService } from "../../relayer/prover/prover-service.js";
 import { WitnessCalculator } from "../../sdk/prover/witness.js";
 import {
@@ -38,6 +45,7 @@ const DEPTHS = (process.env.BENCH_DEPTHS ?? "2,10,20").split(",").map(Number);
 
 const binary = builtNativeProver();
 if (!binary) throw new Error("no native prover built: run `node scripts/native/build-prover.mjs` first");
+const RAPIDSNARK = { prover: process.env.RAPIDSNARK_PROVER, serve: process.env.RAPIDSNARK_SERVE };
 
 /** PROOFS + 1 distinct inputs at `depth` (the first is the warm-up). */
 function inputsAt(depth: number): WithdrawCircuitInput[] {
@@ -61,20 +69,34 @@ async function latencies(inputs: WithdrawCircuitInput[], prove: (input: Withdraw
 /** The native prover process alone, on precomputed witnesses: its timings by kernel build. */
 async function kernelTimings(wtns: Uint8Array[], cpu: "bmi2adx" | "portable") {
   const env = cpu === "portable" ? { ...process.env, GROTH16_PROVER_CPU: "portable" } : process.env;
-  const native = new NativeProverProcess(binary!, WITHDRAW_ARTIFACTS.zkey, env);
-  const chosen = (await native.ready).cpu;
+  return keptAliveTimings(new NativeProverProcess(binary!, WITHDRAW_ARTIFACTS.zkey, env), wtns);
+}
+
+/** A kept-alive prover on precomputed witnesses, round trips measured here (the first left out); it is closed after. */
+async function keptAliveTimings(prover: NativeProverProcess, wtns: Uint8Array[]) {
+  const chosen = (await prover.ready).cpu;
   const timings: (NativeProofTimings & { totalMs: number })[] = [];
   for (const [i, witness] of wtns.entries()) {
     const started = performance.now();
-    const { timings: parts } = await native.prove(witness);
+    const { timings: parts } = await prover.prove(witness);
     if (i > 0) timings.push({ ...parts, totalMs: performance.now() - started });
   }
-  await native.close();
+  await prover.close();
   return { cpu: chosen, timings };
 }
 
-/** The binary run once per witness, as rapidsnark is: wall time of each call, the first left out. */
-async function perCallMs(wtns: Uint8Array[]): Promise<number[]> {
+/** Milliseconds from spawning a kept-alive prover to its ready line. */
+async function readyMs(start: () => NativeProverProcess): Promise<number> {
+  const started = performance.now();
+  const prover = start();
+  await prover.ready;
+  const ms = performance.now() - started;
+  await prover.close();
+  return ms;
+}
+
+/** `command` run once per witness, as rapidsnark is: wall time of each call, the first left out. */
+async function perCallMs(wtns: Uint8Array[], command = binary!): Promise<number[]> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "prover-bench-"));
   const measured: number[] = [];
   try {
@@ -82,7 +104,7 @@ async function perCallMs(wtns: Uint8Array[]): Promise<number[]> {
       const file = path.join(dir, "witness.wtns");
       await writeFile(file, witness);
       const started = performance.now();
-      await promisify(execFile)(binary!, [WITHDRAW_ARTIFACTS.zkey, file, path.join(dir, "proof.json"), path.join(dir, "public.json")]);
+      await promisify(execFile)(command, [WITHDRAW_ARTIFACTS.zkey, file, path.join(dir, "proof.json"), path.join(dir, "public.json")]);
       if (i > 0) measured.push(performance.now() - started);
     }
   } finally {
@@ -98,6 +120,25 @@ const calculator = await WitnessCalculator.load(WITHDRAW_ARTIFACTS.wasm);
 const loadBefore = os.loadavg()[0]!;
 const results: Record<string, unknown>[] = [];
 const rows: [string, string][] = [];
+
+// Start-up of `serve`: reading the key and preparing H's tables, from a fresh table cache (computed, then written)
+// and from the filled one (read back), as a restart finds it; rapidsnark kept alive beside it.
+const tableCache = mkdtempSync(path.join(os.tmpdir(), "prover-bench-tables-"));
+const nativeServe = () => new NativeProverProcess(binary, WITHDRAW_ARTIFACTS.zkey, process.env, tableCache);
+const startup = {
+  computedMs: Math.round(await readyMs(nativeServe)),
+  cachedMs: Math.round(Math.min(await readyMs(nativeServe), await readyMs(nativeServe))),
+  rapidsnarkMs: RAPIDSNARK.serve ? Math.round(await readyMs(() => rapidsnarkServe(RAPIDSNARK.serve!))) : undefined,
+};
+await rm(tableCache, { recursive: true, force: true });
+rows.push([
+  "serve ready: tables computed / read back (rapidsnark kept alive)",
+  `${startup.computedMs} / ${startup.cachedMs} ms${startup.rapidsnarkMs === undefined ? "" : ` (${startup.rapidsnarkMs} ms)`}`,
+]);
+
+function rapidsnarkServe(serve: string): NativeProverProcess {
+  return new NativeProverProcess(serve, WITHDRAW_ARTIFACTS.zkey, process.env, false, [WITHDRAW_ARTIFACTS.zkey]);
+}
 
 for (const depth of DEPTHS) {
   const inputs = inputsAt(depth);
@@ -127,6 +168,10 @@ for (const depth of DEPTHS) {
   const fast = await kernelTimings(wtns, "bmi2adx");
   const portable = await kernelTimings(wtns, "portable");
   const perCall = await perCallMs(wtns);
+  const peer = {
+    keptAliveP50Ms: RAPIDSNARK.serve ? p50((await keptAliveTimings(rapidsnarkServe(RAPIDSNARK.serve), wtns)).timings.map((t) => t.totalMs)) : undefined,
+    perCallP50Ms: RAPIDSNARK.prover ? p50(await perCallMs(wtns, RAPIDSNARK.prover)) : undefined,
+  };
 
   const result = {
     depth,
@@ -142,6 +187,8 @@ for (const depth of DEPTHS) {
       msmP50Ms: p50(fast.timings.map((t) => t.msmMs)),
     },
     perCallP50Ms: p50(perCall),
+    keptAliveP50Ms: p50(fast.timings.map((t) => t.totalMs)),
+    rapidsnark: peer,
     kernels: Object.fromEntries(
       [fast, portable].map(({ cpu, timings }) => [cpu, { proofP50Ms: p50(timings.map((t) => t.totalMs)), msmP50Ms: p50(timings.map((t) => t.msmMs)) }]),
     ),
@@ -160,11 +207,15 @@ for (const depth of DEPTHS) {
       `depth ${depth}: kernels ${fast.cpu} / ${portable.cpu} (prove p50)`,
       `${p50(fast.timings.map((t) => t.totalMs))} / ${p50(portable.timings.map((t) => t.totalMs))} ms`,
     ],
-    [`depth ${depth}: native long-lived / one call per proof (p50)`, `${p50(fast.timings.map((t) => t.totalMs))} / ${result.perCallP50Ms} ms`],
+    [`depth ${depth}: native long-lived / one call per proof (p50)`, `${result.keptAliveP50Ms} / ${result.perCallP50Ms} ms`],
   );
+  if (peer.keptAliveP50Ms !== undefined || peer.perCallP50Ms !== undefined) {
+    const shown = (ms: number | undefined) => (ms === undefined ? "-" : `${ms}`);
+    rows.push([`depth ${depth}: rapidsnark long-lived / one call per proof (p50)`, `${shown(peer.keptAliveP50Ms)} / ${shown(peer.perCallP50Ms)} ms`]);
+  }
 }
 const loadAfter = os.loadavg()[0]!;
 rows.push(["cores; load average (1 min) before / after", `${os.cpus().length}; ${loadBefore.toFixed(2)} / ${loadAfter.toFixed(2)}`]);
 printTable(["measurement", "result"], rows);
-await writeResults("prover", { proofs: PROOFS, loadAverage: { before: loadBefore, after: loadAfter }, depths: results });
+await writeResults("prover", { proofs: PROOFS, cores: os.cpus().length, loadAverage: { before: loadBefore, after: loadAfter }, startup, depths: results });
 process.exit(0); // snarkjs' verifier leaves worker threads running

@@ -8,10 +8,11 @@
 // server-proof settle-x402 payments (default 3) at once: on the automining chain, then on blocks every
 // BENCH_BLOCK_MS (default 2000, Base's block time) with the relayer's batching on and off, the latency and gas it
 // trades. Checks that every concurrent settle's transaction spent its note on chain. BENCH_PROVER (auto, native or wasm; default auto: the native prover when `npm ci` built it)
-// picks the relayer's prover; the agent proves with the wasm engine. Prints a table and writes
+// picks the relayer's prover; the agent proves with the SDK's LocalProver (the native prover when built, else the
+// wasm engine) and keeps its trees from payment to payment, as an X402Agent does. Prints a table and writes
 // bench/results/settle.json.
 import { Wallet } from "ethers";
-import { proveLocally } from "../../sdk/agent/index.js";
+import { emptyTrees, proveLocally } from "../../sdk/agent/index.js";
 import { FacilitatorClient, noteToWire } from "../../sdk/client/facilitator-client.js";
 import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
@@ -20,7 +21,7 @@ import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-
 import { deposit } from "../../test/indexer/helpers/pool-actions.js";
 import { buildRelayerConfig, startRelayer, type RunningRelayer } from "../../test/relayer/helpers/relayer-harness.js";
 import { startPaymentWorld } from "../../test/x402/helpers/payment-world.js";
-import { builtNativeProver } from "../../relayer/prover/native-process.js";
+import { builtNativeProver } from "../../sdk/prover/native-process.js";
 import { elapsedMs, percentile, printTable, writeResults } from "../report.js";
 
 const SETTLES = Number(process.env.BENCH_SETTLES ?? 10);
@@ -99,14 +100,19 @@ try {
   const entrypoint = await world.chain.facilitator.entrypoint.getAddress();
   const takeBps = BigInt((await facilitator.supported()).settleX402!.takeBps);
 
+  /** The agent's trees, kept between its payments: each fetches and hashes only the leaves added since. */
+  const agentTrees = emptyTrees();
+  let agentProver = "none yet";
+
   /** One non-custodial payment as an agent makes it: quote, trees and proof here, then the proof-carrying settle. */
   async function provenPayment(note: Note, x402: boolean): Promise<{ totalMs: number; proofMs: number; quoteAndTreesMs: number; relayMs: number }> {
     const invoice = { payTo: Wallet.createRandom().address, maxAmountRequired: world.price.toString() };
     const fields = x402 ? { accepts: accepted, resource, acceptNotPrivate: true } : { paymentDetails: invoice };
     const started = performance.now();
-    const { body, proofTimeMs } = await proveLocally({
+    const { body, proofTimeMs, engine } = await proveLocally({
       facilitator,
       prover: sharedProver(),
+      trees: agentTrees,
       note,
       expected: x402
         ? { route: "settle-x402", withdrawnValue: grossForNet(world.price, takeBps), feeBps: takeBps, processooor: entrypoint }
@@ -114,6 +120,7 @@ try {
       fields,
     });
     const proven = performance.now();
+    agentProver = engine;
     const relay = await timed(x402 ? "/api/facilitator/settle-x402-proof" : "/api/facilitator/settle-proof", body);
     return { totalMs: performance.now() - started, proofMs: proofTimeMs, quoteAndTreesMs: proven - started - proofTimeMs, relayMs: relay.ms };
   }
@@ -199,7 +206,7 @@ try {
     prover: proverInUse,
     settle: withProof(settleMs),
     settleX402: withProof(x402Ms),
-    nonCustodial: { agentProver: "wasm", settle: provenSettle, settleX402: provenX402 },
+    nonCustodial: { agentProver, settle: provenSettle, settleX402: provenX402 },
     concurrent,
     concurrentOnBlocks: onBlocks,
     sequentialSettlesPerMinute: Math.round(60_000 / (x402Ms.ms.reduce((sum, ms) => sum + ms, 0) / x402Ms.ms.length)),
@@ -216,7 +223,7 @@ try {
   printTable(
     ["measurement", "result"],
     [
-      ["relayer's prover / agent's prover", `${proverInUse} / wasm`],
+      ["relayer's prover / agent's prover", `${proverInUse} / ${agentProver}`],
       [`settle, server proof, sequential (${results.settle.count})`, serverProof(results.settle)],
       [`settle, client proof + relay, sequential (${provenSettle.count})`, clientProof(provenSettle)],
       [`settle-x402, server proof, sequential (${results.settleX402.count})`, serverProof(results.settleX402)],

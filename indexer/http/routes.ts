@@ -2,7 +2,7 @@ import Router from "@koa/router";
 import type { Context } from "koa";
 import type { AddressBook } from "../../lib/address-book.js";
 import { FieldElementSchema } from "../../sdk/schema/primitives.js";
-import { INDEXER_ROUTES, toWireJson } from "../api.js";
+import { INDEXER_ROUTES, TreeLeavesQuerySchema, toWireJson } from "../api.js";
 import { IndexerError } from "../errors.js";
 import type { IndexerQueries } from "../queries.js";
 
@@ -12,7 +12,10 @@ export function indexerRouter(queries: IndexerQueries, addressBook: AddressBook)
   router.get(INDEXER_ROUTES.deployment, (ctx) => send(ctx, addressBook));
   router.get(INDEXER_ROUTES.status, (ctx) => send(ctx, queries.status()));
   router.get(INDEXER_ROUTES.trees, (ctx) => send(ctx, queries.trees()));
-  router.get(INDEXER_ROUTES.treeLeaves, (ctx) => send(ctx, queries.treeLeaves()));
+  router.get(INDEXER_ROUTES.treeLeaves, (ctx) => {
+    ctx.type = "application/json";
+    ctx.body = queries.treeLeavesJson(treeLeavesQuery(ctx.query));
+  });
   router.get(INDEXER_ROUTES.stateProof, (ctx) => send(ctx, queries.stateProof(fieldParam(ctx, "commitment"))));
   router.get(INDEXER_ROUTES.aspProof, (ctx) => send(ctx, queries.aspProof(fieldParam(ctx, "label"))));
   router.get(INDEXER_ROUTES.nullifier, async (ctx) =>
@@ -25,6 +28,12 @@ export function indexerRouter(queries: IndexerQueries, addressBook: AddressBook)
 function fieldParam(ctx: Context & { params: Record<string, string> }, name: string): bigint {
   const parsed = FieldElementSchema.safeParse(ctx.params[name]);
   if (!parsed.success) throw new IndexerError("INVALID_REQUEST", `${name} ${parsed.error.issues[0]?.message}`);
+  return parsed.data;
+}
+
+function treeLeavesQuery(query: unknown) {
+  const parsed = TreeLeavesQuerySchema.safeParse(query);
+  if (!parsed.success) throw new IndexerError("INVALID_REQUEST", `stateFrom and aspFrom must be leaf counts: ${parsed.error.issues[0]?.message}`);
   return parsed.data;
 }
 

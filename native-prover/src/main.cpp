@@ -1,9 +1,14 @@
 // groth16-prover: a Groth16 prover for BN254 that reads snarkjs' .zkey and .wtns and writes snarkjs' proof JSON.
 //
 //   groth16-prover <circuit.zkey> <witness.wtns> <proof.json> <public.json>   (rapidsnark's command line)
-//   groth16-prover serve <circuit.zkey>   (loads the key once; stdin: u32 little-endian length + .wtns bytes,
-//                                          stdout: one JSON line per witness; length 0 or end of input stops it)
+//   groth16-prover serve <circuit.zkey> [<cache folder>]
+//                                         (loads the key once; stdin: u32 little-endian length + .wtns bytes,
+//                                          stdout: one JSON line per witness; length 0 or end of input stops it;
+//                                          the prepared table is read from, or written to, the cache folder)
 //   groth16-prover cpu                    (prints the kernel variant this CPU gets)
+//   groth16-prover lean-tree              (stdin: u32 little-endian leaf count, Poseidon2's 80 round constants, the
+//                                          leaves; stdout: the nodes of every level above the leaves, bottom up;
+//                                          every number 32 bytes big-endian: a LeanIMT built in one call)
 //
 // GROTH16_PROVER_CPU=portable forces the portable kernels; GROTH16_PROVER_THREADS caps the threads (default: all cores).
 #include <chrono>
@@ -18,25 +23,28 @@
 
 #include "key-files.hpp"
 #include "prover.hpp"
+#include "table-cache.hpp"
 
 namespace {
 
 using ProveFn = void (*)(const ProvingKey&, const uint64_t*, const Blinding&, int, ProofPoints&, ProofTimings&);
 using PrepareFn = void (*)(ProvingKey&, int);
+using TreeFn = void (*)(const uint64_t*, const uint64_t*, size_t, int, std::vector<uint64_t>&);
 
 struct Kernels {
   const char* name;
   ProveFn prove;
   PrepareFn prepare;
+  TreeFn leanTreeNodes;
 };
 
 Kernels chooseKernels() {
   const char* forced = std::getenv("GROTH16_PROVER_CPU");
   const bool portableOnly = forced && std::string(forced) == "portable";
   __builtin_cpu_init();
-  if (!portableOnly && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("adx") && bmi2adx::selfTest()) return {"bmi2adx", bmi2adx::prove, bmi2adx::prepare};
+  if (!portableOnly && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("adx") && bmi2adx::selfTest()) return {"bmi2adx", bmi2adx::prove, bmi2adx::prepare, bmi2adx::leanTreeNodes};
   if (!portable::selfTest()) throw std::runtime_error("the portable kernels fail their self-test");
-  return {"portable", portable::prove, portable::prepare};
+  return {"portable", portable::prove, portable::prepare, portable::leanTreeNodes};
 }
 
 int threadCount() {
@@ -126,14 +134,23 @@ std::string escaped(const std::string& text) {
 
 bool readExactly(uint8_t* into, size_t bytes) { return std::fread(into, 1, bytes, stdin) == bytes; }
 
-int serve(const Kernels& kernels, const std::string& zkeyPath, int threads) {
-  ProvingKey key = parseZkey(readWholeFile(zkeyPath));
-  // Done once for every proof to come (a one-shot prove would pay more for it than it saves).
+int serve(const Kernels& kernels, const std::string& zkeyPath, const std::string& cacheFolder, int threads) {
+  const auto starting = std::chrono::steady_clock::now();
+  const std::vector<uint8_t> zkey = readWholeFile(zkeyPath);
+  ProvingKey key = parseZkey(zkey);
+  // Done once for every proof to come (a one-shot prove would pay more for it than it saves), or read back.
   const auto preparing = std::chrono::steady_clock::now();
-  kernels.prepare(key, threads);
-  const double prepareMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - preparing).count();
-  std::printf("{\"ready\":true,\"cpu\":\"%s\",\"threads\":%d,\"nVars\":%u,\"nPublic\":%u,\"domainSize\":%u,\"prepareMs\":%.0f}\n", kernels.name, threads,
-              key.nVars, key.nPublic, key.domainSize, prepareMs);
+  const Digest digest = digestOf(zkey.data(), zkey.size());
+  const bool cached = !cacheFolder.empty() && loadTable(cacheFolder, digest, key);
+  if (!cached) {
+    kernels.prepare(key, threads);
+    if (!cacheFolder.empty()) saveTable(cacheFolder, digest, key);  // a folder it cannot write only costs the next start
+  }
+  const auto ready = std::chrono::steady_clock::now();
+  const double prepareMs = std::chrono::duration<double, std::milli>(ready - preparing).count();
+  const double startMs = std::chrono::duration<double, std::milli>(ready - starting).count();
+  std::printf("{\"ready\":true,\"cpu\":\"%s\",\"threads\":%d,\"nVars\":%u,\"nPublic\":%u,\"domainSize\":%u,\"prepareMs\":%.0f,\"tableCached\":%s,\"startMs\":%.0f}\n",
+              kernels.name, threads, key.nVars, key.nPublic, key.domainSize, prepareMs, cached ? "true" : "false", startMs);
   std::fflush(stdout);
   std::vector<uint8_t> wtns;
   for (;;) {
@@ -158,6 +175,39 @@ int serve(const Kernels& kernels, const std::string& zkeyPath, int threads) {
   }
 }
 
+/** `count` numbers of 32 big-endian bytes read from stdin, as little-endian limbs. */
+std::vector<uint64_t> readBigEndianWords(size_t count) {
+  std::vector<uint8_t> bytes(32 * count);
+  if (!readExactly(bytes.data(), bytes.size())) throw std::runtime_error("lean-tree: the input ends early");
+  std::vector<uint64_t> words(4 * count);
+  for (size_t i = 0; i < count; i++) {
+    for (int limb = 0; limb < 4; limb++) {
+      uint64_t word = 0;
+      for (int b = 0; b < 8; b++) word = word << 8 | bytes[32 * i + 8 * (3 - limb) + b];
+      words[4 * i + limb] = word;
+    }
+  }
+  return words;
+}
+
+int leanTree(const Kernels& kernels, int threads) {
+  uint8_t header[4];
+  if (!readExactly(header, 4)) throw std::runtime_error("lean-tree: no leaf count");
+  const uint32_t count = uint32_t(header[0]) | uint32_t(header[1]) << 8 | uint32_t(header[2]) << 16 | uint32_t(header[3]) << 24;
+  const std::vector<uint64_t> constants = readBigEndianWords(80), leaves = readBigEndianWords(count);
+  std::vector<uint64_t> nodes;
+  kernels.leanTreeNodes(constants.data(), leaves.data(), count, threads, nodes);
+  std::vector<uint8_t> out(8 * nodes.size());
+  for (size_t i = 0; i < nodes.size() / 4; i++) {
+    for (int limb = 0; limb < 4; limb++) {
+      for (int b = 0; b < 8; b++) out[32 * i + 8 * (3 - limb) + b] = uint8_t(nodes[4 * i + limb] >> (56 - 8 * b));
+    }
+  }
+  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) throw std::runtime_error("lean-tree: cannot write the nodes");
+  std::fflush(stdout);
+  return 0;
+}
+
 void writeFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
@@ -174,9 +224,10 @@ int main(int argc, char** argv) {
       std::printf("%s\n", kernels.name);
       return 0;
     }
-    if (argc == 3 && std::string(argv[1]) == "serve") return serve(kernels, argv[2], threads);
+    if (argc == 2 && std::string(argv[1]) == "lean-tree") return leanTree(kernels, threads);
+    if ((argc == 3 || argc == 4) && std::string(argv[1]) == "serve") return serve(kernels, argv[2], argc == 4 ? argv[3] : "", threads);
     if (argc != 5) {
-      std::fprintf(stderr, "usage: %s <circuit.zkey> <witness.wtns> <proof.json> <public.json> | serve <circuit.zkey> | cpu\n", argv[0]);
+      std::fprintf(stderr, "usage: %s <circuit.zkey> <witness.wtns> <proof.json> <public.json> | serve <circuit.zkey> [<cache folder>] | lean-tree | cpu\n", argv[0]);
       return 2;
     }
     const ProvingKey key = parseZkey(readWholeFile(argv[1]));

@@ -39,6 +39,8 @@ struct Blinding {
              ProofTimings& timings);                                                                               \
   bool selfTest();                                                                                                 \
   void prepare(ProvingKey& key, int threads);                                                                      \
+  void leanTreeNodes(const uint64_t* constants, const uint64_t* leaves, size_t count, int threads,                 \
+                     std::vector<uint64_t>& nodes);                                                                \
   }
 DECLARE_KERNELS(portable)
 DECLARE_KERNELS(bmi2adx)

@@ -60,6 +60,21 @@ const RELAY_GAS_MARGIN_PERCENT = 110n;
  */
 const INSERT_LEVEL_GAS = 50_000n;
 
+/** `relay` with `then` run once its transaction has reached the node, after its own onSent. */
+function onSentAlso(relay: PendingRelay, then: () => void): PendingRelay {
+  const { onSent } = relay.hooks;
+  return {
+    ...relay,
+    hooks: {
+      ...relay.hooks,
+      onSent: async (txHash) => {
+        then();
+        await onSent?.(txHash);
+      },
+    },
+  };
+}
+
 /** A relay's (or a batch's) gas limit over its estimate at state tree depth `depth`: the margin and room for every level. */
 function gasLimitOver(estimate: bigint, depth: bigint): bigint {
   return (estimate * RELAY_GAS_MARGIN_PERCENT) / 100n + (depth + 1n) * INSERT_LEVEL_GAS;
@@ -99,7 +114,7 @@ export class PoolChain {
   /** The tail of the relaying party's transactions, which leave one at a time (see inNonceOrder). */
   private sending: Promise<unknown> = Promise.resolve();
   private readonly relayGasByDepth = new Map<bigint, bigint>();
-  /** Batches the relays that arrive while one is on its way to a block; absent when batching is off. */
+  /** Batches the relays that arrive while another is being sent; absent when batching is off. */
   private readonly queue?: RelayQueue<PendingRelay>;
 
   /**
@@ -116,7 +131,7 @@ export class PoolChain {
     this.relayer = relayerKey.connect(provider);
     this.entrypoint = Entrypoint__factory.connect(deployment.entrypoint, this.relayer);
     this.pool = IPrivacyPool__factory.connect(deployment.privacyPool, provider);
-    if (maxBatch > 1) this.queue = new RelayQueue((relays) => this.sendRelays(relays), maxBatch);
+    if (maxBatch > 1) this.queue = new RelayQueue((relays, left) => this.sendRelays(relays.map((relay) => onSentAlso(relay, left))), maxBatch);
   }
 
   /**

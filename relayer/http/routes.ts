@@ -6,7 +6,7 @@ import type { AccessFeeGate } from "../access-fee.js";
 import type { Facilitator } from "../facilitator.js";
 import { AGENT_KEY_HEADER, AgentListResponseSchema, AgentLookupQuerySchema, AgentRegisterRequestSchema } from "../schemas/agent.js";
 import { AuthorizeRequestSchema } from "../schemas/authorize.js";
-import { toWireJson, type TreeLeaves } from "../../indexer/api.js";
+import { TreeLeavesQuerySchema, type TreeLeavesQuery } from "../../indexer/api.js";
 import { QuoteRequestSchema, SettleProofRequestSchema, SettleRequestSchema, WithdrawRequestSchema, X402PayRequestSchema } from "../schemas/settle.js";
 import { QuoteX402RequestSchema, SettleX402ProofRequestSchema, SettleX402RequestSchema } from "../schemas/settle-x402.js";
 import { VerifyRequestSchema } from "../schemas/verify.js";
@@ -29,8 +29,8 @@ export interface RouteDeps {
   accessFee: AccessFeeGate;
   agents: AgentRegistry;
   supported: () => Promise<SupportedResponse>;
-  /** Both trees with every leaf, from the indexer (docs/api.md 4.10). */
-  trees: () => Promise<TreeLeaves>;
+  /** Both trees with the leaves after `from`, as the indexer's JSON bytes, passed on unread (docs/api.md 4.10). */
+  trees: (from: TreeLeavesQuery) => Promise<Uint8Array>;
   openapi: () => unknown;
 }
 
@@ -124,8 +124,9 @@ export function facilitatorRouter({ facilitator, x402, accessFee, agents, suppor
   });
 
   router.get(ROUTES.trees, async (ctx) => {
+    const from = parseWith(TreeLeavesQuerySchema, ctx.query);
     ctx.type = "json";
-    ctx.body = toWireJson(await trees());
+    ctx.body = Buffer.from(await trees(from));
   });
 
   router.post(ROUTES.quote, async (ctx) => {

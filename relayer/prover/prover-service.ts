@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
 import { WITHDRAW_ARTIFACTS, type CircuitArtifacts, type WithdrawCircuitInput, type WithdrawProof } from "../../sdk/index.js";
-import { NoWitnessError, WasmProver, type TimedProof } from "../../sdk/prover/index.js";
+import { NoWitnessError, UnverifiedProofError, WasmProver, checkedNativeProof, type NativeEngine, type TimedProof } from "../../sdk/prover/index.js";
 import { RELAYER_ERROR_STATUS, RelayerError } from "../errors.js";
 import type { Prover } from "../settlement/prover.js";
-import { NativeProverProcess, builtNativeProver } from "./native-process.js";
+import { NativeProverProcess, builtNativeProver } from "../../sdk/prover/native-process.js";
 import { NativeProver } from "./native-prover.js";
 
 export interface ProverServiceOptions {
@@ -24,13 +24,6 @@ export interface ProverServiceOptions {
 }
 
 export type ProverChoice = "auto" | "native" | "wasm";
-
-/** A native prover, whichever kind: its proofs are verified before they leave the service. */
-interface NativeEngine {
-  readonly binary: string;
-  prove(wtns: Uint8Array): Promise<WithdrawProof>;
-  close?(): Promise<void>;
-}
 
 /** What a proof took before any was measured (in process, 2 cores), to size the first Retry-After. */
 const INITIAL_PROOF_MS = 2_000;
@@ -138,25 +131,16 @@ export class ProverService implements Prover {
     await Promise.all([this.wasm.close(), this.native?.close?.()]);
   }
 
-  /**
-   * A native proof, verified; a failed check or a failed native prover falls back to the wasm engine for this
-   * proof, whose proof is verified as well: a proof that does not verify is never returned.
-   */
+  /** A native proof, verified, or the wasm engine's (verified too) when the native one fails (checkedNativeProof). */
   private async proveNatively(native: NativeEngine, wtns: Uint8Array, place: number): Promise<WithdrawProof> {
-    let reason: string;
+    const onRefused = (reason: string) => this.logger.warn({ binary: native.binary, reason }, "native proof refused; proving this one with the wasm engine");
     try {
-      const { proof, publicSignals } = await native.prove(wtns);
-      if (await this.wasm.verify({ proof, publicSignals }, place)) return { proof, publicSignals };
-      reason = "its proof does not verify against the verification key";
+      const { proof, publicSignals } = await checkedNativeProof(this.wasm, native, wtns, place, onRefused);
+      return { proof, publicSignals };
     } catch (error) {
-      reason = error instanceof Error ? error.message : String(error);
-    }
-    this.logger.warn({ binary: native.binary, reason }, "native proof refused; proving this one with the wasm engine");
-    const proof = await this.wasm.proveWitness(wtns, place);
-    if (!(await this.wasm.verify(proof, place))) {
+      if (!(error instanceof UnverifiedProofError)) throw error;
       throw new RelayerError("INTERNAL", "The prover made no valid proof for this witness; nothing was relayed or spent. Retry the request.");
     }
-    return proof;
   }
 
   /** When a retry can expect room: the proofs ahead of it, one after the other, at the recent proof time. */

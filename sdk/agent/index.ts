@@ -21,3 +21,4 @@ export * from "./vault.js";
 export * from "./x402-agent.js";
 export { proveLocally, type LocalProof, type QuoteExpectation } from "./local-proof.js";
 export { privatePoolScheme, registerPrivatePoolScheme, PrivatePoolScheme, type PrivatePoolSchemeOptions } from "./private-pool-scheme.js";
+export { emptyTrees, loadTrees, saveTrees, type AgentTrees } from "./tree-file.js";

@@ -2,13 +2,15 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { encodeRelayData, withdrawalContext } from "../circuit/context.js";
 import type { WithdrawProof } from "../circuit/prover.js";
 import { buildWithdrawInput } from "../circuit/withdraw-input.js";
-import type { FacilitatorClient, QuoteAnswer, TreeAnswer } from "../client/facilitator-client.js";
+import type { FacilitatorClient, QuoteAnswer, TreesAnswer } from "../client/facilitator-client.js";
 import { feeOf } from "../fees/relay-fee.js";
 import { changeNoteOf, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../note/note.js";
-import type { WasmProver } from "../prover/wasm-prover.js";
-import { GrowingTree, merkleWitness, type MerkleWitness } from "../tree/merkle-witness.js";
+import type { EngineName, ProofEngine } from "../prover/local-prover.js";
+import type { MerkleWitness } from "../tree/merkle-witness.js";
+import type { SyncedTree } from "../tree/synced-tree.js";
 import { paymentNonceOf, type ExactRequirement } from "../../x402/index.js";
 import { X402AgentError } from "./errors.js";
+import { emptyTrees, type AgentTrees } from "./tree-file.js";
 
 /** What the agent asked for: a quote binding anything else is refused before anything is proven. */
 export interface QuoteExpectation {
@@ -32,6 +34,8 @@ export interface LocalProof {
   quote: QuoteAnswer;
   proof: WithdrawProof;
   proofTimeMs: number;
+  /** Which engine made the proof: the native prover or the wasm engine. */
+  engine: EngineName;
   change: Note;
   /**
    * The proof-carrying settle's request: the fields, the quote, the proof and, for settle-x402, the precommitment
@@ -49,35 +53,41 @@ const NOTE_POLL_MS = 500;
 
 /**
  * Proves a spend of `note` as the facilitator's quote of `fields` says (docs/sdk.md, "Non-custodial mode"): the quote
- * must bind exactly what the agent expects; both trees are rebuilt from the public leaf lists, so the agent never
- * asks anyone for its own path, and must give the quoted roots; the proof is made here, with change secrets that
- * never leave the agent. While the trees do not hold the note or do not rebuild the quoted roots, a new quote is
- * asked for, for a while.
+ * must bind exactly what the agent expects; both trees are brought up to date from the public leaf lists (the
+ * leaves after those the agent holds), so the agent never asks anyone for its own path, and must give the quoted
+ * roots; the proof is made here, with change secrets that never leave the agent. While the trees do not hold the
+ * note or do not rebuild the quoted roots, a new quote is asked for, for a while; a tree whose leaves do not
+ * rebuild the quoted root is dropped and fetched whole (it was rebuilt since: an ASP revocation, a reorg).
  */
 export async function proveLocally(options: {
   facilitator: FacilitatorClient;
-  prover: WasmProver;
+  prover: ProofEngine;
   note: Note;
   expected: QuoteExpectation;
   /** The settle request's fields (its terms), which the quote request carries too. */
   fields: Record<string, unknown>;
-  /** The trees of earlier spends, extended by the leaves added since (default: built afresh). */
-  trees?: { state: GrowingTree; asp: GrowingTree };
+  /** The trees of earlier spends, extended by the leaves added since (default: fetched whole). */
+  trees?: AgentTrees;
 }): Promise<LocalProof> {
   const { facilitator, prover, note, expected } = options;
-  const trees = options.trees ?? { state: new GrowingTree(), asp: new GrowingTree() };
+  const trees = options.trees ?? emptyTrees();
   const quoteRequest = { ...options.fields, nullifierHash: nullifierHashOf(note.nullifier).toString() };
   const requestQuote = expected.route === "settle-x402" ? () => facilitator.quoteX402(quoteRequest) : () => facilitator.quote(quoteRequest);
   const deadline = Date.now() + NOTE_WAIT_MS;
   for (;;) {
     const { quote } = await requestQuote();
     checkQuote(quote, note, expected);
-    const served = await facilitator.trees();
-    const stateWitness = witnessOf(served.state, trees.state, { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize }, note.commitment, "state");
-    const aspWitness = witnessOf(served.asp, trees.asp, { root: quote.aspRoot, depth: quote.aspTreeDepth, size: quote.aspTreeSize }, note.label, "ASP");
+    const askedFrom = { state: trees.state.fetched, asp: trees.asp.fetched };
+    receiveTrees(trees, await facilitator.trees(askedFrom));
+    const stateWitness = await witnessOf(trees.state, { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize }, note.commitment, "state");
+    const aspWitness = await witnessOf(trees.asp, { root: quote.aspRoot, depth: quote.aspTreeDepth, size: quote.aspTreeSize }, note.label, "ASP");
     if (stateWitness instanceof X402AgentError || aspWitness instanceof X402AgentError) {
+      // A tree kept from earlier that does not rebuild the quoted root was rebuilt since (an ASP revocation, a
+      // reorg): witnessOf dropped it, and it is fetched whole at once.
+      const dropped = (witness: MerkleWitness | X402AgentError, from: number) => witness instanceof X402AgentError && witness.code === "QUOTE_REFUSED" && from > 0;
+      const refetchNow = dropped(stateWitness, askedFrom.state) || dropped(aspWitness, askedFrom.asp);
       if (Date.now() < deadline) {
-        await sleep(NOTE_POLL_MS);
+        if (!refetchNow) await sleep(NOTE_POLL_MS);
         continue;
       }
       throw stateWitness instanceof X402AgentError ? stateWitness : aspWitness;
@@ -96,15 +106,29 @@ export async function proveLocally(options: {
       relayFeeBPS: BigInt(quote.feeBps),
       refundPrecommitment,
     });
-    const { proof, publicSignals, proofTimeMs } = await prover.prove(input);
+    const { proof, publicSignals, proofTimeMs, engine } = await prover.prove(input);
     const refund = expected.route === "settle-x402" ? { refundPrecommitment: refundPrecommitment.toString() } : {};
     return {
       quote,
       proof: { proof, publicSignals },
       proofTimeMs,
+      engine,
       change: changeNoteOf(note, withdrawnValue, changeSecrets),
       body: { ...options.fields, quote, proof: { proof, publicSignals }, ...refund },
     };
+  }
+}
+
+/** Takes the served leaves into the agent's trees; a slice that is not whole leaves, or starts past them, is refused. */
+function receiveTrees(trees: AgentTrees, served: TreesAnswer): void {
+  try {
+    trees.state.receive(served.state.from, served.state.leaves);
+    trees.asp.receive(served.asp.from, served.asp.leaves);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    trees.state.reset();
+    trees.asp.reset();
+    throw new X402AgentError("QUOTE_REFUSED", `The facilitator's trees answer is malformed (${error.message}). Nothing was proven or spent.`);
   }
 }
 
@@ -159,27 +183,26 @@ function paymentProblems(payment: ReturnType<typeof quotedPayment>, expected: Qu
 }
 
 /**
- * The path of `leaf` in the tree of the first `quoted.size` served leaves (`growing` extended to them), once that
- * tree has the quoted root and depth; else why not: the leaves do not rebuild the quoted root, or `leaf` is not among them.
+ * The path of `leaf` in the tree of the first `quoted.size` leaves of `synced`, once that tree has the quoted root
+ * and depth; else why not: the leaves do not rebuild the quoted root (and `synced` is dropped, to be fetched whole),
+ * or `leaf` is not among them.
  */
-function witnessOf(
-  served: TreeAnswer,
-  growing: GrowingTree,
+async function witnessOf(
+  synced: SyncedTree,
   quoted: { root: string; depth: number; size: number },
   leaf: bigint,
   name: string,
-): MerkleWitness | X402AgentError {
-  const leaves = served.leaves.slice(0, quoted.size).map(BigInt);
-  const tree = growing.of(leaves);
-  const root = leaves.length === 0 ? 0n : tree.root;
-  if (leaves.length !== quoted.size || root !== BigInt(quoted.root) || tree.depth !== quoted.depth) {
+): Promise<MerkleWitness | X402AgentError> {
+  const tree = await synced.treeOf(quoted.size);
+  if (tree === undefined || tree.root !== BigInt(quoted.root) || tree.depth !== quoted.depth) {
+    synced.reset();
     return new X402AgentError(
       "QUOTE_REFUSED",
       `The facilitator's ${name} leaves do not rebuild the ${name} root it quoted (${quoted.root} at depth ${quoted.depth} over ${quoted.size} leaves). Nothing was proven or spent.`,
     );
   }
-  const index = leaves.indexOf(leaf);
-  if (index >= 0) return merkleWitness(tree, index);
+  const index = tree.leaves.indexOf(leaf);
+  if (index >= 0) return tree.witness(index);
   const what = name === "state" ? "commitment (its indexer has not read the deposit or change yet)" : "label (the ASP has not approved the deposit)";
   return new X402AgentError("NOTE_NOT_IN_TREE", `The facilitator's ${name} tree does not hold the note's ${what}. Nothing was proven or spent.`);
 }

@@ -15,8 +15,7 @@ import {
 } from "../client/facilitator-client.js";
 import { grossForNet } from "../fees/relay-fee.js";
 import { deriveChangeSecrets, type Note } from "../note/note.js";
-import { sharedProver, type WasmProver } from "../prover/wasm-prover.js";
-import { GrowingTree } from "../tree/merkle-witness.js";
+import { sharedProver, type EngineName, type ProofEngine } from "../prover/local-prover.js";
 import {
   amountOf,
   buildProbePayment,
@@ -38,6 +37,7 @@ import {
 import { X402AgentError } from "./errors.js";
 import { proveLocally, type QuoteExpectation } from "./local-proof.js";
 import type { VaultEntry } from "./vault.js";
+import { emptyTrees, loadTrees, saveTrees, type AgentTrees } from "./tree-file.js";
 
 export { X402AgentError, type X402AgentErrorCode } from "./errors.js";
 
@@ -102,7 +102,7 @@ export type AgentEvent =
   | { step: "payment-required"; url: string; x402Version: 1 | 2; amount: string; payTo: string; network: string }
   | { step: "probe"; verdict: ProbeVerdict; status: number }
   /** Non-custodial: the agent proved the spend itself, against the facilitator's quote. */
-  | { step: "proved"; proofTimeMs: number; quote: QuoteAnswer }
+  | { step: "proved"; proofTimeMs: number; engine: EngineName; quote: QuoteAnswer }
   | { step: "settled"; answer: SettlementAnswer }
   | { step: "paid"; url: string; status: number };
 
@@ -133,9 +133,18 @@ export interface X402AgentOptions {
    * agent sends; "auto" (default), non-custodial whenever the facilitator's `supported` offers it.
    */
   custody?: Custody;
-  /** The engine the agent's own proofs are made with; default the process's shared one (sdk/prover). */
-  prover?: WasmProver;
+  /**
+   * The engine the agent's own proofs are made with; default the process's shared LocalProver (sdk/prover): the
+   * native prover when `npm ci` built it, else the wasm engine.
+   */
+  prover?: ProofEngine;
   notes: NoteStore;
+  /**
+   * A file where the agent keeps the facilitator's trees between runs (next to its vault, e.g. `<vault>.trees`):
+   * a restarted agent then fetches and hashes only the leaves added since. Public data, checked against every
+   * quote. Without it, the trees are kept in memory only.
+   */
+  treesPath?: string;
   /** The facilitator's chain and USDC (its `supported` list names them). */
   network: { chainId: number; asset: string };
   /** Pay while the pool is below the privacy minimum, knowing the payment is not private (docs/api.md 4.4). */
@@ -183,8 +192,10 @@ export class X402Agent {
   /** What left or may be leaving the notes: settled payments and those in flight (budgetAtomic). */
   private committed = 0n;
   private terms?: Promise<FacilitatorTerms>;
-  /** The facilitator's trees as of this agent's last proof: the next one hashes only the leaves added since. */
-  private readonly trees = { state: new GrowingTree(), asp: new GrowingTree() };
+  /** The facilitator's trees as of this agent's last proof (read from treesPath first): the next one fetches and hashes only the leaves added since. */
+  private trees?: Promise<AgentTrees>;
+  /** The last write of the trees to treesPath. */
+  private savingTrees: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: X402AgentOptions) {}
 
@@ -310,15 +321,20 @@ export class X402Agent {
    * quote and proof, and the change note it creates, which no one else knows.
    */
   private async proveSpend(note: Note, expected: QuoteExpectation, fields: Record<string, unknown>) {
-    const { quote, proofTimeMs, change, body } = await proveLocally({
+    const { treesPath } = this.options;
+    this.trees ??= treesPath === undefined ? Promise.resolve(emptyTrees()) : loadTrees(treesPath);
+    const trees = await this.trees;
+    const { quote, proofTimeMs, engine, change, body } = await proveLocally({
       facilitator: this.options.facilitator,
       prover: this.options.prover ?? sharedProver(),
       note,
       expected,
       fields,
-      trees: this.trees,
+      trees,
     });
-    this.emit({ step: "proved", proofTimeMs, quote });
+    // Written after the proof, out of the payment's way; a write that fails only costs the next start a download.
+    if (treesPath !== undefined) this.savingTrees = this.savingTrees.then(() => saveTrees(treesPath, trees)).catch(() => undefined);
+    this.emit({ step: "proved", proofTimeMs, engine, quote });
     return { body, change: change.value > 0n ? change : undefined };
   }
 

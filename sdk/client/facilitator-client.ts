@@ -132,12 +132,16 @@ export interface SettleX402ProofAnswer extends Omit<SettleX402Answer, "remaining
   changeCommitment: string;
 }
 
-/** A tree as GET /api/facilitator/trees serves it: every leaf, in order. */
+/**
+ * A tree as GET /api/facilitator/trees serves it: its shape, and its leaves from position `from` on (where the
+ * agent asked, or 0 when the tree has fewer leaves than that: it was rebuilt), packed (sdk/tree/packed-leaves.ts).
+ */
 export interface TreeAnswer {
   root: string;
   depth: number;
   size: number;
-  leaves: string[];
+  from: number;
+  leaves: string;
 }
 
 /** GET /api/facilitator/trees: the state tree and the on-chain ASP tree. */
@@ -204,9 +208,12 @@ export class FacilitatorClient {
     return this.request("POST", "/api/facilitator/settle-x402-proof", body);
   }
 
-  /** Every leaf of both trees: public, so asking for it says nothing of the agent's own note. */
-  trees(): Promise<TreesAnswer> {
-    return this.request("GET", "/api/facilitator/trees");
+  /**
+   * The leaves of both trees after the first `from.state` and `from.asp` (default: every leaf). Public, and the
+   * same for every agent that holds as many: asking says nothing of the agent's own note.
+   */
+  trees(from: { state: number; asp: number } = { state: 0, asp: 0 }): Promise<TreesAnswer> {
+    return this.request("GET", `/api/facilitator/trees?stateFrom=${from.state}&aspFrom=${from.asp}`);
   }
 
   private async request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {

@@ -1,3 +1,15 @@
-export { sharedProver, WasmProver, type TimedProof, type WasmProverOptions } from "./wasm-prover.js";
+export { WasmProver, type TimedProof, type WasmProverOptions } from "./wasm-prover.js";
+export {
+  LocalProver,
+  sharedProver,
+  checkedNativeProof,
+  UnverifiedProofError,
+  type EngineName,
+  type EngineProof,
+  type LocalProverOptions,
+  type NativeEngine,
+  type ProofEngine,
+} from "./local-prover.js";
+export { NativeProverProcess, builtNativeProver, type NativeProverInfo, type NativeProofTimings } from "./native-process.js";
 export { NoWitnessError, WitnessCalculator, witnessValues } from "./witness.js";
 export { FIELD_ELEMENT_BYTES } from "./proving-key.js";

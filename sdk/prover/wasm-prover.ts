@@ -24,8 +24,8 @@ export interface WasmProverOptions {
 /**
  * Groth16 withdrawal proofs on worker threads that hold the keys and the witness calculator for good, with
  * snarkjs' own wasm kernels (proving-engine.ts): about twice as fast as snarkjs' fullProve, and the same proof.
- * The one proving engine of the project: an agent proves its own withdrawals with it (docs/sdk.md), and the
- * relayer's prover service proves with it when no native prover runs (relayer/prover/prover-service.ts).
+ * The project's portable proving engine: it makes every witness and checks every native proof, and proves itself
+ * where no native prover runs, for an agent (local-prover.ts) and for the relayer (relayer/prover/prover-service.ts).
  */
 export class WasmProver {
   private readonly pool: WorkerPool;
@@ -75,12 +75,4 @@ export class WasmProver {
   close(): Promise<void> {
     return this.pool.close();
   }
-}
-
-let shared: WasmProver | undefined;
-
-/** The process's one engine for the agent's own proofs, started on first use (its workers load the keys in about 1.5 s). */
-export function sharedProver(): WasmProver {
-  shared ??= new WasmProver();
-  return shared;
 }

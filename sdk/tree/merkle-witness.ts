@@ -73,22 +73,3 @@ export interface StatePath {
 export function statePathOf({ depth, index, siblings }: MerkleWitness, stateTreeSize: number | bigint): StatePath {
   return { stateTreeSize: BigInt(stateTreeSize), leafIndex: BigInt(index), siblings: siblings.slice(0, depth) };
 }
-
-/**
- * A tree rebuilt from leaf lists served one after another, kept between them: a list that extends the last one
- * (the state tree always, the ASP tree while no label left it) costs only its new leaves' hashes; any other list
- * is built afresh. At 10k leaves a fresh build is about a second of hashing, as long as a proof.
- */
-export class GrowingTree {
-  private leaves: bigint[] = [];
-  private tree = createLeanIMT();
-
-  /** The tree of exactly `leaves`, in order. */
-  of(leaves: bigint[]): LeanIMT<bigint> {
-    const extendsLast = leaves.length >= this.leaves.length && this.leaves.every((leaf, i) => leaves[i] === leaf);
-    if (!extendsLast) this.tree = createLeanIMT(leaves);
-    else if (leaves.length > this.leaves.length) this.tree.insertMany(leaves.slice(this.leaves.length));
-    this.leaves = leaves;
-    return this.tree;
-  }
-}

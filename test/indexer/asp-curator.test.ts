@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { createLeanIMT, nullifierHashOf, rootOfWitness } from "../../sdk/index.js";
+import { createLeanIMT, nullifierHashOf, packLeaves, rootOfWitness, unpackLeaves } from "../../sdk/index.js";
 import type { IndexerConfigInput } from "../../indexer/config.js";
 import { expectApiError } from "./helpers/api-errors.js";
 import {
@@ -186,9 +186,10 @@ describe("ASP curator on a local chain", function () {
     await indexer.curator.publish();
 
     const trees = await client.treeLeaves();
-    expect(trees.state.leaves).to.deep.equal([approved.commitment, flagged.commitment].map(String));
-    expect(trees.asp.leaves).to.deep.equal([String(approved.label)]);
-    const rebuilt = { state: createLeanIMT(trees.state.leaves.map(BigInt)), asp: createLeanIMT(trees.asp.leaves.map(BigInt)) };
+    const leaves = { state: unpackLeaves(trees.state.leaves), asp: unpackLeaves(trees.asp.leaves) };
+    expect(leaves.state).to.deep.equal([approved.commitment, flagged.commitment]);
+    expect(leaves.asp).to.deep.equal([approved.label]);
+    const rebuilt = { state: createLeanIMT(leaves.state), asp: createLeanIMT(leaves.asp) };
     expect(trees.state).to.deep.include({ root: rebuilt.state.root, depth: rebuilt.state.depth, size: 2 });
     expect(trees.state.root).to.equal(await chain.facilitator.privacyPool.currentRoot());
     expect(trees.asp).to.deep.include({ root: await entrypoint.latestRoot(), depth: 0, size: 1 });
@@ -198,8 +199,12 @@ describe("ASP curator on a local chain", function () {
     const later = await deposit(chain, bob, 3);
     await indexer.sync.catchUp();
     const { state, asp } = await client.trees();
-    expect(state).to.deep.equal({ root: createLeanIMT([...trees.state.leaves.map(BigInt), later.commitment]).root, depth: 2, size: 3 });
+    expect(state).to.deep.equal({ root: createLeanIMT([...leaves.state, later.commitment]).root, depth: 2, size: 3 });
     expect(asp).to.deep.equal({ root: trees.asp.root, depth: 0, size: 1 });
+    // From an offset: only the leaves after it, and from 0 when the offset is past the tree (rebuilt since).
+    const after = await client.treeLeaves({ stateFrom: 2, aspFrom: 5 });
+    expect(after.state).to.deep.include({ from: 2, size: 3, leaves: packLeaves([later.commitment]) });
+    expect(after.asp).to.deep.include({ from: 0, size: 1, leaves: packLeaves([approved.label]) });
   });
 
   it("serves ASP paths only under a root the entrypoint has, when another postman publishes", async function () {

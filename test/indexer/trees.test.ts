@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { createLeanIMT, hash1, rootOfWitness } from "../../sdk/index.js";
+import { createLeanIMT, hash1, packLeaves, rootOfWitness } from "../../sdk/index.js";
 import { IndexedTree } from "../../indexer/trees.js";
 
 const leaves = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => hash1(BigInt(from + i)));
@@ -8,6 +8,19 @@ describe("IndexedTree", function () {
   it("has the root of the SDK's LeanIMT, 0 while empty", function () {
     expect(IndexedTree.of([]).root).to.equal(0n);
     expect(IndexedTree.of(leaves(0, 7)).root).to.equal(createLeanIMT(leaves(0, 7)).root);
+  });
+
+  it("keeps its leaves packed as served: extended by appends, carried by a copy, each copy on its own", function () {
+    const tree = IndexedTree.of(leaves(0, 5));
+    expect(tree.packedLeaves(0)).to.equal(packLeaves(leaves(0, 5)));
+    tree.append(leaves(5, 9));
+    expect(tree.packedLeaves(0)).to.equal(packLeaves(leaves(0, 9)));
+    expect(tree.packedLeaves(7)).to.equal(packLeaves(leaves(7, 9)));
+    expect(tree.packedLeaves(9)).to.equal("");
+    const copy = tree.copy();
+    copy.append(leaves(9, 10));
+    expect(copy.packedLeaves(8)).to.equal(packLeaves(leaves(8, 10)));
+    expect(tree.packedLeaves(0)).to.equal(packLeaves(leaves(0, 9)));
   });
 
   it("builds a tree in chunks to the same root", async function () {

@@ -1,14 +1,14 @@
 import { expect } from "chai";
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmod, mkdtemp, readFile, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, readdir, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { pino } from "pino";
 import * as snarkjs from "snarkjs";
 import type { VerificationKey } from "snarkjs";
-import { NativeProverProcess, builtNativeProver } from "../../relayer/prover/native-process.js";
+import { NativeProverProcess, builtNativeProver } from "../../sdk/prover/native-process.js";
 import { ProverService } from "../../relayer/prover/prover-service.js";
 import { WitnessCalculator, witnessValues } from "../../sdk/prover/witness.js";
 import { FIELD_ELEMENT_BYTES } from "../../sdk/prover/proving-key.js";
@@ -120,6 +120,31 @@ describe("native prover (native-prover/)", function () {
     const proof = { proof: JSON.parse(await readFile(proofFile!, "utf8")), publicSignals: JSON.parse(await readFile(publicFile!, "utf8")) };
     expect(proof.publicSignals).to.deep.equal(publicSignalsOf(wtns));
     expect(await verifyWithdrawal(proof, verificationKey)).to.equal(true);
+  });
+
+  it("keeps its prepared tables on disk, named by a digest of the zkey: a restart reads them back, a damaged file is made again", async function () {
+    const cache = await mkdtemp(path.join(tmpdir(), "native-tables-"));
+    const start = async () => {
+      const prover = new NativeProverProcess(binary, WITHDRAW_ARTIFACTS.zkey, process.env, cache);
+      try {
+        const info = await prover.ready;
+        expect(await verifyWithdrawal(await prover.prove(await calculator.calculate(randomInput())), verificationKey)).to.equal(true);
+        return info.tableCached;
+      } finally {
+        await prover.close();
+      }
+    };
+    expect(await start()).to.equal(false);
+    const files = await readdir(cache);
+    expect(files).to.have.length(1);
+    expect(files[0]).to.match(/^h-table-[0-9a-f]{32}\.bin$/);
+    expect(await start()).to.equal(true);
+    const file = path.join(cache, files[0]!);
+    const damaged = await readFile(file);
+    damaged[damaged.byteLength - 100]! ^= 1;
+    await writeFile(file, damaged);
+    expect(await start()).to.equal(false);
+    expect(await start()).to.equal(true);
   });
 
   it("proves with either kernel build (BMI2/ADX where the CPU has it, portable)", async function () {

@@ -17,12 +17,14 @@ const AMOUNT = 1_000_000n;
  * The relayer's batching (relayer/chain/relay-queue.ts) on a chain that mines only when told: settles whose proofs
  * are ready while a relay is pending leave together in one Entrypoint.relayBatch once it is mined.
  */
-describe("relayer: relays batched while one is pending", function () {
+describe("relayer: relays leave at once, batched when they coincide", function () {
   let chain: LocalChain;
   let indexer: RunningIndexer;
   let relayer: RunningRelayer;
   let proofsDone = 0;
   let tag = 900;
+  /** While set, a finished proof waits for it: proofs released together make their relays coincide. */
+  let proofGate: Promise<void> | undefined;
 
   let mining: ReturnType<typeof manualMining>;
   const setAutomine = (on: boolean) => mining.setAutomine(on);
@@ -56,6 +58,7 @@ describe("relayer: relays batched while one is pending", function () {
       prove: async (input) => {
         const proof = await prover.prove(input);
         proofsDone++;
+        await proofGate;
         return proof;
       },
       verify: (proof) => prover.verify(proof),
@@ -72,55 +75,69 @@ describe("relayer: relays batched while one is pending", function () {
     await chain?.close();
   });
 
-  it("sends the relays proven while one is pending as one relayBatch, each answering its own payment", async function () {
+  it("sends a relay proven while another is pending at once, without waiting for its receipt: both are mined in the next block", async function () {
+    const notes = await freshNotes(2);
+    const requests = notes.map(settleRequest);
+    await setAutomine(false);
+    const first = relayer.post(SETTLE, requests[0]!.body);
+    const pendingFirst = await pendingRelay(notes[0]!);
+    const second = relayer.post(SETTLE, requests[1]!.body);
+    const pendingSecond = await pendingRelay(notes[1]!); // sent while the first is still unmined
+    expect(pendingSecond.hash).to.not.equal(pendingFirst.hash);
+    await mine();
+
+    const answers = await Promise.all([first, second]);
+    for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    const provider = chain.facilitator.privacyPool.runner!.provider!;
+    const blocks = await Promise.all([pendingFirst, pendingSecond].map(async (tx) => (await provider.getTransactionReceipt(tx.hash))!.blockNumber));
+    expect(blocks[0]).to.equal(blocks[1]);
+    for (const { payTo } of requests) expect(await chain.facilitator.usdc.balanceOf(payTo)).to.equal(AMOUNT);
+  });
+
+  it("sends the relays that coincide as one relayBatch, each answering its own payment", async function () {
     const notes = await freshNotes(3);
     const requests = notes.map(settleRequest);
     await setAutomine(false);
     const start = proofsDone;
-    const first = relayer.post(SETTLE, requests[0]!.body);
-    const alone = await pendingRelay(notes[0]!);
-    const rest = requests.slice(1).map((request) => relayer.post(SETTLE, request.body));
+    let release!: () => void;
+    proofGate = new Promise((resolve) => (release = resolve));
+    const answers = requests.map((request) => relayer.post(SETTLE, request.body));
     await untilProofs(start + 3);
-    await mine();
-    const batch = await pendingRelay(notes[1]!);
-    expect((await pendingRelay(notes[2]!)).hash).to.equal(batch.hash);
+    release();
+    proofGate = undefined;
+    const sent = await Promise.all(notes.map(pendingRelay));
     await mine();
 
-    const answers = await Promise.all([first, ...rest]);
-    for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
-    expect(answers.map((answer) => answer.body.txHash)).to.deep.equal([alone.hash, batch.hash, batch.hash]);
+    for (const answer of await Promise.all(answers)) expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
     const { entrypoint, usdc } = chain.facilitator;
-    expect(entrypoint.interface.parseTransaction(batch)?.name).to.equal("relayBatch");
-    expect(entrypoint.interface.parseTransaction(alone)?.name).to.equal("relay");
+    // The first to arrive leaves alone (nothing was waiting); the two that arrived while it was being sent, together.
+    const kinds = sent.map((tx) => `${entrypoint.interface.parseTransaction(tx)?.name} ${tx.hash}`).sort();
+    expect(new Set(kinds).size).to.equal(2);
+    expect(kinds.filter((kind) => kind.startsWith("relayBatch "))).to.have.length(2);
+    expect(kinds.filter((kind) => kind.startsWith("relay "))).to.have.length(1);
     for (const { payTo } of requests) expect(await usdc.balanceOf(payTo)).to.equal(AMOUNT);
   });
 
-  it("pays the rest of a batch that carries a note spent before it was mined: that one answers ALREADY_SPENT, nothing is retried", async function () {
+  it("pays the others when a note of theirs was spent first: the spent note answers ALREADY_SPENT, the others settle", async function () {
     const notes = await freshNotes(3);
     const requests = notes.map(settleRequest);
-    await setAutomine(false);
     const start = proofsDone;
-    const first = relayer.post(SETTLE, requests[0]!.body);
-    await pendingRelay(notes[0]!);
-    const rest = requests.slice(1).map((request) => relayer.post(SETTLE, request.body));
+    let release!: () => void;
+    proofGate = new Promise((resolve) => (release = resolve));
+    const answers = requests.map((request) => relayer.post(SETTLE, request.body));
     await untilProofs(start + 3);
-    // The depositor takes the third note back in the block that mines the first relay: the batch of the second and
-    // third skips it and pays the second.
-    const takenBack = await ragequitNote(chain.facilitator.privacyPool, chain.depositors.bob, notes[2]!);
-    await mine();
-    await takenBack.wait();
+    // The depositor takes the third note back while its proof waits: a batch holding it skips it
+    // (WithdrawalSkipped) and pays the others; relayed alone, it is refused before it is sent.
+    await (await ragequitNote(chain.facilitator.privacyPool, chain.depositors.bob, notes[2]!)).wait();
     await indexer.indexer.sync.catchUp();
-    const second = await pendingRelay(notes[1]!);
-    expect(chain.facilitator.entrypoint.interface.parseTransaction(second)?.name).to.equal("relayBatch");
-    await mine();
-    const sentBefore = await relayer.relayer.chain.provider.getTransactionCount(relayer.relayer.chain.relayer.address);
+    release();
+    proofGate = undefined;
 
-    const [settledFirst, settledSecond, refused] = await Promise.all([first, ...rest]);
-    expect(settledFirst!.status).to.equal(200);
+    const [settledFirst, settledSecond, refused] = await Promise.all(answers);
+    expect(settledFirst!.status, JSON.stringify(settledFirst!.body)).to.equal(200);
     expect(settledSecond!.status, JSON.stringify(settledSecond!.body)).to.equal(200);
     expect(refused!.status, JSON.stringify(refused!.body)).to.equal(409);
     expect(refused!.body).to.deep.include({ settled: false, code: "ALREADY_SPENT" });
     expect(await chain.facilitator.usdc.balanceOf(requests[2]!.payTo)).to.equal(0n);
-    expect(await relayer.relayer.chain.provider.getTransactionCount(relayer.relayer.chain.relayer.address)).to.equal(sentBefore);
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { createLeanIMT, GrowingTree, hash1, MAX_TREE_DEPTH, merkleWitness, rootOfWitness } from "../../sdk/index.js";
+import { createLeanIMT, hash1, MAX_TREE_DEPTH, merkleWitness, rootOfWitness } from "../../sdk/index.js";
 
 const leaves = (n: number) => Array.from({ length: n }, (_, i) => hash1(BigInt(i + 1)));
 
@@ -27,33 +27,5 @@ describe("LeanIMT witness padding", function () {
   it("refuses a tree deeper than the circuit supports", function () {
     const tree = createLeanIMT(leaves(9));
     expect(() => merkleWitness(tree, 0, 3)).to.throw(RangeError, /exceeds/);
-  });
-});
-
-describe("GrowingTree: leaf lists served one after another", function () {
-  const fresh = (list: bigint[]) => createLeanIMT(list);
-  const same = (grown: ReturnType<GrowingTree["of"]>, list: bigint[]) => {
-    expect(grown.size).to.equal(list.length);
-    expect(grown.depth).to.equal(fresh(list).depth);
-    if (list.length > 0) expect(grown.root).to.equal(fresh(list).root);
-    for (const index of list.length === 0 ? [] : [0, list.length - 1]) {
-      expect(merkleWitness(grown, index)).to.deep.equal(merkleWitness(fresh(list), index));
-    }
-  };
-
-  it("extends the last tree by the leaves added since, across depth changes, and gives the fresh tree's root and paths", function () {
-    const growing = new GrowingTree();
-    const all = leaves(40);
-    for (const size of [0, 1, 2, 3, 5, 8, 8, 17, 33, 40]) same(growing.of(all.slice(0, size)), all.slice(0, size));
-  });
-
-  it("builds afresh a list that does not extend the last one: a leaf removed (an ASP revocation) or a shorter list", function () {
-    const growing = new GrowingTree();
-    const all = leaves(20);
-    growing.of(all);
-    const revoked = [...all.slice(0, 7), ...all.slice(8)];
-    same(growing.of(revoked), revoked);
-    same(growing.of(all.slice(0, 5)), all.slice(0, 5));
-    same(growing.of(all), all);
   });
 });

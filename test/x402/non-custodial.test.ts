@@ -1,13 +1,17 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import { grossForNet } from "../../relayer/pricing.js";
-import { proveLocally, recoverNotes, type AgentEvent } from "../../sdk/agent/index.js";
+import { proveLocally, recoverNotes, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
 import { FacilitatorClient, type QuoteAnswer, type SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
 import {
   buildWithdrawInput,
   changeNoteOf,
   createLeanIMT,
+  unpackLeaves,
   deriveChangeSecrets,
   deriveRefundSecrets,
   encodeRelayData,
@@ -19,7 +23,7 @@ import {
   type RelayData,
   type WithdrawProof,
 } from "../../sdk/index.js";
-import { sharedProver } from "../../sdk/prover/index.js";
+import { builtNativeProver, sharedProver } from "../../sdk/prover/index.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
 import type { ExactRequirement, ResourceInfo } from "../../x402/index.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
@@ -115,9 +119,11 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     // A tree of one leaf has that leaf for root: other deposits first, as in any pool with an anonymity set.
     for (const tag of [501, 502]) await depositInPool(world.chain, world.chain.depositors.erin, tag);
     const value = 2_137_451n;
+    const treesPath = path.join(mkdtempSync(path.join(tmpdir(), "agent-trees-")), "notes.vault.trees");
     const { agent, vault, deposit, events, seed } = await world.newAgent(world.chain.depositors.alice, value, {
       custody: "non-custodial",
       facilitator: new FacilitatorClient(proxy.url),
+      treesPath,
     });
     const pool = await world.poolBalance();
 
@@ -147,12 +153,33 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     expect(second).to.deep.equal(changeNoteOf(first, gross()));
     expect(answers.map((answer) => answer.changeCommitment)).to.deep.equal([first.commitment.toString(), second!.commitment.toString()]);
 
-    const leg = ["POST /api/facilitator/quote-x402", "GET /api/facilitator/trees", "POST /api/facilitator/settle-x402-proof"];
-    expect(proxy.requests.map((request) => `${request.method} ${request.url}`)).to.deep.equal(["GET /api/facilitator/supported", ...leg, ...leg]);
+    const leg = (trees: string) => ["POST /api/facilitator/quote-x402", `GET /api/facilitator/trees${trees}`, "POST /api/facilitator/settle-x402-proof"];
+    // The second payment asks only for the leaves after those of the first: its deposit, the first change note, and the others'.
+    const sizes = world.indexer.indexer.queries.trees();
+    expect(proxy.requests.map((request) => `${request.method} ${request.url}`)).to.deep.equal([
+      "GET /api/facilitator/supported",
+      ...leg("?stateFrom=0&aspFrom=0"),
+      ...leg(`?stateFrom=${sizes.state.size - 2}&aspFrom=${sizes.asp.size}`),
+    ]);
+    const engine = builtNativeProver() ? "native" : "wasm";
+    expect(events.flatMap((event) => (event.step === "proved" ? [event.engine] : []))).to.deep.equal([engine, engine]);
     expectNothingOfTheNotes(proxy.requests, [deposit.note, first, second!], deposit.note);
 
-    // Spendable afterwards by the agent alone: it pays again with it, and its seed finds what is left.
-    expect((await agent.fetch(world.sellers.v2.resourceUrl)).status).to.equal(200);
+    // Spendable afterwards by the agent alone, restarted: it reads its trees back from its file and asks only for the
+    // leaves added since; its seed finds what is left.
+    const restarted = new X402Agent({
+      facilitator: new FacilitatorClient(proxy.url),
+      notes: vault,
+      network: { chainId: world.chainId, asset: world.asset },
+      acceptNotPrivate: true,
+      custody: "non-custodial",
+      treesPath,
+    });
+    expect((await restarted.fetch(world.sellers.v2.resourceUrl)).status).to.equal(200);
+    // Its file holds the tree of the second payment's quote: up to the first change note.
+    expect(proxy.requests.filter((request) => request.url.startsWith("/api/facilitator/trees")).at(-1)!.url).to.equal(
+      `/api/facilitator/trees?stateFrom=${sizes.state.size - 1}&aspFrom=${sizes.asp.size}`,
+    );
     await world.syncIndexer();
     const recovered = await recoverNotes({ provider: world.provider, addressBook: world.chain.facilitator.addressBook, seed });
     expect(recovered.unspent).to.deep.equal(await world.unspentNotes(vault));
@@ -173,7 +200,7 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     expect(proxy.requests.map((request) => `${request.method} ${request.url}`)).to.deep.equal([
       "GET /api/facilitator/supported",
       "POST /api/facilitator/quote",
-      "GET /api/facilitator/trees",
+      "GET /api/facilitator/trees?stateFrom=0&aspFrom=0",
       "POST /api/facilitator/settle-proof",
     ]);
     expectNothingOfTheNotes(proxy.requests, [deposit.note, changeNoteOf(deposit.note, 100_000n)], deposit.note);
@@ -216,8 +243,8 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     const fields = { accepts: seller.accepted, resource: seller.resource, acceptNotPrivate: true };
     const { quote } = await facilitator.quoteX402({ ...fields, nullifierHash: nullifierHashOf(note.nullifier).toString() });
     const trees = await facilitator.trees();
-    const pathOf = (leaves: string[], leaf: bigint) => {
-      const tree = createLeanIMT(leaves.map(BigInt));
+    const pathOf = (packed: string, leaf: bigint) => {
+      const tree = createLeanIMT(unpackLeaves(packed));
       return merkleWitness(tree, tree.indexOf(leaf));
     };
     /** A real proof of the quoted note, amount and roots, bound to `relay` instead of the quote's terms. */

@@ -1,15 +1,35 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
-import type { Groth16Proof, WithdrawProof } from "../../sdk/index.js";
+import type { Groth16Proof, WithdrawProof } from "../circuit/prover.js";
 
-/** Where `npm ci` (scripts/native/build-prover.mjs) leaves this project's native prover, when it could build it. */
+/**
+ * Where `npm ci` (scripts/native/build-prover.mjs) leaves this project's native prover, when it could build it.
+ * The relayer proves with it, and so does an agent in Node (local-prover.ts).
+ */
 export const BUILT_NATIVE_PROVER = fileURLToPath(new URL("../../build/native-prover/groth16-prover", import.meta.url));
+
+/**
+ * Where a native prover keeps the tables it prepares from a zkey (about 42 MB for the withdrawal key), so that a
+ * restart reads them back instead of computing them (1.3 s on two cores); each file is named and checked by a
+ * digest of its zkey (native-prover/src/table-cache.hpp), so a new key makes new tables.
+ */
+export const NATIVE_TABLE_CACHE = fileURLToPath(new URL("../../build/native-prover/tables", import.meta.url));
 
 /** The built native prover, or undefined when the install could not build it. */
 export function builtNativeProver(): string | undefined {
   return existsSync(BUILT_NATIVE_PROVER) ? BUILT_NATIVE_PROVER : undefined;
+}
+
+/** Whether `folder` is there or could be made (a read-only install proves without a table cache). */
+function writableFolder(folder: string): boolean {
+  try {
+    mkdirSync(folder, { recursive: true });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** What the native prover says once its key is loaded. */
@@ -17,8 +37,12 @@ export interface NativeProverInfo {
   /** The kernels it chose for this CPU: "bmi2adx" or "portable". */
   cpu: string;
   threads: number;
-  /** Milliseconds spent once at start on what every proof reuses (H's shifted bases). */
+  /** Milliseconds spent once at start on what every proof reuses (H's shifted bases), computed or read back. */
   prepareMs: number;
+  /** Whether those were read back from the table cache. */
+  tableCached: boolean;
+  /** Milliseconds from the process' start to ready: the key read and the tables. */
+  startMs: number;
 }
 
 /** Milliseconds the native prover spent in each part of one proof. */
@@ -32,6 +56,8 @@ interface Answer {
   cpu?: string;
   threads?: number;
   prepareMs?: number;
+  tableCached?: boolean;
+  startMs?: number;
   error?: string;
   proof?: Groth16Proof;
   publicSignals?: string[];
@@ -47,6 +73,7 @@ interface Pending {
  * This project's native prover (native-prover/) as a long-lived child process that loads the zkey once: each
  * witness (a .wtns file) goes down its stdin length-prefixed, the proof comes back as one JSON line. It proves
  * one witness at a time, in the order they were sent. Its proofs are not trusted here: the caller verifies them.
+ * While no proof is asked for, the process does not keep Node's event loop alive (an agent's script may end).
  */
 export class NativeProverProcess {
   readonly ready: Promise<NativeProverInfo>;
@@ -58,17 +85,31 @@ export class NativeProverProcess {
   private markGone!: () => void;
   private stderr = "";
 
+  /**
+   * @param tableCache The folder of prepared tables (default NATIVE_TABLE_CACHE), or false for none.
+   * @param args The command line instead of `serve <zkey> <tableCache>`, for another prover that speaks the same
+   *   protocol (the prover bench's rapidsnark peer).
+   */
   constructor(
     readonly binary: string,
     zkeyPath: string,
     env: NodeJS.ProcessEnv = process.env,
+    tableCache: string | false = NATIVE_TABLE_CACHE,
+    args?: string[],
   ) {
     this.gone = new Promise((resolve) => (this.markGone = resolve));
-    this.child = spawn(binary, ["serve", zkeyPath], { stdio: ["pipe", "pipe", "pipe"], env });
+    const cacheArgs = tableCache !== false && writableFolder(tableCache) ? [tableCache] : [];
+    this.child = spawn(binary, args ?? ["serve", zkeyPath, ...cacheArgs], { stdio: ["pipe", "pipe", "pipe"], env });
     const readyWaiter = new Promise<Answer>((resolve, reject) => this.pending.push({ resolve, reject }));
     this.ready = readyWaiter.then((answer) => {
       if (!answer.ready) throw new Error(`the native prover did not start: ${answer.error ?? "no ready line"}`);
-      return { cpu: answer.cpu ?? "unknown", threads: answer.threads ?? 1, prepareMs: answer.prepareMs ?? 0 };
+      return {
+        cpu: answer.cpu ?? "unknown",
+        threads: answer.threads ?? 1,
+        prepareMs: answer.prepareMs ?? 0,
+        tableCached: answer.tableCached ?? false,
+        startMs: answer.startMs ?? 0,
+      };
     });
     this.ready.catch(() => {}); // reported to whoever awaits it
     this.child.stderr.on("data", (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString()).slice(-2_000)));
@@ -76,6 +117,7 @@ export class NativeProverProcess {
     this.child.on("error", (error) => this.fail(error));
     this.child.on("exit", (code, signal) => this.fail(new Error(`the native prover exited (${signal ?? `code ${code}`}): ${this.stderr.trim()}`)));
     this.child.stdin.on("error", (error) => this.fail(error));
+    this.holdEventLoop(true); // until the ready line, which the first prove awaits
   }
 
   /** Whether the process is gone (crashed, killed or closed). */
@@ -88,6 +130,7 @@ export class NativeProverProcess {
     await this.ready;
     if (this.exited) throw this.exited;
     const answer = new Promise<Answer>((resolve, reject) => this.pending.push({ resolve, reject }));
+    this.holdEventLoop(true);
     const length = Buffer.alloc(4);
     length.writeUInt32LE(wtns.byteLength);
     this.child.stdin.write(length);
@@ -99,6 +142,7 @@ export class NativeProverProcess {
 
   /** Ends the process; proofs not answered are rejected. */
   async close(): Promise<void> {
+    this.holdEventLoop(true);
     if (!this.exited) this.child.stdin.end(Buffer.alloc(4)); // length 0: stop
     await this.gone;
   }
@@ -106,10 +150,19 @@ export class NativeProverProcess {
   private answer(line: string): void {
     const waiter = this.pending.shift();
     if (!waiter) return;
+    if (this.pending.length === 0) this.holdEventLoop(false);
     try {
       waiter.resolve(JSON.parse(line) as Answer);
     } catch {
       waiter.reject(new Error("the native prover answered something that is not JSON"));
+    }
+  }
+
+  /** A child and its pipes keep Node running; only while an answer is awaited should they. */
+  private holdEventLoop(hold: boolean): void {
+    for (const handle of [this.child, this.child.stdin, this.child.stdout, this.child.stderr] as { ref?(): void; unref?(): void }[]) {
+      if (hold) handle.ref?.();
+      else handle.unref?.();
     }
   }
 

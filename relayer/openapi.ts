@@ -139,6 +139,7 @@ export function buildOpenApi(supportedSchema: Schema) {
           parameters: ["stateFrom", "aspFrom"].map((name) => ({ name, in: "query", required: false, schema: { type: "integer", minimum: 0, default: 0 } })),
           responses: {
             "200": { description: "success", ...json(TreeLeavesSchema, "input") },
+            "400": errorResponse("INVALID_REQUEST: stateFrom or aspFrom is not a non-negative integer, or an unknown query parameter"),
             "422": errorResponse("INVALID_PROOF: no ASP root is on chain yet"),
             ...LIMITS,
             "503": errorResponse("INDEXER_COLD, INDEXER_UNAVAILABLE, SHUTTING_DOWN"),

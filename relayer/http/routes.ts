@@ -124,7 +124,7 @@ export function facilitatorRouter({ facilitator, x402, accessFee, agents, suppor
   });
 
   router.get(ROUTES.trees, async (ctx) => {
-    const from = parseWith(TreeLeavesQuerySchema, ctx.query);
+    const from = parseWith(TreeLeavesQuerySchema.strict(), ctx.query);
     ctx.type = "json";
     ctx.body = Buffer.from(await trees(from));
   });

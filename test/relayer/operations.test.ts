@@ -15,23 +15,13 @@ import { deposit } from "../indexer/helpers/pool-actions.js";
 import { manualMining } from "./helpers/manual-mining.js";
 import { buildRelayerConfig, relayerKey, serviceDeposit, startRelayer, type RunningRelayer } from "./helpers/relayer-harness.js";
 import { startSwitchableRpc, type SwitchableRpc } from "./helpers/switchable-rpc.js";
+import { sample } from "../helpers/metrics.js";
 
 const payee = "0x000000000000000000000000000000000000bEEF";
 const SETTLE = "/api/facilitator/settle";
 const METRICS_TOKEN = "metrics-token-of-the-operations-test";
 /** A passing readiness report is reused for a second; a change of state shows after it. */
 const READINESS_REUSE_MS = 1_100;
-
-/** The sum of a metric's samples whose labels include all of `labels`. */
-function sample(exposition: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of exposition.split("\n")) {
-    const match = /^([a-z_:]+)(\{[^}]*\})? (\S+)$/.exec(line);
-    if (match?.[1] !== name) continue;
-    if (Object.entries(labels).every(([key, value]) => match[2]?.includes(`${key}="${value}"`))) sum += Number(match[3]);
-  }
-  return sum;
-}
 
 describe("relayer operations: health, metrics, balance guard and fault answers", function () {
   let chain: LocalChain;

@@ -8,21 +8,11 @@ import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexe
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
 import { buildRelayerConfig, relayerKey, startRelayer, type RunningRelayer } from "./helpers/relayer-harness.js";
+import { sample } from "../helpers/metrics.js";
 
 const SETTLE_X402 = "/api/facilitator/settle-x402";
 const PRICE = 50_000n;
 const METRICS_TOKEN = "metrics-token-of-the-sweep-test";
-
-/** The sum of a metric's samples whose labels include all of `labels`. */
-function sample(exposition: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of exposition.split("\n")) {
-    const match = /^([a-z_:]+)(\{[^}]*\})? (\S+)$/.exec(line);
-    if (match?.[1] !== name) continue;
-    if (Object.entries(labels).every(([key, value]) => match[2]?.includes(`${key}="${value}"`))) sum += Number(match[3]);
-  }
-  return sum;
-}
 
 describe("relayer: the payer sweep runs by itself", function () {
   let chain: LocalChain;

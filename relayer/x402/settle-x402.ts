@@ -123,7 +123,7 @@ export class X402Settler {
       recipient: payer.address,
       terms: order.terms,
       changeSecrets: request.changeSecrets,
-      buildPayment: () => this.buildPayment(order, request.resource, payer, newPayerAuthorization(order.accepted, this.now())),
+      buildPayment: async () => this.buildPayment(order, request.resource, payer, newPayerAuthorization(order.accepted, await this.paymentClock())),
     });
     await facilitator.recordSpend(spendRecordOf(note, { amount: order.sellerAmount, agentId: request.agentId }, result), result.replayed);
     return { ...result, ...this.paymentOf(result, order, payer) };
@@ -136,7 +136,7 @@ export class X402Settler {
   async quote(request: X402QuoteRequest): Promise<SignedQuote> {
     const order = await this.preflight(request);
     const payer = payerWallet(this.deps.payerKeySecret, request.nullifierHash);
-    const { window, salt, nonce } = newPayerAuthorization(order.accepted, this.now());
+    const { window, salt, nonce } = newPayerAuthorization(order.accepted, await this.paymentClock());
     return this.deps.facilitator.issueQuote({
       route: "settle-x402",
       nullifierHash: request.nullifierHash,
@@ -237,6 +237,17 @@ export class X402Settler {
     }
   }
 
+  /**
+   * The clocks a payment's window must fit: this relayer's and the chain's. The seller's facilitator checks the window
+   * against its own clock and simulates the transfer against the chain's, and a chain can run ahead of the wall clock
+   * (a local node stamps each block at least a second after the last, so a burst of transactions puts it ahead).
+   */
+  private async paymentClock(): Promise<PaymentClocks> {
+    const { chain } = this.deps;
+    const latest = await chain.call(() => chain.provider.getBlock("latest"));
+    return { wall: this.now(), chain: latest?.timestamp ?? this.now() };
+  }
+
   private now(): number {
     return (this.deps.clock ?? (() => Date.now() / 1000))();
   }
@@ -248,9 +259,21 @@ interface PayerAuthorization {
   nonce: string;
 }
 
-/** A payment's window from now and its nonce under a fresh salt. */
-function newPayerAuthorization(accepted: ExactRequirement, nowSeconds: number): PayerAuthorization & { salt: string } {
-  const window = validityWindow(accepted, nowSeconds);
+/** The wall clock and the chain's latest block time, in unix seconds. */
+interface PaymentClocks {
+  wall: number;
+  chain: number;
+}
+
+/**
+ * A payment's window and its nonce under a fresh salt: valid from the reference client's backdate of the earlier
+ * clock until the seller's timeout after the later one, so that both the seller's facilitator and the chain take it.
+ */
+function newPayerAuthorization(accepted: ExactRequirement, { wall, chain }: PaymentClocks): PayerAuthorization & { salt: string } {
+  const window = {
+    validAfter: validityWindow(accepted, Math.min(wall, chain)).validAfter,
+    validBefore: validityWindow(accepted, Math.max(wall, chain)).validBefore,
+  };
   const salt = hexlify(randomBytes(32));
   return { window, salt, nonce: paymentNonceOf(accepted, window, salt) };
 }

@@ -192,4 +192,12 @@ describe("refunds: a payment the seller refused after funding comes home as a no
     // A second sweep finds the refunds recorded and moves nothing.
     expect((await sweep()).filter((record) => [...payers, usedPayer].includes(record.payer))).to.deep.equal([]);
   });
+
+  it("starts a payment's window on the chain's clock when the chain runs ahead of the relayer's, so the seller can still use it", async function () {
+    // A local node stamps each block at least a second after the last: a burst of transactions puts it ahead.
+    const { time } = world.chain.connection.networkHelpers;
+    await time.increaseTo(Math.floor(Date.now() / 1000) + 3_600);
+    const { settled } = await usedPayment();
+    expect(settled.body.validBefore as number).to.be.greaterThan(await time.latest());
+  });
 });

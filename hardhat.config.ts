@@ -40,10 +40,12 @@ export default defineConfig({
     mocha: {
       timeout: 600_000,
       rootHooks: {
-        // Proofs leave snarkjs worker threads running; without this the test process never exits.
+        // Proofs leave snarkjs worker threads and native prover processes running; without this the test process
+        // never exits.
         async afterAll() {
           const { releaseProverThreads } = await import("./sdk/circuit/prover.js");
-          await releaseProverThreads();
+          const { closeNativeProvers } = await import("./sdk/prover/native-process.js");
+          await Promise.all([releaseProverThreads(), closeNativeProvers()]);
         },
       },
     },

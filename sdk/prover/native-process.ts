@@ -69,6 +69,17 @@ interface Pending {
   reject(error: Error): void;
 }
 
+/** The native prover processes of this process that have not ended yet. */
+const running = new Set<NativeProverProcess>();
+
+/**
+ * Ends every native prover process this process started: a test runner's last step, since a child whose proof never
+ * came back (its caller gave up) keeps Node's event loop alive.
+ */
+export async function closeNativeProvers(): Promise<void> {
+  await Promise.all([...running].map((prover) => prover.close()));
+}
+
 /**
  * This project's native prover (native-prover/) as a long-lived child process that loads the zkey once: each
  * witness (a .wtns file) goes down its stdin length-prefixed, the proof comes back as one JSON line. It proves
@@ -98,6 +109,8 @@ export class NativeProverProcess {
     args?: string[],
   ) {
     this.gone = new Promise((resolve) => (this.markGone = resolve));
+    running.add(this);
+    void this.gone.then(() => running.delete(this));
     const cacheArgs = tableCache !== false && writableFolder(tableCache) ? [tableCache] : [];
     this.child = spawn(binary, args ?? ["serve", zkeyPath, ...cacheArgs], { stdio: ["pipe", "pipe", "pipe"], env });
     const readyWaiter = new Promise<Answer>((resolve, reject) => this.pending.push({ resolve, reject }));

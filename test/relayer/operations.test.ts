@@ -111,6 +111,9 @@ describe("relayer operations: health, metrics, balance guard and fault answers",
 
   after(async function () {
     await relayer?.stop();
+    // Listening proxies keep the test process alive after the last test.
+    await indexerProxy?.cut();
+    await databaseProxy?.cut();
     await rpc?.close();
     await indexer?.stop();
     await chain?.close();

@@ -15,6 +15,7 @@ import { WEATHER_REPORT } from "../../x402-peers/seller.js";
 import { PAYER_KEY_SECRET, relayerKey, treasury } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { startPaymentWorld, type PaymentWorld, type Seller } from "./helpers/payment-world.js";
+import { expectAbsentFrom } from "./helpers/absent-from.js";
 
 const TAKE_BPS = 500n;
 const SETTLE_X402 = "/api/facilitator/settle-x402";
@@ -29,16 +30,6 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
   after(async function () {
     await world?.close();
   });
-
-  /** Nothing of the agent's address in the transaction: not its sender, recipient, input, log topics or data. */
-  async function expectAbsentFrom(txHash: string, address: string) {
-    const needle = address.slice(2).toLowerCase();
-    const tx = await world.provider.getTransaction(txHash);
-    const receipt = await world.provider.getTransactionReceipt(txHash);
-    expect(tx, txHash).to.not.equal(null);
-    const seen = [tx!.from, tx!.to ?? "", tx!.data, ...receipt!.logs.flatMap((log) => [...log.topics, log.data])];
-    for (const field of seen) expect(field.toLowerCase(), `${txHash} mentions the agent`).to.not.contain(needle);
-  }
 
   /** The seller's settlement transaction, from the payment response header of either version. */
   function sellerSettlement(response: Response): string {
@@ -77,7 +68,7 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
     const unspent = await world.unspentNotes(vault);
     expect(unspent.map((note) => note.value)).to.deep.equal([deposit.note.value - gross()]);
 
-    for (const txHash of [settled.fundingTxHash, sellerSettlement(response)]) await expectAbsentFrom(txHash, address);
+    for (const txHash of [settled.fundingTxHash, sellerSettlement(response)]) await expectAbsentFrom(world.provider, txHash, address);
     return settled;
   }
 

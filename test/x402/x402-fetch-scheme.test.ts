@@ -21,6 +21,7 @@ import { startSeller, WEATHER_REPORT, type Seller } from "../../x402-peers/selle
 import { PAYER_KEY_SECRET, relayerKey } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
+import { expectAbsentFrom } from "./helpers/absent-from.js";
 
 const TAKE_BPS = 500n;
 
@@ -72,16 +73,6 @@ describe("@x402/fetch with only the private-pool scheme registered: an @x402/cor
     return { paidFetch, vault, seed, address, deposit, events, settlements };
   }
 
-  /** Nothing of `address` in the transaction: not its sender, recipient, input, log topics or data. */
-  async function expectAbsentFrom(txHash: string, address: string) {
-    const needle = address.slice(2).toLowerCase();
-    const tx = await world.provider.getTransaction(txHash);
-    const receipt = await world.provider.getTransactionReceipt(txHash);
-    expect(tx, txHash).to.not.equal(null);
-    const seen = [tx!.from, tx!.to ?? "", tx!.data, ...receipt!.logs.flatMap((log) => [...log.topics, log.data])];
-    for (const field of seen) expect(field.toLowerCase(), `${txHash} mentions the agent`).to.not.contain(needle);
-  }
-
   it("pays a v2 and a v1 reference seller (200 with the data), proving itself; the agent's address is in no transaction of either payment", async function () {
     const { paidFetch, vault, address, deposit, events, settlements } = await privateFetch(world.chain.depositors.alice, 1_000_000n);
     for (const [seller, payTo, header] of [
@@ -97,7 +88,7 @@ describe("@x402/fetch with only the private-pool scheme registered: an @x402/cor
       expect(sellerSettlement.success).to.equal(true);
       const settled = settlements().at(-1)!;
       expect(sellerSettlement.payer?.toLowerCase()).to.equal(settled.payer.toLowerCase());
-      for (const txHash of [settled.fundingTxHash, sellerSettlement.transaction]) await expectAbsentFrom(txHash, address);
+      for (const txHash of [settled.fundingTxHash, sellerSettlement.transaction]) await expectAbsentFrom(world.provider, txHash, address);
       await world.syncIndexer();
     }
     expect(settlements().map((answer) => [answer.x402Version, answer.privacy.custody.mode])).to.deep.equal([

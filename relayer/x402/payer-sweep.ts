@@ -1,4 +1,4 @@
-import { AbiCoder, hexlify, keccak256, randomBytes, type Wallet } from "ethers";
+import { AbiCoder, hexlify, keccak256, randomBytes, zeroPadValue, type Wallet } from "ethers";
 import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import type { IEntrypoint } from "../../types/ethers-contracts/contracts/Entrypoint.js";
 import { feeOf } from "../pricing.js";
@@ -63,9 +63,12 @@ async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease:
     sweptAt: new Date().toISOString(),
   });
 
-  const earlier = await refundDepositOf(chain, lease.nullifierHash);
-  if (earlier !== undefined) return record("deposited", earlier.value, earlier.txHash);
-  const payment = await paymentOf(chain, lease);
+  const recorded = await chain.call(() => chain.pool.spendRecordOf(lease.nullifierHash));
+  if (recorded === REFUNDED_RECORD) {
+    const earlier = await refundDepositOf(chain, payer.address, lease.nullifierHash);
+    return record("deposited", earlier.value, earlier.txHash);
+  }
+  const payment = await paymentOf(chain, lease, recorded);
   if (payment === null) return record("not-recorded");
   const usdc = TestUSDC__factory.connect(chain.deployment.usdc, chain.provider);
   if (await chain.call(() => usdc.authorizationState(payment.payer, payment.nonce))) return record("used");
@@ -80,10 +83,10 @@ async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease:
 
 /**
  * The payment the pool recorded for the lease's relay (IEntrypoint.PaymentRecord), rebuilt from the relay's calldata
- * and checked against the pool's record; null when the chain records none for this lease (the note was spent by
- * another transaction, or paid no payer).
+ * and checked against `recorded`, the pool's record; null when the chain records none for this lease (the note was
+ * spent by another transaction, or paid no payer).
  */
-async function paymentOf(chain: PoolChain, lease: LeaseRecord) {
+async function paymentOf(chain: PoolChain, lease: LeaseRecord, recorded: string) {
   const relayed = await chain.relayedWithdrawal(lease.fundingTxHash!, lease.nullifierHash);
   const authorization = relayed?.relayData.payment;
   if (relayed === null || authorization === undefined) return null;
@@ -94,9 +97,11 @@ async function paymentOf(chain: PoolChain, lease: LeaseRecord) {
     validBefore: authorization.validBefore,
     refundCommitment: relayed.refundCommitment,
   };
-  const recorded = await chain.call(() => chain.pool.spendRecordOf(lease.nullifierHash));
   return recorded === paymentRecordHash(payment) ? payment : null;
 }
+
+/** contracts/lib/SpendRecord.sol REFUNDED: the origin's slot once its payment came back. */
+const REFUNDED_RECORD = zeroPadValue("0x02", 32);
 
 /** keccak256(abi.encode(PaymentRecord)): what the pool keeps in the origin's nullifier slot. */
 function paymentRecordHash({ payer, amount, nonce, validBefore, refundCommitment }: IEntrypoint.PaymentRecordStruct): string {
@@ -129,9 +134,10 @@ async function refundAuthorization(chain: PoolChain, { name, version }: TokenDom
   return { validAfter, validBefore, nonce, signature };
 }
 
-/** The refund of the lease's payment, when a previous sweep got that far. */
-async function refundDepositOf(chain: PoolChain, originNullifierHash: bigint) {
-  const events = await chain.call(() => chain.entrypoint.queryFilter(chain.entrypoint.filters.RefundDeposited()));
+/** The refund a previous sweep made of the payment of `payer`, whose origin's slot says REFUNDED. */
+async function refundDepositOf(chain: PoolChain, payer: string, originNullifierHash: bigint) {
+  const events = await chain.call(() => chain.entrypoint.queryFilter(chain.entrypoint.filters.RefundDeposited(payer)));
   const refund = events.find((event) => event.args.originNullifierHash === originNullifierHash);
-  return refund === undefined ? undefined : { value: refund.args.value, txHash: refund.transactionHash };
+  if (refund === undefined) throw new Error(`the pool marks the payment of ${payer} refunded, but no RefundDeposited names it`);
+  return { value: refund.args.value, txHash: refund.transactionHash };
 }

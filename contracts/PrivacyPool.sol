@@ -7,17 +7,19 @@ import {SNARK_SCALAR_FIELD} from "@zk-kit/lean-imt.sol/Constants.sol";
 import {PoseidonT2} from "poseidon-solidity/PoseidonT2.sol";
 import {IPrivacyPool} from "./interfaces/IPrivacyPool.sol";
 import {IWithdrawalBatchVerifier} from "./interfaces/IWithdrawalBatchVerifier.sol";
-import {IWithdrawalVerifier} from "./interfaces/IWithdrawalVerifier.sol";
 import {ProofLib} from "./lib/ProofLib.sol";
 import {SpendRecord} from "./lib/SpendRecord.sol";
 import {PoseidonT3} from "./lib/poseidon/PoseidonT3.sol";
 import {PoseidonT4} from "./lib/poseidon/PoseidonT4.sol";
 import {StateTree} from "./lib/StateTree.sol";
+import {WithdrawalVerifier} from "./verifiers/WithdrawalVerifier.sol";
 
 /// @title PrivacyPool
 /// @notice The pool of one ERC20 asset: a LeanIMT state tree of note commitments with the history of its roots
-///         (StateTree) and the set of spent nullifier hashes. The Poseidon libraries are linked at deployment, not
-///         inlined, which keeps the pool under the contract size limit.
+///         (StateTree) and the set of spent nullifier hashes. A single withdrawal's proof is checked by the inlined
+///         WithdrawalVerifier (no call to a verifier contract); a batch's by the WithdrawalBatchVerifier contract. The
+///         Poseidon libraries of deposits and ragequits are linked at deployment, not inlined, which keeps the pool
+///         under the contract size limit.
 contract PrivacyPool is IPrivacyPool {
     using SafeERC20 for IERC20;
     using StateTree for StateTree.Data;
@@ -32,8 +34,6 @@ contract PrivacyPool is IPrivacyPool {
     /// @inheritdoc IPrivacyPool
     address public immutable ENTRYPOINT;
     /// @inheritdoc IPrivacyPool
-    IWithdrawalVerifier public immutable WITHDRAWAL_VERIFIER;
-    /// @inheritdoc IPrivacyPool
     IWithdrawalBatchVerifier public immutable WITHDRAWAL_BATCH_VERIFIER;
     /// @inheritdoc IPrivacyPool
     IERC20 public immutable ASSET;
@@ -46,21 +46,19 @@ contract PrivacyPool is IPrivacyPool {
     /// @dev SpendRecord: zero while unspent, else what the spend paid (a refund checks it against its payment).
     mapping(uint256 nullifierHash => bytes32) private _spendRecords;
     mapping(uint256 label => address) private _depositors;
+    /// @dev Fees accrued per fee recipient, with the one unit a claim keeps (see claimFees).
+    mapping(address feeRecipient => uint256) private _accruedFees;
 
     modifier onlyEntrypoint() {
         if (msg.sender != ENTRYPOINT) revert OnlyEntrypoint();
         _;
     }
 
-    constructor(address entrypoint, IWithdrawalVerifier verifier, IWithdrawalBatchVerifier batchVerifier, IERC20 asset) {
-        if (
-            entrypoint == address(0) || address(verifier) == address(0) || address(batchVerifier) == address(0)
-                || address(asset) == address(0)
-        ) {
+    constructor(address entrypoint, IWithdrawalBatchVerifier batchVerifier, IERC20 asset) {
+        if (entrypoint == address(0) || address(batchVerifier) == address(0) || address(asset) == address(0)) {
             revert ZeroAddress();
         }
         ENTRYPOINT = entrypoint;
-        WITHDRAWAL_VERIFIER = verifier;
         WITHDRAWAL_BATCH_VERIFIER = batchVerifier;
         ASSET = asset;
         SCOPE = uint256(keccak256(abi.encodePacked(address(this), block.chainid, asset))) % SNARK_SCALAR_FIELD;
@@ -94,13 +92,13 @@ contract PrivacyPool is IPrivacyPool {
         uint256 nullifierHash = proof.nullifierHash();
         if (_spendRecords[nullifierHash] != 0) revert NullifierAlreadySpent();
         _spendRecords[nullifierHash] = payout.spendRecord;
-        if (!WITHDRAWAL_VERIFIER.verifyProof(proof.pA, proof.pB, proof.pC, proof.pubSignals)) revert InvalidProof();
+        if (!WithdrawalVerifier.verifyProof(proof.pA, proof.pB, proof.pC, proof.pubSignals)) revert InvalidProof();
 
         // Inserted even when the whole note is withdrawn: the change note then holds 0, which is harmless and keeps
         // every withdrawal alike on chain.
         _insert(proof.newCommitment());
         _payRecipient(proof, payout.recipient, payout.feeAmount);
-        if (payout.feeAmount != 0) ASSET.safeTransfer(payout.feeRecipient, payout.feeAmount);
+        if (payout.feeAmount != 0) _accruedFees[payout.feeRecipient] += payout.feeAmount;
     }
 
     /// @inheritdoc IPrivacyPool
@@ -116,7 +114,7 @@ contract PrivacyPool is IPrivacyPool {
         for (uint256 i; i < proofs.length; ++i) {
             if (!skipped[i]) _payRecipient(proofs[i], payouts[i].recipient, payouts[i].feeAmount);
         }
-        _payFees(payouts, skipped);
+        _accrueFees(payouts, skipped);
     }
 
     /// @inheritdoc IPrivacyPool
@@ -126,6 +124,16 @@ contract PrivacyPool is IPrivacyPool {
         if (record != paymentRecord || record == 0 || record == SpendRecord.PLAIN) revert RefundNotRecorded();
         _spendRecords[originNullifierHash] = SpendRecord.REFUNDED;
         _insert(commitment);
+    }
+
+    /// @inheritdoc IPrivacyPool
+    function claimFees(address feeRecipient) external returns (uint256 claimed) {
+        uint256 accrued = _accruedFees[feeRecipient];
+        if (accrued <= 1) revert NoFeesToClaim();
+        _accruedFees[feeRecipient] = 1;
+        claimed = accrued - 1;
+        ASSET.safeTransfer(feeRecipient, claimed);
+        emit FeesClaimed(feeRecipient, claimed);
     }
 
     /// @inheritdoc IPrivacyPool
@@ -162,6 +170,11 @@ contract PrivacyPool is IPrivacyPool {
     /// @inheritdoc IPrivacyPool
     function spendRecordOf(uint256 nullifierHash) external view returns (bytes32) {
         return _spendRecords[nullifierHash];
+    }
+
+    /// @inheritdoc IPrivacyPool
+    function accruedFeesOf(address feeRecipient) external view returns (uint256) {
+        return _accruedFees[feeRecipient];
     }
 
     /// @inheritdoc IPrivacyPool
@@ -263,19 +276,19 @@ contract PrivacyPool is IPrivacyPool {
         emit Withdrawn(withdrawnValue, proof.nullifierHash(), proof.newCommitment());
     }
 
-    /// @dev Pays the fees of a batch's paid withdrawals: one transfer per run of payouts to the same fee recipient.
-    function _payFees(Payout[] calldata payouts, bool[] memory skipped) private {
+    /// @dev Accrues the fees of a batch's paid withdrawals: one write per run of payouts to the same fee recipient.
+    function _accrueFees(Payout[] calldata payouts, bool[] memory skipped) private {
         address feeRecipient;
         uint256 fees;
         for (uint256 i; i < payouts.length; ++i) {
             if (skipped[i]) continue;
             if (payouts[i].feeRecipient != feeRecipient) {
-                if (fees != 0) ASSET.safeTransfer(feeRecipient, fees);
+                if (fees != 0) _accruedFees[feeRecipient] += fees;
                 (feeRecipient, fees) = (payouts[i].feeRecipient, 0);
             }
             fees += payouts[i].feeAmount;
         }
-        if (fees != 0) ASSET.safeTransfer(feeRecipient, fees);
+        if (fees != 0) _accruedFees[feeRecipient] += fees;
     }
 
     function _insert(uint256 leaf) private {

@@ -14,7 +14,6 @@ export const AddressBookSchema = z
     entrypoint: AddressSchema,
     privacyPool: AddressSchema,
     usdc: AddressSchema,
-    verifier: AddressSchema,
     batchVerifier: AddressSchema,
     poseidon: z.object({ PoseidonT2: AddressSchema, PoseidonT3: AddressSchema, PoseidonT4: AddressSchema }).strict(),
     /** The pool's SCOPE, a field element as a decimal string. */

@@ -49,6 +49,7 @@ export const RELAYER_ENV = {
   metricsHost: "RELAYER_METRICS_HOST",
   metricsToken: "RELAYER_METRICS_TOKEN",
   sweepIntervalSeconds: "RELAYER_SWEEP_INTERVAL_SECONDS",
+  feeClaimMinimum: "RELAYER_FEE_CLAIM_MINIMUM_ATOMIC",
   crashAt: "RELAYER_CRASH_AT",
   nodeEnv: "NODE_ENV",
 } as const;
@@ -175,6 +176,12 @@ export const RelayerConfigSchema = z
       .transform(Number)
       .pipe(z.number().int().max(2_000_000))
       .default(600),
+    /** The accrued takes (USDC atomic) at which a sweep round claims them for the treasury (PrivacyPool.claimFees). */
+    feeClaimMinimum: z
+      .string()
+      .regex(/^[0-9]+$/, "must be a whole number of USDC atomic units")
+      .transform(BigInt)
+      .default(1_000_000n),
     /** Test-only fault injection (relayer/faults.ts): steps at which the process kills itself. */
     crashAt: z
       .string()

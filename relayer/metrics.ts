@@ -79,6 +79,11 @@ export class RelayerMetrics {
     help: "USDC (atomic units) deposited back into the pool as refund notes",
     registers: [this.registry],
   });
+  readonly treasuryAccruedFees = new Gauge({
+    name: "relayer_treasury_accrued_fees_usdc_atomic",
+    help: "USDC (atomic units) of takes accrued to the treasury in the pool and not yet claimed, as of the last sweep round",
+    registers: [this.registry],
+  });
   readonly relayerBalance = new Gauge({
     name: "relayer_relaying_key_balance_eth",
     help: "ETH of the relaying key (which pays every relay's gas and the sweep's refunds), as of the last check",

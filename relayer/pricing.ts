@@ -101,15 +101,15 @@ export function formatUsdc(atomic: bigint): string {
 /**
  * Gas of one `Entrypoint.relay` at a state tree of `depth`, an upper bound measured with the real contracts and
  * real proofs (test/relayer/relay-gas.test.ts checks it against relays' gasUsed). Everything but the change note's
- * insert is fixed: the Groth16 verifier, and the take and payment transfers, at their dearest when the treasury's
- * and the recipient's USDC balances are still zero (a fresh payer always is; a swept treasury is again). The
- * insert costs at most one Poseidon2 hash and a cold side-node read (about 12.2k gas) per level, when every bit of
- * its leaf index is set. Measured worst case, treasury at zero: 416.6k at depth 1 (the insert deepens the tree
+ * insert is fixed: the Groth16 verifier, the payment's transfer and the take's accrual, at their dearest when the
+ * recipient's USDC balance and the treasury's accrued fees are still zero (a fresh payer always is; a treasury is
+ * before its first fee). The insert costs at most one Poseidon2 hash and a cold side-node read (about 12.2k gas)
+ * per level, when every bit of its leaf index is set. Measured worst case, treasury at zero: 409.4k at depth 1 (the insert deepens the tree
  * and writes its first side node at the new level); an x402 relay, whose RelayData names its payment, costs about
  * 1k more for the nonce's calldata and the payment's record. A tree of depth 0 or 1 deepens on the next insert,
  * which costs what depth 1 does.
  */
-export const RELAY_GAS = { base: 406_000n, perLevel: 12_250n } as const;
+export const RELAY_GAS = { base: 399_000n, perLevel: 12_250n } as const;
 
 export function relayGasAt(depth: bigint): bigint {
   return RELAY_GAS.base + RELAY_GAS.perLevel * (depth > 1n ? depth : 1n);

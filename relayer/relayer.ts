@@ -180,7 +180,16 @@ async function wireRelayer(
   const sweeps =
     config.sweepIntervalSeconds === 0
       ? undefined
-      : new SweepSchedule({ store, chain, payerKeySecret: config.payerKeySecret, metrics, logger, intervalMs: config.sweepIntervalSeconds * 1000 });
+      : new SweepSchedule({
+          store,
+          chain,
+          payerKeySecret: config.payerKeySecret,
+          metrics,
+          logger,
+          intervalMs: config.sweepIntervalSeconds * 1000,
+          treasury: config.treasury,
+          feeClaimMinimum: config.feeClaimMinimum,
+        });
   sweeps?.start();
 
   return {

@@ -1,7 +1,7 @@
 // npm run bench:batch-verifier
 //
 // Gas of WithdrawalBatchVerifier.verifyProofs for batches of 1 to 16 real withdrawal proofs on the embedded chain,
-// per proof and against the single verifier (WithdrawalVerifier.verifyProof), as eth_estimateGas reports it: with
+// per proof and against the single verifier (WithdrawalVerifier.verifyProof, which the pool inlines), as eth_estimateGas reports it: with
 // the 21k base and the calldata of a transaction that calls the verifier directly. Within relayBatch the base is
 // paid once per batch and the calldata is the relay's own, so "per proof, no base" is the verifier's share there.
 // Writes bench/results/batch-verifier.json.
@@ -21,7 +21,7 @@ const proofs = await proveIndependentWithdrawals(DISTINCT_PROOFS);
 await releaseProverThreads();
 
 const batchVerifier = await ethers.deployContract("WithdrawalBatchVerifier");
-const singleVerifier = await ethers.deployContract("WithdrawalVerifier");
+const singleVerifier = await ethers.deployContract("WithdrawalVerifierHarness");
 const [first] = proofs;
 const single = Number(await singleVerifier.verifyProof.estimateGas(first!.pA, first!.pB, first!.pC, first!.pubSignals));
 

@@ -35,8 +35,8 @@ export interface Classifier {
   callees: Map<string, Part>;
   /** Storage slots of `contract` (any contract when the key is "*") whose SLOAD/SSTORE is one part. */
   slots: Map<string, Part>;
-  /** Per contract (lower-case address), the program counters of inlined code that is one part. */
-  inlined: Map<string, { pcs: Set<number>; part: Part }>;
+  /** Per contract (lower-case address), the program counters of each inlined library that is one part. */
+  inlined: Map<string, { pcs: Set<number>; part: Part }[]>;
 }
 
 interface StructLog {
@@ -97,8 +97,8 @@ export async function gasBreakdown(connection: NetworkConnection, hash: string, 
     } else if (log.op.startsWith("LOG")) {
       parts.events += log.gasCost;
     } else {
-      const inlined = classifier.inlined.get(contract);
-      parts[inlined?.pcs.has(log.pc) ? inlined.part : "otherExecution"] += log.gasCost;
+      const inlined = classifier.inlined.get(contract)?.find(({ pcs }) => pcs.has(log.pc));
+      parts[inlined?.part ?? "otherExecution"] += log.gasCost;
     }
   }
   parts.refund = Number(receipt.gasUsed) - PARTS.reduce((sum, part) => sum + parts[part], 0);

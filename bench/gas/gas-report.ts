@@ -16,7 +16,7 @@ import { proveRelayedWithdrawal } from "../../test/contracts/helpers/withdrawals
 import { printTable, writeResults } from "../report.js";
 import { facilitatorClassifier } from "./facilitator-parts.js";
 import { type Breakdown, gasBreakdown, PART_NAMES, PARTS } from "./gas-breakdown.js";
-import { fillStateTree } from "./simulated-state-tree.js";
+import { accruedFeesOnce, fillStateTree } from "./simulated-state-tree.js";
 
 const TREE_SIZES = [1, 1_000, 100_000];
 /** Withdrawals per Entrypoint.relayBatch measured, at the headline tree size. */
@@ -67,8 +67,10 @@ async function measure(treeSize: number): Promise<Measurement> {
   const stateTree = await fillStateTree(connection, privacyPool, fillerLeaves);
 
   // In steady operation the pool, the depositor and the fee recipient (a treasury) already hold USDC, so their
-  // balance slots are non-zero; the recipient is a fresh single-use payer, as in an x402 settlement.
+  // balance slots are non-zero, and the treasury has fees accrued in the pool; the recipient is a fresh single-use
+  // payer, as in an x402 settlement.
   for (const holder of [privacyPool, accounts.depositor, accounts.feeRecipient]) await usdc.mint(holder, 1n);
+  await accruedFeesOnce(connection, privacyPool, accounts.feeRecipient.address);
   await fundDepositor(facilitator, accounts.depositor, DEPOSIT);
   const secrets = secretsFor(BigInt(treeSize));
   const note = createNote(DEPOSIT, labelOf(scope, BigInt(treeSize + 1)), secrets);
@@ -154,6 +156,7 @@ async function measureBatches(treeSize: number): Promise<{ k: number; gas: numbe
   const { entrypoint, privacyPool, usdc, scope, accounts } = facilitator;
   const stateTree = await fillStateTree(connection, privacyPool, Array.from({ length: treeSize }, (_, i) => BigInt(i + 1)));
   for (const holder of [privacyPool, accounts.depositor, accounts.feeRecipient]) await usdc.mint(holder, 1n);
+  await accruedFeesOnce(connection, privacyPool, accounts.feeRecipient.address);
   const largest = Math.max(...BATCH_SIZES);
   const notes = [];
   for (let i = 0; i < largest; i++) {

@@ -5,10 +5,10 @@ import type { PrivacyPool } from "../../types/ethers-contracts/index.js";
 
 // PrivacyPool's storage layout, in declaration order (it inherits no state): nonce, then the state tree
 // {(size, depth, window, windowInserts, previousWindowInserts), sideNodes, roots[ROOT_HISTORY_SIZE], evicted}, the
-// first five sharing a slot (64, 8, 32, 32 and 32 bits, low to high), then the nullifiers and the depositors.
-// fillStateTree checks what it wrote through the pool's own views, so a change of layout fails here instead of
-// measuring a broken tree.
-export const SLOT = { nonce: 0n, treeSizeAndDepth: 1n, sideNodes: 2n, roots: 3n };
+// first five sharing a slot (64, 8, 32, 32 and 32 bits, low to high), then the nullifiers, the depositors and the
+// accrued fees. fillStateTree and accruedFeesOnce check what they wrote through the pool's own views, so a change of
+// layout fails here instead of measuring a broken state.
+export const SLOT = { nonce: 0n, treeSizeAndDepth: 1n, sideNodes: 2n, roots: 3n, accruedFees: 70n };
 
 export const mappingSlot = (key: bigint, slot: bigint) =>
   keccak256(AbiCoder.defaultAbiCoder().encode(["uint256", "uint256"], [key, slot]));
@@ -55,4 +55,16 @@ export async function fillStateTree(connection: NetworkConnection, pool: Privacy
     (await pool.nonce()) === BigInt(tree.size);
   if (!matches) throw new Error("PrivacyPool's storage layout changed: update SLOT in simulated-state-tree.ts");
   return tree;
+}
+
+/**
+ * Gives `feeRecipient` fees accrued in the pool, as a treasury that has claimed before and earned since has: its
+ * slot is non-zero, so the measured withdrawal's fee rewrites it (a first fee ever would create it, 17k more).
+ */
+export async function accruedFeesOnce(connection: NetworkConnection, pool: PrivacyPool, feeRecipient: string) {
+  const slot = keccak256(AbiCoder.defaultAbiCoder().encode(["address", "uint256"], [feeRecipient, SLOT.accruedFees]));
+  await connection.networkHelpers.setStorageAt(await pool.getAddress(), slot, 2n);
+  if ((await pool.accruedFeesOf(feeRecipient)) !== 2n) {
+    throw new Error("PrivacyPool's storage layout changed: update SLOT.accruedFees in simulated-state-tree.ts");
+  }
 }

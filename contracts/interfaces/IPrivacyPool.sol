@@ -4,7 +4,6 @@ pragma solidity 0.8.28;
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {ProofLib} from "../lib/ProofLib.sol";
 import {IWithdrawalBatchVerifier} from "./IWithdrawalBatchVerifier.sol";
-import {IWithdrawalVerifier} from "./IWithdrawalVerifier.sol";
 
 /// @title IPrivacyPool
 /// @notice A pool of notes of one ERC20 asset (docs/design.md sections 2 and 4). Deposits and withdrawals go through
@@ -24,7 +23,7 @@ interface IPrivacyPool {
 
     /// @notice Where a relayed withdrawal's value goes, as the entrypoint read it from the withdrawal's relay data.
     /// @param recipient Receives the withdrawn value less `feeAmount`.
-    /// @param feeRecipient Receives `feeAmount` (no transfer when it is zero).
+    /// @param feeRecipient Accrues `feeAmount` in the pool, for claimFees (nothing when it is zero).
     /// @param feeAmount At most the withdrawn value.
     /// @param spendRecord What the nullifier hash's slot keeps once spent (SpendRecord): PLAIN, or the hash of the
     ///        payment a refund may later return.
@@ -79,6 +78,11 @@ interface IPrivacyPool {
         uint256 spentNullifierHash,
         uint256 newCommitment
     );
+
+    /// @notice The fees accrued to a fee recipient left the pool for it (claimFees).
+    /// @param feeRecipient The fee recipient, which received `amount`.
+    /// @param amount What was paid: everything accrued but the one atomic unit the pool keeps.
+    event FeesClaimed(address indexed feeRecipient, uint256 amount);
 
     /// @notice A batch left out a withdrawal whose note was spent before the batch was mined; it paid the others.
     /// @param spentNullifierHash The nullifier hash of the note, spent by someone else (or earlier in the batch).
@@ -138,6 +142,9 @@ interface IPrivacyPool {
     /// @notice The payment of this origin was refunded already.
     error OriginAlreadyRefunded();
 
+    /// @notice claimFees found nothing to pay: the recipient has accrued at most the unit the pool keeps.
+    error NoFeesToClaim();
+
     /*//////////////////////////////////////////////////////////////
                                  LOGIC
     //////////////////////////////////////////////////////////////*/
@@ -151,8 +158,8 @@ interface IPrivacyPool {
     function deposit(address depositor, uint256 value, uint256 precommitment) external returns (uint256 commitment);
 
     /// @notice Spends a note by a withdrawal proof, inserts its change note and pays the withdrawn value out: the
-    ///         fee to the fee recipient, the rest to the recipient. Paying both directly, instead of the
-    ///         processooor that would pass it on, saves a token transfer per withdrawal.
+    ///         rest after the fee to the recipient, directly (not through the processooor, which would pass it on);
+    ///         the fee accrues to the fee recipient in the pool (claimFees), one storage write instead of a transfer.
     /// @dev Only the entrypoint, which checks the ASP root and its depth before calling and takes the payout from
     ///      the withdrawal's relay data, which the proof's context binds. The state root must be the accepted root
     ///      of the tree with `stateTreeSize` leaves, and the proof's stateTreeDepth the depth of that tree.
@@ -164,7 +171,7 @@ interface IPrivacyPool {
 
     /// @notice Spends several notes at once, each as `withdraw` does, with one batch verification of their proofs
     ///         (WITHDRAWAL_BATCH_VERIFIER) and one insert of their change notes, whose LeafInserted events all carry
-    ///         the root after the last. Fees to the same recipient in a row leave in one transfer.
+    ///         the root after the last. Fees to the same recipient in a row accrue in one write.
     /// @dev Only the entrypoint. A withdrawal whose note is already spent (by another transaction mined first, or
     ///      earlier in the batch) is skipped, not paid, and named by WithdrawalSkipped; its proof is not verified.
     ///      Any other failing check (context, state root or depth, a proof the batch verifier rejects) reverts the
@@ -186,6 +193,13 @@ interface IPrivacyPool {
     /// @param paymentRecord keccak256(abi.encode(IEntrypoint.PaymentRecord)) of the payment.
     /// @param commitment The refund note's commitment, the proof's refundCommitment (the origin's label).
     function depositRefund(uint256 originNullifierHash, bytes32 paymentRecord, uint256 commitment) external;
+
+    /// @notice Pays a fee recipient the fees its withdrawals accrued, all but one atomic unit, which stays so that
+    ///         the next fee rewrites a slot instead of creating one (about 17k gas less for that withdrawal).
+    ///         Anyone may call it: the fees only ever go to their recipient.
+    /// @param feeRecipient The fee recipient to pay.
+    /// @return claimed What was paid.
+    function claimFees(address feeRecipient) external returns (uint256 claimed);
 
     /// @notice Returns a note to the original depositor of its label without a withdrawal proof.
     /// @dev Reveals the note's nullifier and secret on chain. It is the exit for a deposit the ASP never approved:
@@ -213,9 +227,6 @@ interface IPrivacyPool {
     /// @notice The entrypoint, the only caller of deposit and withdraw.
     function ENTRYPOINT() external view returns (address);
 
-    /// @notice The verifier of withdrawal proofs.
-    function WITHDRAWAL_VERIFIER() external view returns (IWithdrawalVerifier);
-
     /// @notice The verifier of batches of withdrawal proofs (withdrawBatch).
     function WITHDRAWAL_BATCH_VERIFIER() external view returns (IWithdrawalBatchVerifier);
 
@@ -236,6 +247,10 @@ interface IPrivacyPool {
 
     /// @notice What the slot of this nullifier hash holds (SpendRecord): zero while unspent.
     function spendRecordOf(uint256 nullifierHash) external view returns (bytes32);
+
+    /// @notice What the pool owes `feeRecipient`: the fees its withdrawals accrued, not yet claimed, with the unit
+    ///         an earlier claim kept (claimFees pays all of it but that unit).
+    function accruedFeesOf(address feeRecipient) external view returns (uint256);
 
     /// @notice Whether a withdrawal proof may use `root`: one of the last ROOT_HISTORY_SIZE state roots, or one
     ///         recorded less than ROOT_MIN_LIFETIME_BLOCKS blocks ago.

@@ -6,8 +6,9 @@ export const DEFAULT_MINIMUM_DEPOSIT_AMOUNT = 1_000_000n;
 export const DEFAULT_MAX_RELAY_FEE_BPS = 500n;
 
 /**
- * The facilitator's contracts for an existing USDC: the Poseidon libraries the pool links, the generated
- * withdrawal verifiers (single and batch), the Entrypoint (deployer = admin) and the USDC PrivacyPool, registered with the Entrypoint.
+ * The facilitator's contracts for an existing USDC: the Poseidon libraries the pool links, the generated batch
+ * verifier (the single-proof verifier is inlined into the pool), the Entrypoint (deployer = admin) and the USDC
+ * PrivacyPool, registered with the Entrypoint.
  *
  * Parameters: `usdc` (required), `postman` (default: the deployer), `minimumDepositAmount`, `maxRelayFeeBPS`,
  * `accessFeeTreasury` (receives Entrypoint.payAccessFee payments; default: the deployer) and `refunder` (the
@@ -26,15 +27,14 @@ export default buildModule("Facilitator", (m) => {
   const poseidonT2 = m.library("PoseidonT2");
   const poseidonT3 = m.library("PoseidonT3");
   const poseidonT4 = m.library("PoseidonT4");
-  const verifier = m.contract("WithdrawalVerifier");
   const batchVerifier = m.contract("WithdrawalBatchVerifier");
   const entrypoint = m.contract("Entrypoint", [deployer, postman]);
-  const privacyPool = m.contract("PrivacyPool", [entrypoint, verifier, batchVerifier, usdc], {
+  const privacyPool = m.contract("PrivacyPool", [entrypoint, batchVerifier, usdc], {
     libraries: { PoseidonT2: poseidonT2, PoseidonT3: poseidonT3, PoseidonT4: poseidonT4 },
   });
   m.call(entrypoint, "registerPool", [usdc, privacyPool, minimumDepositAmount, maxRelayFeeBPS]);
   m.call(entrypoint, "setAccessFeeTreasury", [accessFeeTreasury]);
   m.call(entrypoint, "grantRole", [m.staticCall(entrypoint, "REFUNDER_ROLE"), refunder]);
 
-  return { entrypoint, privacyPool, verifier, batchVerifier, poseidonT2, poseidonT3, poseidonT4 };
+  return { entrypoint, privacyPool, batchVerifier, poseidonT2, poseidonT3, poseidonT4 };
 });

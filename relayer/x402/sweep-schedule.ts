@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { claimTreasuryFees } from "../chain/fee-claim.js";
 import type { RelayerMetrics } from "../metrics.js";
 import { sweepExpiredPayers, type PayerSweepDeps } from "./payer-sweep.js";
 
@@ -7,6 +8,9 @@ export interface SweepScheduleDeps extends Omit<PayerSweepDeps, "log"> {
   logger: Logger;
   /** Between the end of one sweep and the start of the next. */
   intervalMs: number;
+  /** Receives the takes the relays accrued in the pool, claimed each round once they reach `feeClaimMinimum`. */
+  treasury: string;
+  feeClaimMinimum: bigint;
 }
 
 export type SweepRunResult = "done" | "failed" | "skipped";
@@ -16,7 +20,8 @@ const SWEEP_LOCK = "relayer:payer-sweep";
 
 /**
  * Runs the payer sweep (relayer/x402/payer-sweep.ts) inside the relayer: at start, then every `intervalMs` after
- * the previous run ended. Relayers sharing a PostgreSQL database take turns under an advisory lock: one sweeps,
+ * the previous run ended, and then claims the treasury's accrued fees when they reach the minimum
+ * (relayer/chain/fee-claim.ts). Relayers sharing a PostgreSQL database take turns under an advisory lock: one sweeps,
  * the others skip that round and find the swept leases recorded next time. A failed run (an RPC outage, a key
  * without REFUNDER_ROLE) is logged and counted; the next round retries it, and a rerun loses nothing.
  */
@@ -58,6 +63,9 @@ export class SweepSchedule {
         const records = await sweepExpiredPayers({ ...this.deps, log: (line) => logger.info({ sweep: line }, "payer swept") });
         metrics.recordSweep(records, 0);
         if (records.length > 0) logger.info({ payers: records.length, refunded: records.filter((r) => r.outcome === "deposited").length }, "payer sweep done");
+        const fees = await claimTreasuryFees(chain, this.deps.treasury, this.deps.feeClaimMinimum);
+        metrics.treasuryAccruedFees.set(Number(fees.claimed === undefined ? fees.accrued : fees.accrued - fees.claimed));
+        if (fees.claimed !== undefined) logger.info({ claimed: fees.claimed.toString(), txHash: fees.txHash }, "treasury fees claimed");
       });
       result = ran ? "done" : "skipped";
     } catch (error) {

@@ -1,7 +1,7 @@
 import type { NetworkConnection } from "hardhat/types/network";
 import FacilitatorModule from "../../ignition/modules/Facilitator.js";
 import TestUsdcModule from "../../ignition/modules/TestUsdc.js";
-import type { Entrypoint, PrivacyPool, WithdrawalVerifier } from "../../types/ethers-contracts/index.js";
+import type { Entrypoint, PrivacyPool } from "../../types/ethers-contracts/index.js";
 import { AddressBookSchema, type AddressBook } from "../../lib/address-book.js";
 import { findCircleUsdc } from "./usdc.js";
 
@@ -27,7 +27,6 @@ export interface DeployFacilitatorOptions {
 export interface FacilitatorDeployment {
   entrypoint: Entrypoint;
   privacyPool: PrivacyPool;
-  verifier: WithdrawalVerifier;
   addressBook: AddressBook;
 }
 
@@ -60,7 +59,7 @@ export async function deployFacilitator(
     log(`USDC: TestUSDC at ${usdc}`);
   }
 
-  log("Deploying Poseidon libraries, the withdrawal verifiers, Entrypoint and PrivacyPool, then registering the pool");
+  log("Deploying Poseidon libraries, the batch verifier, Entrypoint and PrivacyPool, then registering the pool");
   const deployed = await ignition.deploy(FacilitatorModule, {
     ...ignitionOptions,
     parameters: {
@@ -77,13 +76,11 @@ export async function deployFacilitator(
 
   const entrypoint = await ethers.getContractAt("Entrypoint", await deployed.entrypoint.getAddress());
   const privacyPool = await ethers.getContractAt("PrivacyPool", await deployed.privacyPool.getAddress());
-  const verifier = await ethers.getContractAt("WithdrawalVerifier", await deployed.verifier.getAddress());
   const addressBook = AddressBookSchema.parse({
     chainId,
     entrypoint: await entrypoint.getAddress(),
     privacyPool: await privacyPool.getAddress(),
     usdc,
-    verifier: await verifier.getAddress(),
     batchVerifier: await deployed.batchVerifier.getAddress(),
     poseidon: {
       PoseidonT2: await deployed.poseidonT2.getAddress(),
@@ -96,5 +93,5 @@ export async function deployFacilitator(
     postman,
   });
   log(`Entrypoint ${addressBook.entrypoint}, PrivacyPool ${addressBook.privacyPool} (scope ${addressBook.scope})`);
-  return { entrypoint, privacyPool, verifier, addressBook };
+  return { entrypoint, privacyPool, addressBook };
 }

@@ -18,7 +18,7 @@ const MAX_VERIFIER_GAS_PER_PROOF_AT_16 = 100_000;
 async function deployVerifiers() {
   return {
     batch: await ethers.deployContract("WithdrawalBatchVerifier"),
-    single: await ethers.deployContract("WithdrawalVerifier"),
+    single: await ethers.deployContract("WithdrawalVerifierHarness"),
   };
 }
 

@@ -12,7 +12,7 @@ const { ethers, networkHelpers } = await network.create();
 
 describe("deployment", function () {
   it("records the contracts, scope, start block and roles in an address book that reads back", async function () {
-    const { addressBook, entrypoint, privacyPool, verifier, usdc, accounts } =
+    const { addressBook, entrypoint, privacyPool, usdc, accounts } =
       await networkHelpers.loadFixture(deployedFacilitator);
     const [registration] = await entrypoint.queryFilter(entrypoint.filters.PoolRegistered());
 
@@ -21,7 +21,7 @@ describe("deployment", function () {
       entrypoint: await entrypoint.getAddress(),
       privacyPool: await privacyPool.getAddress(),
       usdc: await usdc.getAddress(),
-      verifier: await verifier.getAddress(),
+      batchVerifier: await privacyPool.WITHDRAWAL_BATCH_VERIFIER(),
       scope: await privacyPool.SCOPE(),
       deployer: accounts.admin.address,
       postman: accounts.postman.address,

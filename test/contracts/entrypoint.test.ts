@@ -12,12 +12,11 @@ const ONE_USDC = 1_000_000n;
 async function deployPool(
   { addressBook }: DeployedFacilitator,
   entrypoint: AddressLike,
-  verifier: AddressLike,
   asset: AddressLike,
   batchVerifier: AddressLike = addressBook.batchVerifier,
 ) {
   const factory = await ethers.getContractFactory("PrivacyPool", { libraries: addressBook.poseidon });
-  return factory.deploy(entrypoint, verifier, batchVerifier, asset);
+  return factory.deploy(entrypoint, batchVerifier, asset);
 }
 
 describe("entrypoint", function () {
@@ -36,9 +35,9 @@ describe("entrypoint", function () {
 
     it("registers a pool for another asset", async function () {
       const facilitator = await loadFixture(deployedFacilitator);
-      const { entrypoint, verifier, accounts } = facilitator;
+      const { entrypoint, accounts } = facilitator;
       const asset = await ethers.deployContract("TestUSDC", [accounts.admin]);
-      const pool = await deployPool(facilitator, entrypoint, verifier, asset);
+      const pool = await deployPool(facilitator, entrypoint, asset);
       const scope = await pool.SCOPE();
 
       await expect(entrypoint.registerPool(asset, pool, 2n * ONE_USDC, 100n))
@@ -49,9 +48,9 @@ describe("entrypoint", function () {
 
     it("lets only the admin register a pool", async function () {
       const facilitator = await loadFixture(deployedFacilitator);
-      const { entrypoint, verifier, accounts } = facilitator;
+      const { entrypoint, accounts } = facilitator;
       const asset = await ethers.deployContract("TestUSDC", [accounts.admin]);
-      const pool = await deployPool(facilitator, entrypoint, verifier, asset);
+      const pool = await deployPool(facilitator, entrypoint, asset);
 
       // A postman that is not also admin cannot register either.
       await entrypoint.grantRole(await entrypoint.POSTMAN_ROLE(), accounts.stranger);
@@ -63,8 +62,8 @@ describe("entrypoint", function () {
 
     it("rejects a second pool for an asset that has one", async function () {
       const facilitator = await loadFixture(deployedFacilitator);
-      const { entrypoint, verifier, usdc } = facilitator;
-      const pool = await deployPool(facilitator, entrypoint, verifier, usdc);
+      const { entrypoint, usdc } = facilitator;
+      const pool = await deployPool(facilitator, entrypoint, usdc);
 
       await expect(entrypoint.registerPool(usdc, pool, ONE_USDC, 0n)).to.be.revertedWithCustomError(
         entrypoint,
@@ -74,9 +73,9 @@ describe("entrypoint", function () {
 
     it("rejects a pool registered for an asset it does not pool", async function () {
       const facilitator = await loadFixture(deployedFacilitator);
-      const { entrypoint, verifier, usdc, accounts } = facilitator;
+      const { entrypoint, usdc, accounts } = facilitator;
       const asset = await ethers.deployContract("TestUSDC", [accounts.admin]);
-      const usdcPool = await deployPool(facilitator, entrypoint, verifier, usdc);
+      const usdcPool = await deployPool(facilitator, entrypoint, usdc);
 
       await expect(entrypoint.registerPool(asset, usdcPool, ONE_USDC, 0n)).to.be.revertedWithCustomError(
         entrypoint,
@@ -86,9 +85,9 @@ describe("entrypoint", function () {
 
     it("rejects a maximum relay fee above 100%", async function () {
       const facilitator = await loadFixture(deployedFacilitator);
-      const { entrypoint, verifier, accounts } = facilitator;
+      const { entrypoint, accounts } = facilitator;
       const asset = await ethers.deployContract("TestUSDC", [accounts.admin]);
-      const pool = await deployPool(facilitator, entrypoint, verifier, asset);
+      const pool = await deployPool(facilitator, entrypoint, asset);
 
       await expect(entrypoint.registerPool(asset, pool, ONE_USDC, 10_001n)).to.be.revertedWithCustomError(
         entrypoint,
@@ -113,7 +112,7 @@ describe("entrypoint", function () {
 
     it("rejects zero addresses in the Entrypoint and PrivacyPool constructors", async function () {
       const facilitator = await loadFixture(deployedFacilitator);
-      const { entrypoint, verifier, usdc, accounts } = facilitator;
+      const { entrypoint, usdc, accounts } = facilitator;
       const zero = ethers.ZeroAddress;
 
       for (const [owner, postman] of [
@@ -126,14 +125,13 @@ describe("entrypoint", function () {
         );
       }
       const { batchVerifier } = facilitator.addressBook;
-      const poolArgs: [AddressLike, AddressLike, AddressLike, AddressLike][] = [
-        [zero, verifier, usdc, batchVerifier],
-        [entrypoint, zero, usdc, batchVerifier],
-        [entrypoint, verifier, zero, batchVerifier],
-        [entrypoint, verifier, usdc, zero],
+      const poolArgs: [AddressLike, AddressLike, AddressLike][] = [
+        [zero, usdc, batchVerifier],
+        [entrypoint, zero, batchVerifier],
+        [entrypoint, usdc, zero],
       ];
-      for (const [poolEntrypoint, poolVerifier, asset, poolBatchVerifier] of poolArgs) {
-        await expect(deployPool(facilitator, poolEntrypoint, poolVerifier, asset, poolBatchVerifier)).to.be.revertedWithCustomError(
+      for (const [poolEntrypoint, asset, poolBatchVerifier] of poolArgs) {
+        await expect(deployPool(facilitator, poolEntrypoint, asset, poolBatchVerifier)).to.be.revertedWithCustomError(
           facilitator.privacyPool,
           "ZeroAddress",
         );

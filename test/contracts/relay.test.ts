@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { network } from "hardhat";
-import { createLeanIMT, encodeRelayData, nullifierHashOf, type RelayData } from "../../sdk/index.js";
+import { createLeanIMT, encodeRelayData, nullifierHashOf, SNARK_SCALAR_FIELD, type RelayData } from "../../sdk/index.js";
 import { deployedFacilitator, type DeployedFacilitator } from "./helpers/fixtures.js";
 import { depositNote, fundDepositor, ragequitNote, secretsFor } from "./helpers/notes.js";
 import { proveRelayedWithdrawal, withPackedParts, withSignal, type RelayedWithdrawal } from "./helpers/withdrawals.js";
@@ -81,7 +81,7 @@ describe("relayed withdrawals", function () {
       expect(await verifier.verifyProof(pA, pB, pC, pubSignals)).to.equal(true);
     });
 
-    it("pays the recipient the withdrawn value minus the fee and the fee recipient the fee, exact to the atom", async function () {
+    it("pays the recipient the withdrawn value minus the fee and accrues the fee to the fee recipient, exact to the atom", async function () {
       const { entrypoint, privacyPool, usdc, scope, accounts, note } = await loadFixture(aspRootPublished);
       const fee = 61_728n;
 
@@ -91,14 +91,33 @@ describe("relayed withdrawals", function () {
         ethers,
         usdc,
         [privacyPool, accounts.recipient, accounts.feeRecipient, entrypoint, accounts.stranger],
-        [-PARTIAL_WITHDRAWAL, PARTIAL_WITHDRAWAL - fee, fee, 0n, 0n],
+        [-(PARTIAL_WITHDRAWAL - fee), PARTIAL_WITHDRAWAL - fee, 0n, 0n, 0n],
       );
       await expect(relay)
         .to.emit(privacyPool, "Withdrawn")
         .withArgs(PARTIAL_WITHDRAWAL, nullifierHashOf(note.nullifier), partial.changeNote.commitment);
+      expect(await privacyPool.accruedFeesOf(accounts.feeRecipient)).to.equal(fee);
     });
 
-    it("pays both straight from the pool: two transfers, none through the entrypoint", async function () {
+    it("lets anyone claim a fee recipient's fees for it, all but the unit the pool keeps, and nothing twice", async function () {
+      const { entrypoint, privacyPool, usdc, scope, accounts } = await loadFixture(aspRootPublished);
+      const fee = 61_728n;
+      await entrypoint.relay(partial.withdrawal, partial.proof, scope, partial.stateTreeSize);
+
+      const claim = privacyPool.connect(accounts.stranger).claimFees(accounts.feeRecipient);
+      await expect(claim).to.changeTokenBalances(ethers, usdc, [privacyPool, accounts.feeRecipient, accounts.stranger], [-(fee - 1n), fee - 1n, 0n]);
+      await expect(claim).to.emit(privacyPool, "FeesClaimed").withArgs(accounts.feeRecipient.address, fee - 1n);
+      expect(await privacyPool.accruedFeesOf(accounts.feeRecipient)).to.equal(1n);
+      await expect(privacyPool.claimFees(accounts.feeRecipient)).to.be.revertedWithCustomError(privacyPool, "NoFeesToClaim");
+      await expect(privacyPool.claimFees(accounts.stranger)).to.be.revertedWithCustomError(privacyPool, "NoFeesToClaim");
+
+      // A later fee accrues on top of the kept unit, and the next claim pays that fee whole.
+      await entrypoint.relay(ofChange.withdrawal, ofChange.proof, scope, ofChange.stateTreeSize);
+      const changeFee = (partial.changeNote.value * CHANGE_FEE_BPS) / 10_000n;
+      await expect(privacyPool.claimFees(accounts.feeRecipient)).to.changeTokenBalance(ethers, usdc, accounts.feeRecipient, changeFee);
+    });
+
+    it("pays the recipient straight from the pool: one transfer, none through the entrypoint", async function () {
       const { entrypoint, privacyPool, usdc, scope, accounts } = await loadFixture(aspRootPublished);
       const receipt = await (await entrypoint.relay(partial.withdrawal, partial.proof, scope, partial.stateTreeSize)).wait();
       const transfers = receipt!.logs
@@ -106,10 +125,7 @@ describe("relayed withdrawals", function () {
         .map((log) => usdc.interface.parseLog(log)!)
         .map(({ name, args }) => [name, args[0], args[1], args[2]]);
       const pool = await privacyPool.getAddress();
-      expect(transfers).to.deep.equal([
-        ["Transfer", pool, accounts.recipient.address, PARTIAL_WITHDRAWAL - 61_728n],
-        ["Transfer", pool, accounts.feeRecipient.address, 61_728n],
-      ]);
+      expect(transfers).to.deep.equal([["Transfer", pool, accounts.recipient.address, PARTIAL_WITHDRAWAL - 61_728n]]);
     });
 
     it("spends the note and inserts its change note, with events matching a TypeScript LeanIMT", async function () {
@@ -142,15 +158,17 @@ describe("relayed withdrawals", function () {
       await expect(relay).to.changeTokenBalances(
         ethers,
         usdc,
-        [privacyPool, accounts.recipient, accounts.feeRecipient],
-        [-withdrawn, withdrawn - fee, fee],
+        [privacyPool, accounts.recipient],
+        [-(withdrawn - fee), withdrawn - fee],
       );
       await expect(relay)
         .to.emit(privacyPool, "LeafInserted")
         .withArgs(leaves.length - 1, ofChange.changeNote.commitment, createLeanIMT(leaves).root);
       expect(ofChange.changeNote.value).to.equal(0n);
-      // What remains in the pool is exactly the other depositor's note.
-      expect(await usdc.balanceOf(privacyPool)).to.equal(2_000_000n);
+      // What remains in the pool is exactly the other depositor's note and the fees of both withdrawals.
+      const fees = 61_728n + fee;
+      expect(await privacyPool.accruedFeesOf(accounts.feeRecipient)).to.equal(fees);
+      expect(await usdc.balanceOf(privacyPool)).to.equal(2_000_000n + fees);
     });
 
     it("accepts a proof against an older ASP root still inside the window", async function () {
@@ -328,6 +346,30 @@ describe("relayed withdrawals", function () {
     it("rejects a proof whose withdrawn value was raised after proving", async function () {
       const { entrypoint, privacyPool, scope } = await loadFixture(aspRootPublished);
       const proof = withPackedParts(partial.proof, { withdrawnValue: NOTE_VALUE });
+
+      await expect(entrypoint.relay(partial.withdrawal, proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
+        privacyPool,
+        "InvalidProof",
+      );
+    });
+
+    it("rejects a nullifier hash lifted by the field's order, the same statement to the curve, and leaves the note spendable", async function () {
+      const { entrypoint, privacyPool, scope, note } = await loadFixture(aspRootPublished);
+      const nullifierHash = nullifierHashOf(note.nullifier);
+      const proof = withSignal(partial.proof, "nullifierHash", nullifierHash + SNARK_SCALAR_FIELD);
+
+      await expect(entrypoint.relay(partial.withdrawal, proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
+        privacyPool,
+        "InvalidProof",
+      );
+      expect(await privacyPool.isNullifierSpent(nullifierHash + SNARK_SCALAR_FIELD)).to.equal(false);
+      await expect(entrypoint.relay(partial.withdrawal, partial.proof, scope, partial.stateTreeSize)).to.emit(privacyPool, "Withdrawn");
+    });
+
+    it("rejects a proof whose point is not on the curve", async function () {
+      const { entrypoint, privacyPool, scope } = await loadFixture(aspRootPublished);
+      const [x, y] = partial.proof.pA;
+      const proof = { ...partial.proof, pA: [x, y + 1n] as [bigint, bigint] };
 
       await expect(entrypoint.relay(partial.withdrawal, proof, scope, partial.stateTreeSize)).to.be.revertedWithCustomError(
         privacyPool,

@@ -7,7 +7,7 @@ import { createTestSchema, type TestSchema } from "../helpers/database.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
-import { buildRelayerConfig, relayerKey, startRelayer, type RunningRelayer } from "./helpers/relayer-harness.js";
+import { buildRelayerConfig, relayerKey, startRelayer, treasury, type RunningRelayer } from "./helpers/relayer-harness.js";
 import { sample } from "../helpers/metrics.js";
 
 const SETTLE_X402 = "/api/facilitator/settle-x402";
@@ -33,6 +33,7 @@ describe("relayer: the payer sweep runs by itself", function () {
         databaseUrl: databaseUrl.toString(),
         pricingMode: "paid",
         sweepIntervalSeconds: "1",
+        feeClaimMinimum: "1",
         metricsToken: METRICS_TOKEN,
       });
     relayers.push(...(await Promise.all([startRelayer(config()), startRelayer(config())])));
@@ -97,5 +98,36 @@ describe("relayer: the payer sweep runs by itself", function () {
     const refundNote = createNote(PRICE, note.label, deriveRefundSecrets(note));
     expect(refunds[0]!.args.commitment).to.equal(refundNote.commitment);
     expect((await indexer.client.stateProof(refundNote.commitment)).witness.root).to.equal(await chain.facilitator.privacyPool.currentRoot());
+  });
+
+  it("claims the takes the relays accrued in the pool for the treasury, in a round, keeping one unit in the pool", async function () {
+    const note = await deposit(chain, chain.depositors.bob, 702, 1_000_000n);
+    await indexer.indexer.sync.catchUp();
+    await indexer.indexer.curator.publish();
+    await indexer.indexer.sync.catchUp();
+    const { usdc, privacyPool } = chain.facilitator;
+    const before = await usdc.balanceOf(treasury.address);
+    const fromBlock = await chain.connection.ethers.provider.getBlockNumber();
+    const settled = await relayers[1]!.post("/api/facilitator/settle", {
+      paymentDetails: { scheme: "exact", payTo: Wallet.createRandom().address, maxAmountRequired: "500000", networkId: "eip155:31337" },
+      serviceDeposit: noteToWire(note),
+    });
+    expect(settled.status, JSON.stringify(settled.body)).to.equal(200);
+    const take = BigInt(settled.body.fee as string);
+    expect(take).to.be.greaterThan(0n);
+
+    for (let waited = 0; (await usdc.balanceOf(treasury.address)) === before; waited += 200) {
+      if (waited > 20_000) throw new Error("no sweep round claimed the treasury's fees");
+      await sleep(200);
+    }
+    // Everything accrued left (this take, and the first test's unless a round claimed it already), but the unit the
+    // pool keeps.
+    expect(await privacyPool.accruedFeesOf(treasury.address)).to.equal(1n);
+    const claims = await privacyPool.queryFilter(privacyPool.filters.FeesClaimed(treasury.address), fromBlock);
+    expect(claims.reduce((sum, claim) => sum + claim.args.amount, 0n)).to.equal((await usdc.balanceOf(treasury.address)) - before);
+    expect((await usdc.balanceOf(treasury.address)) - before).to.be.at.least(take - 1n);
+    await sleep(1_500);
+    const text = await (await fetch(`${relayers[0]!.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    expect(sample(text, "relayer_treasury_accrued_fees_usdc_atomic")).to.equal(1);
   });
 });

@@ -43,7 +43,7 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
     const { agent, events, address, deposit, vault } = await world.newAgent(world.chain.depositors.alice, 2_000_000n, { custody: "custodial" });
     const before = {
       seller: await world.usdcBalance(payTo),
-      treasury: await world.usdcBalance(treasury.address),
+      treasury: await world.accruedFees(treasury.address),
       pool: await world.poolBalance(),
     };
 
@@ -59,9 +59,10 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
     expect(settled.privacy).to.deep.include({ private: false, minimumForPrivacy: 30 });
     expect(settled.privacy.custody.mode).to.equal("custodial");
 
-    // The seller got its price, the treasury the take, the pool lost the gross; the payer ends empty.
+    // The seller got its price, the treasury the take (accrued in the pool), the notes lost the gross; the payer
+    // ends empty.
     expect(await world.usdcBalance(payTo)).to.equal(before.seller + world.price);
-    expect(await world.usdcBalance(treasury.address)).to.equal(before.treasury + gross() - world.price);
+    expect(await world.accruedFees(treasury.address)).to.equal(before.treasury + gross() - world.price);
     expect(await world.poolBalance()).to.equal(before.pool - gross());
     expect(await world.usdcBalance(settled.payer)).to.equal(0n);
     // The change note was saved, the spent note marked.

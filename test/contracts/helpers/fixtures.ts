@@ -3,12 +3,14 @@ import { deployFacilitator, type DeployFacilitatorOptions } from "../../../scrip
 
 /**
  * The facilitator as the deploy script deploys it on a chain without Circle's USDC, plus the accounts the tests
- * play: the deployer is admin and postman; depositors and payees are distinct accounts.
+ * play (the deployer is admin and postman; depositors and payees are distinct accounts) and the single-proof
+ * verifier the pool inlines, on its own (WithdrawalVerifierHarness).
  */
 export async function deployedFacilitator(connection: NetworkConnection, options: Pick<DeployFacilitatorOptions, "refunder"> = {}) {
   const { ethers } = connection;
   const deployment = await deployFacilitator(connection, options);
   const usdc = await ethers.getContractAt("TestUSDC", deployment.addressBook.usdc);
+  const verifier = await ethers.deployContract("WithdrawalVerifierHarness");
   const [admin, depositor, otherDepositor, recipient, feeRecipient, stranger] = await ethers.getSigners();
   if (!admin || !depositor || !otherDepositor || !recipient || !feeRecipient || !stranger) {
     throw new Error("the test network needs at least 6 accounts");
@@ -16,6 +18,7 @@ export async function deployedFacilitator(connection: NetworkConnection, options
   return {
     ...deployment,
     usdc,
+    verifier,
     scope: deployment.addressBook.scope,
     accounts: { admin, postman: admin, depositor, otherDepositor, recipient, feeRecipient, stranger },
   };

@@ -11,7 +11,7 @@ import { startReferenceFacilitator, type ReferenceFacilitator } from "../../../x
 import { startSeller, type Seller } from "../../../x402-peers/seller.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../../indexer/helpers/local-chain.js";
-import { buildRelayerConfig, startRelayer, type RunningRelayer } from "../../relayer/helpers/relayer-harness.js";
+import { buildRelayerConfig, startRelayer, treasury, type RunningRelayer } from "../../relayer/helpers/relayer-harness.js";
 
 export interface PaymentWorldOptions {
   /** The sellers' price in atomic USDC; at least the test network's minimum settle (40000). */
@@ -99,7 +99,13 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     /** Each seller's payTo address. */
     payTo,
     usdcBalance: (address: string) => usdc.balanceOf(address),
-    poolBalance: async () => usdc.balanceOf(await chain.facilitator.privacyPool.getAddress()),
+    /** What the pool holds for notes: its USDC less the takes it owes the treasury (PrivacyPool.accruedFeesOf). */
+    poolBalance: async () => {
+      const { privacyPool } = chain.facilitator;
+      return (await usdc.balanceOf(await privacyPool.getAddress())) - (await privacyPool.accruedFeesOf(treasury.address));
+    },
+    /** What the pool owes a fee recipient (the relay fees accrue there until PrivacyPool.claimFees). */
+    accruedFees: (address: string) => chain.facilitator.privacyPool.accruedFeesOf(address),
     syncIndexer,
     newAgent,
     unspentNotes,

@@ -11,13 +11,15 @@ import { startReferenceFacilitator, type ReferenceFacilitator } from "../../../x
 import { startSeller, type Seller } from "../../../x402-peers/seller.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../../indexer/helpers/local-chain.js";
-import { buildRelayerConfig, startRelayer, type RunningRelayer } from "../../relayer/helpers/relayer-harness.js";
+import { buildRelayerConfig, startRelayer, treasury, type RunningRelayer } from "../../relayer/helpers/relayer-harness.js";
 
 export interface PaymentWorldOptions {
   /** The sellers' price in atomic USDC; at least the test network's minimum settle (40000). */
   price?: bigint;
   /** Relayer config overrides (env-style strings); the default charges the standard 5% take. */
   relayer?: Record<string, string>;
+  /** The access-fee gate on: the entrypoint's treasury is set to the relayer's before the relayer starts. */
+  accessFeeEnforced?: boolean;
 }
 
 /**
@@ -34,7 +36,9 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
   const asset = await usdc.getAddress();
 
   const indexer = await startIndexer(buildIndexerConfig(chain));
-  const relayer = await startRelayer(buildRelayerConfig(chain, indexer, { pricingMode: "paid", ...options.relayer }));
+  if (options.accessFeeEnforced) await (await chain.facilitator.entrypoint.setAccessFeeTreasury(treasury.address)).wait();
+  const gate: Record<string, string> = options.accessFeeEnforced ? { accessFeeEnforced: "true" } : {};
+  const relayer = await startRelayer(buildRelayerConfig(chain, indexer, { pricingMode: "paid", ...gate, ...options.relayer }));
 
   const sellerFacilitatorKey = Wallet.createRandom();
   await networkHelpers.setBalance(sellerFacilitatorKey.address, 10n ** 18n);
@@ -57,6 +61,21 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     await indexer.indexer.sync.catchUp();
     await indexer.indexer.curator.publish();
     await indexer.indexer.sync.catchUp();
+  };
+
+  /**
+   * Runs `act` while the indexer follows the chain, as a deployed indexer does (every 100 ms here): a note made
+   * during `act` (an access fee's change note) is read before `act` spends it.
+   */
+  const whileIndexerFollows = async <T>(act: () => Promise<T>): Promise<T> => {
+    const stop = new AbortController();
+    const following = indexer.indexer.sync.follow(stop.signal, 100);
+    try {
+      return await act();
+    } finally {
+      stop.abort();
+      await following;
+    }
   };
 
   /**
@@ -101,6 +120,7 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     usdcBalance: (address: string) => usdc.balanceOf(address),
     poolBalance: async () => usdc.balanceOf(await chain.facilitator.privacyPool.getAddress()),
     syncIndexer,
+    whileIndexerFollows,
     newAgent,
     unspentNotes,
     async close() {

@@ -175,8 +175,8 @@ interface FacilitatorTerms {
   takeBps: bigint;
   /** The entrypoint a quote's withdrawal must name, when the agent proves its spends itself; undefined in custodial mode. */
   provenThrough?: string;
-  /** The entrypoint, when the facilitator relays proofs of this SDK's circuit, whatever the custody (access fees). */
-  relaysProofsThrough?: string;
+  /** What the facilitator offers: an access fee is proven by the agent whatever the custody (proofsRelayedThrough). */
+  supported: SupportedAnswer;
 }
 
 /** The access fee a facilitator asked for in a 402 NULLIFIER_NOT_AUTHORIZED (docs/api.md 2.6). */
@@ -310,10 +310,7 @@ export class X402Agent {
   private facilitatorTerms(): Promise<FacilitatorTerms> {
     this.terms ??= this.options.facilitator
       .supported()
-      .then(async (supported) => {
-        const relaysProofsThrough = await proofsRelayedThrough(supported);
-        return { takeBps: BigInt(supported.settleX402?.takeBps ?? 0), provenThrough: this.provenThrough(relaysProofsThrough), relaysProofsThrough };
-      })
+      .then(async (supported) => ({ takeBps: BigInt(supported.settleX402?.takeBps ?? 0), provenThrough: await this.provenThrough(supported), supported }))
       .catch((error: unknown) => {
         this.terms = undefined;
         throw error;
@@ -321,11 +318,15 @@ export class X402Agent {
     return this.terms;
   }
 
-  /** The entrypoint the agent's own spends go through, when it proves them itself: the facilitator relays them and the custody option allows it. */
-  private provenThrough(relaysProofsThrough: string | undefined): string | undefined {
+  /**
+   * The entrypoint the agent's own spends go through, when it proves them itself: the facilitator relays proofs of the
+   * same circuit (proofsRelayedThrough) and the custody option allows it.
+   */
+  private async provenThrough(supported: SupportedAnswer): Promise<string | undefined> {
     const custody = this.options.custody ?? "auto";
     if (custody === "custodial") return undefined;
-    if (relaysProofsThrough !== undefined || custody === "auto") return relaysProofsThrough;
+    const entrypoint = await proofsRelayedThrough(supported);
+    if (entrypoint !== undefined || custody === "auto") return entrypoint;
     throw new X402AgentError(
       "NON_CUSTODIAL_UNAVAILABLE",
       `${this.options.facilitator.url} does not relay proofs of this SDK's withdrawal circuit; with custody "non-custodial" no note is sent to it. Nothing was paid.`,
@@ -438,7 +439,7 @@ export class X402Agent {
         `${facilitator.url} asks an access fee of ${asked.fee} atomic USDC for the note, above maxAccessFeeAtomic ${maximum}; nothing was paid. Raise maxAccessFeeAtomic to pay it out of the note.`,
       );
     }
-    const { relaysProofsThrough } = await this.facilitatorTerms();
+    const relaysProofsThrough = await proofsRelayedThrough((await this.facilitatorTerms()).supported);
     if (relaysProofsThrough === undefined) {
       throw new X402AgentError(
         "ACCESS_FEE_REFUSED",
@@ -568,7 +569,10 @@ function custodial<T extends SettleX402Answer | SettleAnswer>(
   return { send: () => settle(secrets), changeNote: (answer) => ("nextDeposit" in answer && answer.nextDeposit !== undefined ? noteFromWire(answer.nextDeposit) : undefined) };
 }
 
-/** The entrypoint a facilitator relays this SDK's proofs through: it offers non-custodial spends of the same circuit. */
+/**
+ * The entrypoint a facilitator relays this SDK's proofs through, when it does: it offers non-custodial spends of the
+ * same circuit (the SHA-256 of its verification key is this SDK's).
+ */
 async function proofsRelayedThrough(supported: SupportedAnswer): Promise<string | undefined> {
   const offered = supported.nonCustodial?.enabled === true && supported.nonCustodial.verificationKeySha256 === (await verificationKeySha256());
   return offered ? supported.contracts?.entrypoint : undefined;

@@ -15,8 +15,9 @@ import {SpendRecord} from "./lib/SpendRecord.sol";
 
 /// @title Entrypoint
 /// @notice Registry of one privacy pool per asset, deposits, relayed withdrawals with a relay fee, the ASP root
-///         history, refunds and access fees. DEFAULT_ADMIN_ROLE registers pools, sets the access-fee treasury and
-///         manages roles; POSTMAN_ROLE publishes and revokes ASP roots; REFUNDER_ROLE returns unused payments.
+///         history, refunds and access fees (paid from a wallet or by a withdrawal proof). DEFAULT_ADMIN_ROLE registers
+///         pools, sets the access-fee treasury and manages roles; POSTMAN_ROLE publishes and revokes ASP roots;
+///         REFUNDER_ROLE returns unused payments.
 contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
     using RootHistory for RootHistory.Roots;
@@ -36,6 +37,12 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     uint256 public constant ROOT_HISTORY_SIZE = RootHistory.SIZE;
     /// @inheritdoc IEntrypoint
     uint256 public constant ROOT_MIN_LIFETIME_BLOCKS = RootHistory.MIN_LIFETIME_BLOCKS;
+
+    /// @dev abi.encode(RelayData): five static words.
+    uint256 private constant RELAY_DATA_LENGTH = 160;
+    /// @dev abi.encode(AccessFeeData): two static words. Neither kind of data has the other's length, so a proof made
+    ///      for one call is refused by the other instead of being read as its kind.
+    uint256 private constant ACCESS_FEE_DATA_LENGTH = 64;
 
     /// @inheritdoc IEntrypoint
     address public accessFeeTreasury;
@@ -122,6 +129,30 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
             payouts[i] = _payout(withdrawals[i], proofs[i], scope, target.maxRelayFeeBPS);
         }
         target.pool.withdrawBatch(proofs, stateTreeSizes, payouts);
+    }
+
+    /// @inheritdoc IEntrypoint
+    function relayAccessFee(
+        IPrivacyPool.Withdrawal calldata withdrawal,
+        ProofLib.WithdrawProof calldata proof,
+        uint256 scope,
+        uint256 stateTreeSize
+    ) external nonReentrant {
+        IPrivacyPool pool = _relayTarget(scope).pool;
+        _checkProcessing(withdrawal, proof);
+        if (withdrawal.data.length != ACCESS_FEE_DATA_LENGTH) revert InvalidWithdrawalData();
+        AccessFeeData memory data = abi.decode(withdrawal.data, (AccessFeeData));
+        address treasury = accessFeeTreasury;
+        if (treasury == address(0)) revert AccessFeeTreasuryNotSet();
+        if (data.treasury != treasury) revert AccessFeeTreasuryMismatch();
+        // No relay fee: the whole withdrawn value is the fee, and the refund commitment's value is never used.
+        if (proof.relayFeeBPS() != 0) revert RelayFeeMismatch();
+        _checkContext(withdrawal, proof, scope);
+        uint256 withdrawnValue = proof.withdrawnValue();
+        if (withdrawnValue == 0) revert ZeroAccessFee();
+
+        pool.withdraw(proof, stateTreeSize, IPrivacyPool.Payout(treasury, address(0), 0, SpendRecord.PLAIN));
+        emit AccessFeePaid(address(pool), data.nullifierHash, pool.ASSET(), withdrawnValue, treasury);
     }
 
     /// @inheritdoc IEntrypoint
@@ -235,8 +266,8 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         if (address(target.pool) == address(0)) revert UnknownScope();
     }
 
-    /// @dev What the entrypoint checks of a relayed withdrawal (processooor, context, ASP root and depth, fee under the
-    ///      maximum and the proof's) and where its value goes, from its relay data; for a payment, the record a
+    /// @dev What the entrypoint checks of a relayed withdrawal (its processing, its relay data's fee under the maximum
+    ///      and the proof's, its context) and where its value goes, from its relay data; for a payment, the record a
     ///      refund of it must later present.
     function _payout(
         IPrivacyPool.Withdrawal calldata withdrawal,
@@ -244,17 +275,12 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         uint256 scope,
         uint256 maxRelayFeeBPS
     ) private view returns (IPrivacyPool.Payout memory) {
-        if (withdrawal.processooor != address(this)) revert InvalidProcessooor();
-        uint256 aspRoot = proof.aspRoot();
-        if (!_aspRoots.contains(aspRoot)) {
-            if (_aspRoots.isRevoked(aspRoot)) revert AspRootRevoked();
-            revert UnknownAspRoot();
-        }
-        if (proof.aspTreeDepth() != _aspRoots.depthOf(aspRoot)) revert AspTreeDepthMismatch();
+        _checkProcessing(withdrawal, proof);
+        if (withdrawal.data.length != RELAY_DATA_LENGTH) revert InvalidWithdrawalData();
         RelayData memory relayData = abi.decode(withdrawal.data, (RelayData));
         if (relayData.relayFeeBPS > maxRelayFeeBPS) revert RelayFeeAboveMaximum();
         if (relayData.relayFeeBPS != proof.relayFeeBPS()) revert RelayFeeMismatch();
-        if (proof.context() != uint256(keccak256(abi.encode(withdrawal, scope))) % SNARK_SCALAR_FIELD) revert ContextMismatch();
+        _checkContext(withdrawal, proof, scope);
         uint256 withdrawnValue = proof.withdrawnValue();
         uint256 feeAmount = withdrawnValue * relayData.relayFeeBPS / BPS_DENOMINATOR;
         bytes32 spendRecord = relayData.paymentNonce == 0
@@ -271,6 +297,26 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
                 )
             );
         return IPrivacyPool.Payout(relayData.recipient, relayData.feeRecipient, feeAmount, spendRecord);
+    }
+
+    /// @dev What every withdrawal the entrypoint sends to a pool must show before its data is read (relay, relayBatch,
+    ///      relayAccessFee): this entrypoint processes it, and its ASP root is accepted at the depth it was published with.
+    function _checkProcessing(IPrivacyPool.Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof) private view {
+        if (withdrawal.processooor != address(this)) revert InvalidProcessooor();
+        uint256 aspRoot = proof.aspRoot();
+        if (!_aspRoots.contains(aspRoot)) {
+            if (_aspRoots.isRevoked(aspRoot)) revert AspRootRevoked();
+            revert UnknownAspRoot();
+        }
+        if (proof.aspTreeDepth() != _aspRoots.depthOf(aspRoot)) revert AspTreeDepthMismatch();
+    }
+
+    /// @dev The proof is bound to this withdrawal (processooor and data) in this scope.
+    function _checkContext(IPrivacyPool.Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof, uint256 scope)
+        private
+        pure
+    {
+        if (proof.context() != uint256(keccak256(abi.encode(withdrawal, scope))) % SNARK_SCALAR_FIELD) revert ContextMismatch();
     }
 
     function _publishRoot(uint256 root, uint256 depth, string calldata cid, bool revoking) private {

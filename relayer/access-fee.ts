@@ -4,6 +4,7 @@ import type { PoolChain } from "./chain/pool-chain.js";
 import { RelayerError } from "./errors.js";
 import { formatUsdc } from "./pricing.js";
 import type { RelayerStore } from "./store/relayer-store.js";
+import { ROUTES } from "./supported.js";
 
 export interface AccessFeeTerms {
   enforced: boolean;
@@ -13,8 +14,8 @@ export interface AccessFeeTerms {
 
 /**
  * docs/api.md 3.3 and 5.3: the one-time access fee per deposit, verified on chain and recorded. A fee counts only when
- * paid through Entrypoint.payAccessFee naming the note's nullifier hash: its AccessFeePaid event binds payer, note
- * and amount. USDC transfers to the treasury (a relay's take among them) never count, and a payment names one note
+ * paid through Entrypoint.payAccessFee (from a wallet) or relayAccessFee (out of a note, access-fee-relay.ts) naming
+ * the note's nullifier hash: its AccessFeePaid event binds payer, note and amount. USDC transfers to the treasury (a relay's take among them) never count, and a payment names one note
  * only, so nobody can claim another's.
  */
 export class AccessFeeGate {
@@ -26,6 +27,20 @@ export class AccessFeeGate {
 
   get enforced(): boolean {
     return this.terms.enforced;
+  }
+
+  /** What one authorization costs, in atomic USDC. */
+  get requiredFee(): bigint {
+    return this.terms.requiredFee;
+  }
+
+  /** Where access fees must be paid: TREASURY_ADDRESS, the entrypoint's access-fee treasury. */
+  get treasury(): string {
+    return this.terms.treasury;
+  }
+
+  isAuthorized(nullifierHash: bigint): Promise<boolean> {
+    return this.store.isAuthorized(nullifierHash);
   }
 
   /**
@@ -53,7 +68,8 @@ export class AccessFeeGate {
         `Approve the entrypoint ${this.chain.deployment.entrypoint} for ${this.terms.requiredFee} atomic USDC ` +
         `(${formatUsdc(this.terms.requiredFee)} USDC) and call Entrypoint.payAccessFee(${this.chain.deployment.usdc}, <the note's nullifierHash>, ` +
         `${this.terms.requiredFee}) on ${this.chain.network}; it pays the treasury ${this.terms.treasury}. Then POST /api/facilitator/authorize ` +
-        `with {network, accessTokenTxHash: that transaction's hash, nullifierHash} and retry. A plain USDC transfer to the treasury is not accepted.`,
+        `with {network, accessTokenTxHash: that transaction's hash, nullifierHash} and retry. A plain USDC transfer to the treasury is not accepted. ` +
+        `Or pay it out of the note itself, so that no wallet appears with it: POST ${ROUTES.quoteAccessFee} and ${ROUTES.accessFeeProof}.`,
     };
   }
 

@@ -119,6 +119,11 @@ export interface SpendTerms {
   /** The lease's route-specific terms (see LeasedWithdrawalOrder.terms). */
   terms: LeasedWithdrawalOrder["terms"];
   buildPayment?: LeasedWithdrawalOrder["buildPayment"];
+  /**
+   * An access fee paid out of the note (relayer/access-fee-relay.ts): the nullifier hash it authorizes. The whole
+   * amount goes to the recipient, the treasury: no take, and the operator pays its relay (no fee floor).
+   */
+  authorizedNullifierHash?: bigint;
 }
 
 /** What a spend leaves to record once it is made. */
@@ -201,7 +206,9 @@ export class Facilitator {
 
   /**
    * A quote for a withdrawal of `amount` to `recipient` at this relayer's take, once the note may be spent now: its
-   * access fee paid when the gate is on, no lease on it, unspent on chain, and the amount covering the relay.
+   * access fee paid when the gate is on, no lease on it, unspent on chain, and the amount covering the relay. A quote
+   * of an access fee (`authorizedNullifierHash`) is what the gate asks for and its relay is the operator's: neither the
+   * gate nor the relay's cost applies to it, and it takes no take.
    */
   async issueQuote({
     route,
@@ -209,13 +216,16 @@ export class Facilitator {
     recipient,
     amount,
     payment,
+    authorizedNullifierHash,
   }: {
     route: QuoteRoute;
     nullifierHash: bigint;
     recipient: string;
     amount: bigint;
     payment?: QuotedPayment;
+    authorizedNullifierHash?: bigint;
   }): Promise<SignedQuote> {
+    const accessFee = authorizedNullifierHash !== undefined;
     const assertUnspent = async () => {
       if (await this.deps.chain.isNullifierSpent(nullifierHash)) {
         throw new RelayerError("ALREADY_SPENT", "The note is already spent on chain. Use the change note of the settlement that spent it.");
@@ -223,14 +233,20 @@ export class Facilitator {
     };
     // Independent reads, made at once; a refusal is the first in this order, as if they ran one after another.
     const checks = await Promise.allSettled([
-      this.deps.accessFee.assertAuthorized(nullifierHash),
+      accessFee ? undefined : this.deps.accessFee.assertAuthorized(nullifierHash),
       this.deps.withdrawals.assertNotLeased(nullifierHash),
       assertUnspent(),
-      this.assertCoversRelay(amount),
+      accessFee ? undefined : this.assertCoversRelay(amount),
     ]);
     const refused = checks.find((check) => check.status === "rejected");
     if (refused) throw refused.reason;
-    return this.deps.proofs.quote({ route, nullifierHash, recipient, feeRecipient: this.deps.treasury, feeBps: this.takeBps, withdrawnValue: amount }, payment);
+    const terms = { route, nullifierHash, recipient, feeRecipient: this.deps.treasury, feeBps: this.feeBpsOf({ authorizedNullifierHash }), withdrawnValue: amount };
+    return this.deps.proofs.quote({ ...terms, ...(accessFee && { authorizedNullifierHash }) }, payment);
+  }
+
+  /** The take of a spend: the tier's, or none on an access fee, whose whole amount is the fee. */
+  private feeBpsOf({ authorizedNullifierHash }: { authorizedNullifierHash?: bigint }): bigint {
+    return authorizedNullifierHash === undefined ? this.takeBps : 0n;
   }
 
   /**
@@ -287,9 +303,10 @@ export class Facilitator {
       nullifierHash: quote.nullifierHash,
       recipient: spend.recipient,
       feeRecipient: treasury,
-      feeBps: this.takeBps,
+      feeBps: this.feeBpsOf(spend),
       withdrawnValue: spend.amount,
       payment: spend.payment,
+      authorizedNullifierHash: spend.authorizedNullifierHash,
     });
     // A retry presenting the terms of a settled spend is answered from it: "proof" keeps the two custodies' leases apart.
     const settled = await this.leased(proven, { ...spend, terms: [...spend.terms, "proof"] }, async () => proofs.assertUnexpired(quote));
@@ -298,23 +315,26 @@ export class Facilitator {
 
   /**
    * `spend` under its lease, paying the tier's take to the treasury. Every route that moves pool funds comes through
-   * here: a new spend must cover the relay (assertCoversRelay) before anything is proven or relayed.
+   * here: a new spend must cover the relay (assertCoversRelay) before anything is proven or relayed, bar an access
+   * fee, whose relay the operator pays in exchange for the fee.
    */
   private async leased(spend: Spend, terms: SpendTerms, preflight?: () => Promise<void>): Promise<SettledSpend> {
     // Read while the withdrawal runs, not after it: the answer's privacy block waits for nothing (it never rejects).
     const anonymitySet = this.anonymitySet();
+    const { authorizedNullifierHash } = terms;
     const { lease, replayed } = await this.deps.withdrawals.withdraw({
       preflight: async () => {
         await preflight?.();
-        await this.assertCoversRelay(terms.amount);
+        if (authorizedNullifierHash === undefined) await this.assertCoversRelay(terms.amount);
       },
       spend,
       amount: terms.amount,
       recipient: terms.recipient,
       feeRecipient: this.deps.treasury,
-      feeBps: this.takeBps,
+      feeBps: this.feeBpsOf(terms),
       terms: terms.terms,
       buildPayment: terms.buildPayment,
+      ...(authorizedNullifierHash !== undefined && { authorizedNullifierHash }),
     });
     const custody: Custody = spend.kind === "note" ? "custodial" : "non-custodial";
     return {

@@ -7,7 +7,13 @@ import {
   AgentRegisterResponseSchema,
   AgentViewSchema,
 } from "./schemas/agent.js";
-import { AuthorizeRequestSchema, AuthorizeResponseSchema } from "./schemas/authorize.js";
+import {
+  AccessFeeProofRequestSchema,
+  AccessFeeProofResponseSchema,
+  AuthorizeRequestSchema,
+  AuthorizeResponseSchema,
+  QuoteAccessFeeRequestSchema,
+} from "./schemas/authorize.js";
 import { ErrorBodySchema } from "./schemas/error.js";
 import { QuoteResponseSchema } from "./schemas/quote.js";
 import {
@@ -147,6 +153,18 @@ export function buildOpenApi(supportedSchema: Schema) {
         },
       },
       [ROUTES.authorize]: post("Record the access-fee payment of a deposit (docs/api.md 4.5)", AuthorizeRequestSchema, AuthorizeResponseSchema),
+      [ROUTES.quoteAccessFee]: post(
+        "What the agent's proof of an access fee paid out of the note of nullifierHash must bind: the required fee to the treasury, no take, " +
+          "and authorizedNullifierHash, the note the fee authorizes (the agent's change note). Answered only while the gate is on (docs/relayer.md \"Access fee\")",
+        QuoteAccessFeeRequestSchema,
+        QuoteResponseSchema,
+      ),
+      [ROUTES.accessFeeProof]: post(
+        "Pay an access fee out of a note with the agent's proof of an access-fee quote: the relayer relays it through Entrypoint.relayAccessFee, " +
+          "paying the gas, and authorizes the note of authorizedNullifierHash; the spent note needs no authorization (docs/relayer.md \"Access fee\")",
+        AccessFeeProofRequestSchema,
+        AccessFeeProofResponseSchema,
+      ),
       [ROUTES.withdraw]: post("Withdraw a note, fully or partially, to a recipient (docs/api.md 4.6)", WithdrawRequestSchema, WithdrawResponseSchema),
       [ROUTES.x402Pay]: post("One-call private payment to a provider (docs/api.md 4.7)", X402PayRequestSchema, X402PayResponseSchema),
       [ROUTES.agentRegister]: {

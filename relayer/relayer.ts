@@ -4,6 +4,7 @@ import type { TreeLeavesQuery } from "../indexer/api.js";
 import { IndexerClient } from "../indexer/client.js";
 import { verificationKeySha256 } from "../sdk/index.js";
 import { AccessFeeGate } from "./access-fee.js";
+import { AccessFeeRelay } from "./access-fee-relay.js";
 import { AgentRegistry } from "./agents/registry.js";
 import { connectPoolChain } from "./chain/connect-chain.js";
 import type { PoolChain } from "./chain/pool-chain.js";
@@ -165,6 +166,7 @@ async function wireRelayer(
     facilitator,
     x402,
     accessFee,
+    accessFeeRelay: new AccessFeeRelay({ facilitator, accessFee, chain }),
     agents,
     supported,
     trees,

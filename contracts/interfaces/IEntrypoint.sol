@@ -35,6 +35,15 @@ interface IEntrypoint {
         uint256 paymentValidBefore;
     }
 
+    /// @notice What an access fee paid by a withdrawal proof pays and for which note (relayAccessFee); abi-encoded into
+    ///         IPrivacyPool.Withdrawal.data (64 bytes, where a RelayData takes 160), so the proof's context binds both.
+    /// @param treasury The access-fee treasury, which receives the whole withdrawn value; must be accessFeeTreasury.
+    /// @param nullifierHash The nullifier hash of the note the fee authorizes (typically the spend's own change note).
+    struct AccessFeeData {
+        address treasury;
+        uint256 nullifierHash;
+    }
+
     /// @notice What a relay that funded a single-use payer paid, as the pool records it (hashed) in the spent
     ///         nullifier hash's slot: the only payment a refund of that note may return.
     /// @param payer The single-use payer, the relay's recipient.
@@ -111,7 +120,7 @@ interface IEntrypoint {
     event RefundDeposited(address indexed payer, uint256 commitment, uint256 originNullifierHash, uint256 value);
 
     /// @notice An access fee was paid for the note with `nullifierHash`.
-    /// @param payer The account the fee was pulled from.
+    /// @param payer The account the fee was pulled from (payAccessFee), or the pool whose note paid it (relayAccessFee).
     /// @param nullifierHash The nullifier hash of the note the fee authorizes; only this note.
     /// @param asset The asset paid.
     /// @param amount The amount paid to the treasury.
@@ -185,8 +194,16 @@ interface IEntrypoint {
     /// @notice The payer's authorization was used (or cancelled): the seller was paid, nothing is refunded.
     error PaymentAlreadyUsed();
 
-    /// @notice The relay data's relayFeeBPS is not the proof's: the refund note's value would not be the payout.
+    /// @notice The relay data's relayFeeBPS is not the proof's: the refund note's value would not be the payout. For
+    ///         relayAccessFee, whose data has no fee, the proof's relayFeeBPS is not 0.
     error RelayFeeMismatch();
+
+    /// @notice The withdrawal's data is not the length of its call's kind: abi.encode(RelayData), 160 bytes, for relay
+    ///         and relayBatch; abi.encode(AccessFeeData), 64 bytes, for relayAccessFee.
+    error InvalidWithdrawalData();
+
+    /// @notice The access fee's AccessFeeData.treasury is not the entrypoint's accessFeeTreasury.
+    error AccessFeeTreasuryMismatch();
 
     /// @notice The access fee to pay is zero.
     error ZeroAccessFee();
@@ -227,8 +244,8 @@ interface IEntrypoint {
     /// @dev Open to anyone: the proof's context binds recipient, fee recipient and fee, so a relayer cannot
     ///      redirect the funds. Pays fee = withdrawnValue * relayFeeBPS / BPS_DENOMINATOR to the fee recipient and
     ///      the rest to the recipient.
-    /// @param withdrawal The withdrawal; processooor must be this contract, data abi.encode(RelayData).
-    ///      Reverts with AspRootRevoked when the proof's ASP root was revoked, and AspTreeDepthMismatch when its
+    /// @param withdrawal The withdrawal; processooor must be this contract, data abi.encode(RelayData) (else
+    ///      InvalidWithdrawalData). Reverts with AspRootRevoked when the proof's ASP root was revoked, and AspTreeDepthMismatch when its
     ///      declared ASP tree depth is not the one published with the root.
     /// @param proof The Groth16 proof; its ASP root must be accepted (isKnownAspRoot).
     /// @param scope The scope of the pool to withdraw from.
@@ -257,6 +274,24 @@ interface IEntrypoint {
         ProofLib.WithdrawProof[] calldata proofs,
         uint256 scope,
         uint256[] calldata stateTreeSizes
+    ) external;
+
+    /// @notice Pays an access fee out of a note by a withdrawal proof: the pool pays the whole withdrawn value to the
+    ///         access-fee treasury, and AccessFeePaid names the pool as payer and the nullifier hash the withdrawal's
+    ///         AccessFeeData names, so no account of the note's owner appears with it.
+    /// @dev Open to anyone, as relay, and checked as relay is (processooor, ASP root and its depth, context), but its
+    ///      data is abi.encode(AccessFeeData) (exactly 64 bytes), the proof's relayFeeBPS must be 0, the data's
+    ///      treasury the accessFeeTreasury (set), and the withdrawn value not zero. The spend records PLAIN: nothing of it
+    ///      is refundable. The note spent needs no authorization of its own; the one named is typically its change note.
+    /// @param withdrawal The withdrawal; processooor must be this contract, data abi.encode(AccessFeeData).
+    /// @param proof The Groth16 proof; its ASP root must be accepted (isKnownAspRoot), its relayFeeBPS 0.
+    /// @param scope The scope of the pool to withdraw from.
+    /// @param stateTreeSize The number of leaves of the state tree whose root the proof uses.
+    function relayAccessFee(
+        IPrivacyPool.Withdrawal calldata withdrawal,
+        ProofLib.WithdrawProof calldata proof,
+        uint256 scope,
+        uint256 stateTreeSize
     ) external;
 
     /// @notice Publishes a new ASP root that revokes nothing: the tree only gained labels.
@@ -303,6 +338,7 @@ interface IEntrypoint {
     ///         who must have approved this contract, to the access-fee treasury, and emits AccessFeePaid, the only
     ///         proof of payment a relayer accepts for that note.
     /// @dev The event is public: paying from the address that deposited the note links it to the note's spends.
+    ///      relayAccessFee pays out of a note instead, with the pool as payer.
     /// @param asset A registered asset.
     /// @param nullifierHash The nullifier hash of the note to authorize.
     /// @param amount The fee, not zero.

@@ -9,8 +9,16 @@ import {
   type TransactionRequest,
   type TransactionResponse,
   Wallet,
+  ZeroAddress,
 } from "ethers";
-import { decodeRelayData, namePublicSignals, type RelayData, type SolidityWithdrawProof, type Withdrawal } from "../../sdk/index.js";
+import {
+  decodeAccessFeeData,
+  decodeRelayData,
+  namePublicSignals,
+  type RelayData,
+  type SolidityWithdrawProof,
+  type Withdrawal,
+} from "../../sdk/index.js";
 import {
   Entrypoint__factory,
   IPrivacyPool__factory,
@@ -29,7 +37,7 @@ export interface PoolDeployment {
   scope: bigint;
 }
 
-/** Revert reasons of Entrypoint.relay / PrivacyPool.withdraw, as the caller should read them. */
+/** Revert reasons of Entrypoint.relay and relayAccessFee / PrivacyPool.withdraw, as the caller should read them. */
 const REVERT_MEANINGS: Record<string, RelayerError> = {
   NullifierAlreadySpent: new RelayerError("ALREADY_SPENT", "The note is already spent on chain. Use nextDeposit from the settlement that spent it."),
   UnknownStateRoot: new RelayerError("INVALID_PROOF", "The state root the proof used is no longer in the pool's root history. Retry: a fresh proof uses the current root."),
@@ -37,10 +45,17 @@ const REVERT_MEANINGS: Record<string, RelayerError> = {
   AspRootRevoked: new RelayerError("INVALID_PROOF", "The ASP root the proof used was revoked because a label left the association set. Retry: a fresh proof uses the latest root, unless this note's label was the one excluded."),
   InvalidProof: new RelayerError("INVALID_PROOF", "The pool's verifier rejected the proof. Check the note fields and retry."),
   ContextMismatch: new RelayerError("INVALID_PROOF", "The proof is bound to other relay data than submitted."),
+  AccessFeeTreasuryMismatch: new RelayerError(
+    "AUTHORIZATION_REJECTED",
+    "The entrypoint's access-fee treasury is no longer this facilitator's treasury, so the access fee would not count; the operator must set them alike. Nothing was spent.",
+  ),
 };
 
-/** Entrypoint.relay's arguments: withdrawal, proof, scope and the size of the proof's state tree. */
+/** Entrypoint.relay's arguments (and relayAccessFee's): withdrawal, proof, scope and the size of the proof's state tree. */
 type RelayArgs = readonly [Withdrawal, SolidityWithdrawProof, bigint, bigint];
+
+/** The entrypoint's calls that send one withdrawal: a relay, or an access fee paid out of a note. */
+type RelayMethod = "relay" | "relayAccessFee";
 
 /** Entrypoint.relayBatch's arguments: the relays' withdrawals, proofs and state tree sizes, and the scope. */
 type RelayBatchArgs = [Withdrawal[], SolidityWithdrawProof[], bigint, bigint[]];
@@ -113,7 +128,8 @@ export class PoolChain {
   readonly relayer: Wallet;
   /** The tail of the relaying party's transactions, which leave one at a time (see inNonceOrder). */
   private sending: Promise<unknown> = Promise.resolve();
-  private readonly relayGasByDepth = new Map<bigint, bigint>();
+  /** Gas estimates by call and state tree depth (relayGasLimit). */
+  private readonly relayGasByDepth = new Map<string, bigint>();
   /** Batches the relays that arrive while another is being sent; absent when batching is off. */
   private readonly queue?: RelayQueue<PendingRelay>;
 
@@ -168,11 +184,21 @@ export class PoolChain {
     return this.queue ? this.queue.submit(relay) : this.relayAlone(relay);
   }
 
-  private async relayAlone({ args, hooks }: PendingRelay): Promise<TransactionReceipt> {
-    await this.call(() => this.entrypoint.relay.staticCall(...args));
+  /**
+   * Submits an access fee paid out of a note through Entrypoint.relayAccessFee (`withdrawal.data` is its
+   * AccessFeeData) and waits for it to be mined: alone, never batched, and otherwise as `relay` (simulated first, the
+   * same hooks, the same errors).
+   */
+  async relayAccessFee(withdrawal: Withdrawal, proof: SolidityWithdrawProof, stateTreeSize: bigint, hooks: RelayHooks = {}): Promise<TransactionReceipt> {
+    return this.relayAlone({ args: [withdrawal, proof, this.deployment.scope, stateTreeSize], hooks }, "relayAccessFee");
+  }
+
+  private async relayAlone({ args, hooks }: PendingRelay, method: RelayMethod = "relay"): Promise<TransactionReceipt> {
+    const send = this.entrypoint[method];
+    await this.call(() => send.staticCall(...args));
     const request = await this.call(async () => ({
-      ...(await this.entrypoint.relay.populateTransaction(...args)),
-      gasLimit: await this.relayGasLimit(args),
+      ...(await send.populateTransaction(...args)),
+      gasLimit: await this.relayGasLimit(method, args),
     }));
     const tx = await this.inNonceOrder(async () => {
       const { signed, hash } = await this.signRelay(request);
@@ -291,12 +317,13 @@ export class PoolChain {
    * level and deepens the tree by one, serves every later relay at that depth: the hot path skips an estimate
    * (an EVM execution per binary-search step).
    */
-  private async relayGasLimit(args: RelayArgs): Promise<bigint> {
+  private async relayGasLimit(method: RelayMethod, args: RelayArgs): Promise<bigint> {
     const depth = namePublicSignals(args[1].pubSignals).stateTreeDepth;
-    let estimate = this.relayGasByDepth.get(depth);
+    const key = `${method}:${depth}`;
+    let estimate = this.relayGasByDepth.get(key);
     if (estimate === undefined) {
-      estimate = await this.entrypoint.relay.estimateGas(...args);
-      this.relayGasByDepth.set(depth, estimate);
+      estimate = await this.entrypoint[method].estimateGas(...args);
+      this.relayGasByDepth.set(key, estimate);
     }
     return gasLimitOver(estimate, depth);
   }
@@ -379,24 +406,27 @@ export interface RelayedWithdrawal {
   withdrawnValue: bigint;
   spentNullifierHash: bigint;
   newCommitment: bigint;
-  /** The relay's RelayData (fee, and for a payment its authorization's nonce and validBefore). */
+  /**
+   * The relay's RelayData (fee, and for a payment its authorization's nonce and validBefore); for an access fee
+   * (relayAccessFee), the treasury as recipient with no fee and no payment.
+   */
   relayData: RelayData;
   /** The proof's refundCommitment: the note a refund of the payout inserts. */
   refundCommitment: bigint;
 }
 
-/** The withdrawals a call of Entrypoint.relay or relayBatch carries; none for any other call. */
+/** The withdrawals a call of Entrypoint.relay, relayBatch or relayAccessFee carries; none for any other call. */
 function relayedWithdrawalsIn(call: TransactionDescription | null): RelayedWithdrawal[] {
   if (call === null) return [];
   const pairs: [Withdrawal, SolidityWithdrawProof][] =
-    call.name === "relay"
+    call.name === "relay" || call.name === "relayAccessFee"
       ? [[call.args[0], call.args[1]]]
       : call.name === "relayBatch"
         ? (call.args[0] as Withdrawal[]).map((withdrawal, i) => [withdrawal, call.args[1][i]])
         : [];
   return pairs.map(([withdrawal, proof]) => {
     const signals = namePublicSignals(proof.pubSignals);
-    const relayData = decodeRelayData(withdrawal.data);
+    const relayData = call.name === "relayAccessFee" ? accessFeeAsRelayData(withdrawal.data) : decodeRelayData(withdrawal.data);
     return {
       recipient: relayData.recipient,
       withdrawnValue: signals.withdrawnValue,
@@ -406,6 +436,11 @@ function relayedWithdrawalsIn(call: TransactionDescription | null): RelayedWithd
       refundCommitment: signals.refundCommitment,
     };
   });
+}
+
+/** What an access fee pays, as a relay's data: the whole withdrawn value to the treasury, no fee, no payment. */
+function accessFeeAsRelayData(data: string): RelayData {
+  return { recipient: decodeAccessFeeData(data).treasury, feeRecipient: ZeroAddress, relayFeeBPS: 0n };
 }
 
 /** A relay a mined batch skipped: its note was spent by another transaction first; nothing of it left the pool. */

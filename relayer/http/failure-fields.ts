@@ -1,7 +1,10 @@
 import type { Middleware } from "koa";
 import { ROUTES } from "../supported.js";
 
-/** What every failure of a route says besides the error (docs/api.md 4.3, 4.5, 7): spends are not settled. */
+/**
+ * What every failure of a route says besides the error (docs/api.md 4.3, 4.5, 7): spends are not settled, and an
+ * access fee paid out of a note is both a spend and an authorization.
+ */
 const FAILURE_FIELDS: Record<string, Record<string, false>> = {
   [ROUTES.settle]: { settled: false },
   [ROUTES.settleX402]: { settled: false },
@@ -10,6 +13,7 @@ const FAILURE_FIELDS: Record<string, Record<string, false>> = {
   [ROUTES.withdraw]: { settled: false },
   [ROUTES.x402Pay]: { settled: false },
   [ROUTES.authorize]: { authorized: false },
+  [ROUTES.accessFeeProof]: { settled: false, authorized: false },
 };
 
 /**

@@ -3,9 +3,10 @@ import type { Context } from "koa";
 import type { z } from "zod";
 import type { AgentRegistry } from "../agents/registry.js";
 import type { AccessFeeGate } from "../access-fee.js";
+import type { AccessFeeRelay } from "../access-fee-relay.js";
 import type { Facilitator } from "../facilitator.js";
 import { AGENT_KEY_HEADER, AgentListResponseSchema, AgentLookupQuerySchema, AgentRegisterRequestSchema } from "../schemas/agent.js";
-import { AuthorizeRequestSchema } from "../schemas/authorize.js";
+import { AccessFeeProofRequestSchema, AuthorizeRequestSchema, QuoteAccessFeeRequestSchema } from "../schemas/authorize.js";
 import { TreeLeavesQuerySchema, type TreeLeavesQuery } from "../../indexer/api.js";
 import { QuoteRequestSchema, SettleProofRequestSchema, SettleRequestSchema, WithdrawRequestSchema, X402PayRequestSchema } from "../schemas/settle.js";
 import { QuoteX402RequestSchema, SettleX402ProofRequestSchema, SettleX402RequestSchema } from "../schemas/settle-x402.js";
@@ -27,6 +28,7 @@ export interface RouteDeps {
   facilitator: Facilitator;
   x402: X402Settler;
   accessFee: AccessFeeGate;
+  accessFeeRelay: AccessFeeRelay;
   agents: AgentRegistry;
   supported: () => Promise<SupportedResponse>;
   /** Both trees with the leaves after `from`, as the indexer's JSON bytes, passed on unread (docs/api.md 4.10). */
@@ -40,7 +42,7 @@ const body = (ctx: Context) => (ctx.request as { body?: unknown }).body;
 const agentKeyOf = (ctx: Context) => ctx.get(AGENT_KEY_HEADER) || undefined;
 
 /** Thin routes: parse with the endpoint's schema, call the facilitator, serialize. */
-export function facilitatorRouter({ facilitator, x402, accessFee, agents, supported, trees, openapi }: RouteDeps): Router {
+export function facilitatorRouter({ facilitator, x402, accessFee, accessFeeRelay, agents, supported, trees, openapi }: RouteDeps): Router {
   const router = new Router();
 
   router.get(ROUTES.supported, async (ctx) => {
@@ -155,6 +157,16 @@ export function facilitatorRouter({ facilitator, x402, accessFee, agents, suppor
     if (request.agentId !== undefined) await agents.authenticate(request.agentId, agentKeyOf(ctx));
     const result = await x402.settleProven({ ...x402TermsOf(request), quote: request.quote, proof: request.proof, refundPrecommitment: request.refundPrecommitment });
     ctx.body = { settled: true, ...x402ProvenSettlementToWire(result) };
+  });
+
+  router.post(ROUTES.quoteAccessFee, async (ctx) => {
+    const quote = await accessFeeRelay.quote(parseWith(QuoteAccessFeeRequestSchema, body(ctx)));
+    ctx.body = { quote: quoteToWire(quote) };
+  });
+
+  router.post(ROUTES.accessFeeProof, async (ctx) => {
+    const result = await accessFeeRelay.payProven(parseWith(AccessFeeProofRequestSchema, body(ctx)));
+    ctx.body = { settled: true, authorized: true, authorizedNullifierHash: result.authorizedNullifierHash.toString(), ...provenSpendToWire(result) };
   });
 
   return router;

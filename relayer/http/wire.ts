@@ -61,6 +61,7 @@ export function quoteToWire(quote: SignedQuote) {
     context: quote.context.toString(),
     stateRoot: quote.stateRoot.toString(),
     aspRoot: quote.aspRoot.toString(),
+    ...(quote.authorizedNullifierHash !== undefined && { authorizedNullifierHash: quote.authorizedNullifierHash.toString() }),
   };
 }
 

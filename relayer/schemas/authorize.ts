@@ -1,5 +1,8 @@
 import { z } from "zod";
 import { Bytes32Schema, Caip2Schema, FieldElementSchema } from "../../sdk/schema/primitives.js";
+import { WithdrawProofSchema } from "./proof.js";
+import { QuoteSchema } from "./quote.js";
+import { SettleProofResponseSchema } from "./settle.js";
 
 /** POST /api/facilitator/authorize (docs/api.md 4.5). */
 export const AuthorizeRequestSchema = z
@@ -7,3 +10,24 @@ export const AuthorizeRequestSchema = z
   .strict();
 
 export const AuthorizeResponseSchema = z.object({ authorized: z.boolean(), error: z.string().optional() }).strict();
+
+/**
+ * POST /api/facilitator/quote-access-fee: an access fee paid out of the note of `nullifierHash`, authorizing the note
+ * of `authorizedNullifierHash` (the agent's change note's, sdk deriveChangeSecrets). The note is named by its
+ * nullifier hash only.
+ */
+export const QuoteAccessFeeRequestSchema = z.object({ nullifierHash: FieldElementSchema, authorizedNullifierHash: FieldElementSchema }).strict();
+
+/** POST /api/facilitator/access-fee-proof: the agent's proof of an access-fee quote, relayed through Entrypoint.relayAccessFee. */
+export const AccessFeeProofRequestSchema = z
+  .object({ authorizedNullifierHash: FieldElementSchema, quote: QuoteSchema, proof: WithdrawProofSchema })
+  .strict();
+
+/**
+ * settle-proof's answer for the fee's withdrawal (`amount` the fee, `fee` 0: no take), once the note of
+ * `authorizedNullifierHash` is authorized.
+ */
+export const AccessFeeProofResponseSchema = SettleProofResponseSchema.extend({
+  authorized: z.literal(true),
+  authorizedNullifierHash: z.string().regex(/^[0-9]+$/),
+}).strict();

@@ -7,20 +7,23 @@ const depth = count.max(MAX_TREE_DEPTH);
 
 /** The fields of a quote, by what each holds: one list for the request (parsed) and the answer (wire) forms. */
 const quoteFields = <N extends z.ZodType, A extends z.ZodType>(number: N, address: A) => ({
-  /** The proof-carrying settle it is for. */
-  route: z.enum(["settle", "settle-x402"]),
+  /** The proof-carrying request it is for: a settle, or an access fee paid out of the note (access-fee-proof). */
+  route: z.enum(["settle", "settle-x402", "access-fee"]),
   nullifierHash: number,
   /** The entrypoint, the Withdrawal's processooor. */
   processooor: address,
   scope: number,
-  /** Who the withdrawal pays: payTo (settle) or the single-use payer (settle-x402). */
+  /** Who the withdrawal pays: payTo (settle), the single-use payer (settle-x402) or the access-fee treasury (access-fee). */
   recipient: address,
   feeRecipient: address,
   feeBps: z.number().int().min(0).max(10_000),
   /** What leaves the pool, the proof's withdrawnValue; the recipient gets withdrawnValue - fee. */
   withdrawnValue: number,
   fee: number,
-  /** The proof's context: withdrawalContext({processooor, RelayData(recipient, feeRecipient, feeBps, payment)}, scope). */
+  /**
+   * The proof's context: withdrawalContext({processooor, RelayData(recipient, feeRecipient, feeBps, payment)}, scope);
+   * for an access fee, of {processooor, AccessFeeData(recipient, authorizedNullifierHash)}.
+   */
   context: number,
   stateRoot: number,
   stateTreeDepth: depth,
@@ -39,6 +42,11 @@ const quoteFields = <N extends z.ZodType, A extends z.ZodType>(number: N, addres
   paymentSalt: Bytes32Schema.optional(),
   paymentValidAfter: count.optional(),
   paymentValidBefore: count.optional(),
+  /**
+   * access-fee only: the nullifier hash the fee authorizes (the agent's change note's), which the context binds through
+   * the withdrawal's AccessFeeData(treasury, authorizedNullifierHash); feeBps is then 0 and feeRecipient unused.
+   */
+  authorizedNullifierHash: number.optional(),
   /** The relayer's MAC over every other field; send the quote back unchanged. */
   signature: Bytes32Schema,
 });

@@ -145,6 +145,9 @@ export const SupportedResponseSchema = z
         settle: z.string(),
         quoteX402: z.string(),
         settleX402: z.string(),
+        /** An access fee paid out of the note itself (docs/relayer.md "Access fee"): its quote and its proof-carrying request. */
+        quoteAccessFee: z.string(),
+        accessFee: z.string(),
         trees: z.string(),
         circuit: z.literal("withdraw"),
         /** SHA-256 (hex) of circuits/artifacts/withdraw.vkey.json: an agent proves only with the same circuit. */

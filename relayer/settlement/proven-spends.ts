@@ -58,6 +58,7 @@ export class ProvenSpends {
       recipient: terms.recipient,
       feeRecipient: terms.feeRecipient,
       feeBps: terms.feeBps,
+      ...(terms.authorizedNullifierHash !== undefined && { authorizedNullifierHash: terms.authorizedNullifierHash }),
       withdrawnValue: terms.withdrawnValue,
       fee: feeOf(terms.withdrawnValue, terms.feeBps),
       context: withdrawalContext(withdrawal, chain.deployment.scope),
@@ -90,7 +91,8 @@ export class ProvenSpends {
     // For settle-x402 the request's payment nonce is derived from the seller's terms and the quote's salt and window:
     // a quote of other terms (another payTo, amount or asset) names another nonce, and so another context.
     const expected = { ...terms, processooor: deployment.entrypoint, scope: deployment.scope, paymentNonce: terms.payment?.nonce };
-    for (const field of ["route", "nullifierHash", "recipient", "feeRecipient", "feeBps", "withdrawnValue", "processooor", "scope", "paymentNonce"] as const) {
+    const fields = ["route", "nullifierHash", "recipient", "feeRecipient", "feeBps", "withdrawnValue", "processooor", "scope", "paymentNonce", "authorizedNullifierHash"] as const;
+    for (const field of fields) {
       if (String(quote[field]).toLowerCase() !== String(expected[field]).toLowerCase()) {
         throw new RelayerError(
           "INVALID_REQUEST",

@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { RelayTerms } from "./spend.js";
 
-/** The proof-carrying settles a quote is for (docs/api.md 4.10). */
-export type QuoteRoute = "settle" | "settle-x402";
+/** The proof-carrying requests a quote is for: the settles of docs/api.md 4.10, and an access fee paid out of the note. */
+export type QuoteRoute = "settle" | "settle-x402" | "access-fee";
 
 /**
  * What a proof of a non-custodial spend must bind (docs/design.md 10): every public signal but the change commitment,
@@ -17,7 +17,10 @@ export interface Quote extends Omit<RelayTerms, "payment"> {
   /** What leaves the pool; the recipient gets withdrawnValue - fee. */
   withdrawnValue: bigint;
   fee: bigint;
-  /** withdrawalContext of the Withdrawal {processooor, RelayData(recipient, feeRecipient, feeBps)} and the scope. */
+  /**
+   * withdrawalContext of the Withdrawal {processooor, RelayData(recipient, feeRecipient, feeBps)} (for an access fee,
+   * AccessFeeData(recipient, authorizedNullifierHash)) and the scope.
+   */
   context: bigint;
   stateRoot: bigint;
   stateTreeDepth: number;

@@ -1,5 +1,6 @@
 import {
   changeNoteOf,
+  encodeAccessFeeData,
   encodeRelayData,
   nullifierHashOf,
   type Note,
@@ -37,16 +38,25 @@ export function spendRecord(spend: Spend, amount: bigint): { nullifierHash: bigi
   return { nullifierHash: nullifierHashOf(spend.note.nullifier), changeCommitment: change.commitment, remainingValue: change.value };
 }
 
-/** Whom a relay pays and what it takes: the RelayData a proof's context binds. */
+/** Whom a relay pays and what it takes: the RelayData (or, for an access fee, the AccessFeeData) a proof's context binds. */
 export interface RelayTerms {
   recipient: string;
   feeRecipient: string;
   feeBps: bigint;
   /** settle-x402: the single-use payer's one authorization, which the chain records for a refund. */
   payment?: PaymentTerms;
+  /**
+   * An access fee paid out of the note (Entrypoint.relayAccessFee): the nullifier hash the fee authorizes. The whole
+   * withdrawn value goes to the recipient, the treasury; feeBps is 0 and feeRecipient unused.
+   */
+  authorizedNullifierHash?: bigint;
 }
 
-/** The Entrypoint.relay withdrawal of `terms`, processed by the deployment's entrypoint. */
-export function withdrawalOf(deployment: PoolDeployment, { recipient, feeRecipient, feeBps, payment }: RelayTerms): Withdrawal {
-  return { processooor: deployment.entrypoint, data: encodeRelayData({ recipient, feeRecipient, relayFeeBPS: feeBps, payment }) };
+/** The withdrawal of `terms` (Entrypoint.relay's, or relayAccessFee's), processed by the deployment's entrypoint. */
+export function withdrawalOf(deployment: PoolDeployment, { recipient, feeRecipient, feeBps, payment, authorizedNullifierHash }: RelayTerms): Withdrawal {
+  const data =
+    authorizedNullifierHash === undefined
+      ? encodeRelayData({ recipient, feeRecipient, relayFeeBPS: feeBps, payment })
+      : encodeAccessFeeData({ treasury: recipient, nullifierHash: authorizedNullifierHash });
+  return { processooor: deployment.entrypoint, data };
 }

@@ -28,7 +28,10 @@ export interface WithdrawalOutcome {
   proofTimeMs: number | null;
 }
 
-/** Spends a note through Entrypoint.relay: check, prove (unless the agent did), relay. The only code path that moves pool funds. */
+/**
+ * Spends a note through Entrypoint.relay (relayAccessFee for an access fee): check, prove (unless the agent did),
+ * relay. The only code path that moves pool funds.
+ */
 export class PoolWithdrawer {
   constructor(
     private readonly indexer: IndexerClient,
@@ -42,7 +45,8 @@ export class PoolWithdrawer {
       order.spend.kind === "note"
         ? await this.prove(order.spend, order.amount, order.feeBps, withdrawal)
         : { ...order.spend.proof, proofTimeMs: null, stateTreeSize: order.spend.stateTreeSize };
-    const receipt = await this.chain.relay(withdrawal, toSolidityProof(proven), proven.stateTreeSize, order.hooks);
+    const args = [withdrawal, toSolidityProof(proven), proven.stateTreeSize, order.hooks] as const;
+    const receipt = order.authorizedNullifierHash === undefined ? await this.chain.relay(...args) : await this.chain.relayAccessFee(...args);
     return { txHash: receipt.hash, proofTimeMs: proven.proofTimeMs };
   }
 

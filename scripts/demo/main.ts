@@ -129,6 +129,9 @@ function printAgentEvent(event: AgentEvent): void {
     case "probe":
       say("probe", `invalid-signature probe answered ${event.status} with a verification error: ${event.verdict}`);
       break;
+    case "access-fee-paid":
+      say("fee", `paid the facilitator's access fee of ${usdc(event.answer.amount)} out of the note in ${event.answer.txHash}; the pool is its payer, and the change note it authorized pays next`);
+      break;
     case "proved":
       say("prove", `the agent proved the withdrawal itself in ${event.proofTimeMs} ms against the relayer's quote; no note secret, value or label left it`);
       break;

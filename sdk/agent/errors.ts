@@ -21,7 +21,12 @@ export type X402AgentErrorCode =
   /** The facilitator's quote binds other terms than the agent asked for, or its trees do not rebuild the quoted roots. */
   | "QUOTE_REFUSED"
   /** The facilitator's trees do not hold the note (its indexer is behind, or the ASP has not approved the deposit). */
-  | "NOTE_NOT_IN_TREE";
+  | "NOTE_NOT_IN_TREE"
+  /**
+   * The facilitator asks an access fee the agent will not pay out of the note: above maxAccessFeeAtomic, or it relays
+   * no proofs of this SDK's circuit. Nothing was paid.
+   */
+  | "ACCESS_FEE_REFUSED";
 
 export class X402AgentError extends Error {
   constructor(

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { encodeRelayData, withdrawalContext } from "../circuit/context.js";
+import { encodeAccessFeeData, encodeRelayData, withdrawalContext } from "../circuit/context.js";
 import type { WithdrawProof } from "../circuit/prover.js";
 import { buildWithdrawInput } from "../circuit/withdraw-input.js";
 import type { FacilitatorClient, QuoteAnswer, TreesAnswer } from "../client/facilitator-client.js";
@@ -20,8 +20,10 @@ export interface QuoteExpectation {
   feeBps: bigint;
   /** The entrypoint of the facilitator's `supported` contracts. */
   processooor: string;
-  /** The payee of a settle; settle-x402's recipient is the facilitator's single-use payer. */
+  /** The payee of a settle, or the treasury of an access fee; settle-x402's recipient is the facilitator's single-use payer. */
   recipient?: string;
+  /** access-fee: the nullifier hash the fee authorizes (the change note's). */
+  authorizedNullifierHash?: bigint;
   /** settle-x402: the seller's entry, whose terms the quote's payment nonce must bind. */
   accepted?: ExactRequirement;
 }
@@ -72,7 +74,11 @@ export async function proveLocally(options: {
   const { facilitator, prover, note, expected } = options;
   const trees = options.trees ?? emptyTrees();
   const quoteRequest = { ...options.fields, nullifierHash: nullifierHashOf(note.nullifier).toString() };
-  const requestQuote = expected.route === "settle-x402" ? () => facilitator.quoteX402(quoteRequest) : () => facilitator.quote(quoteRequest);
+  const requestQuote = {
+    settle: () => facilitator.quote(quoteRequest),
+    "settle-x402": () => facilitator.quoteX402(quoteRequest),
+    "access-fee": () => facilitator.quoteAccessFee(quoteRequest),
+  }[expected.route];
   const deadline = Date.now() + NOTE_WAIT_MS;
   for (;;) {
     const { quote } = await requestQuote();
@@ -133,19 +139,23 @@ function receiveTrees(trees: AgentTrees, served: TreesAnswer): void {
 }
 
 /**
- * Refuses a quote that binds another note, amount, fee, recipient or (settle-x402) seller and window than the agent
- * asked for, or a context that is not its fields'.
+ * Refuses a quote that binds another note, amount, fee, recipient, (settle-x402) seller and window or (access-fee)
+ * authorized note than the agent asked for, or a context that is not its fields'.
  */
 function checkQuote(quote: QuoteAnswer, note: Note, expected: QuoteExpectation): void {
   const withdrawnValue = BigInt(quote.withdrawnValue);
   const feeBps = BigInt(quote.feeBps);
   const payment = quotedPayment(quote);
-  const relayData = encodeRelayData({
-    recipient: quote.recipient,
-    feeRecipient: quote.feeRecipient,
-    relayFeeBPS: feeBps,
-    ...(payment !== undefined && { payment: { nonce: payment.nonce, validBefore: payment.window.validBefore } }),
-  });
+  const authorized = quote.authorizedNullifierHash === undefined ? undefined : BigInt(quote.authorizedNullifierHash);
+  const data =
+    quote.route === "access-fee"
+      ? encodeAccessFeeData({ treasury: quote.recipient, nullifierHash: authorized ?? 0n })
+      : encodeRelayData({
+          recipient: quote.recipient,
+          feeRecipient: quote.feeRecipient,
+          relayFeeBPS: feeBps,
+          ...(payment !== undefined && { payment: { nonce: payment.nonce, validBefore: payment.window.validBefore } }),
+        });
   const problems = [
     ...paymentProblems(payment, expected),
     quote.route !== expected.route && `it is for ${quote.route}, not ${expected.route}`,
@@ -156,8 +166,9 @@ function checkQuote(quote: QuoteAnswer, note: Note, expected: QuoteExpectation):
     BigInt(quote.fee) !== feeOf(withdrawnValue, feeBps) && `its fee ${quote.fee} is not ${feeBps} bps of ${withdrawnValue}`,
     quote.processooor.toLowerCase() !== expected.processooor.toLowerCase() && `its processooor ${quote.processooor} is not the entrypoint ${expected.processooor}`,
     expected.recipient !== undefined && quote.recipient.toLowerCase() !== expected.recipient.toLowerCase() && `it pays ${quote.recipient}, not ${expected.recipient}`,
-    BigInt(quote.context) !== withdrawalContext({ processooor: quote.processooor, data: relayData }, BigInt(quote.scope)) &&
-      "its context is not that of its recipient, fee recipient, fee and payment",
+    authorized !== expected.authorizedNullifierHash && `it authorizes the note of nullifier hash ${authorized ?? "none"}, not ${expected.authorizedNullifierHash ?? "none"}`,
+    BigInt(quote.context) !== withdrawalContext({ processooor: quote.processooor, data }, BigInt(quote.scope)) &&
+      "its context is not that of its recipient, fee recipient, fee and payment (or authorized note)",
   ].filter((problem): problem is string => typeof problem === "string");
   if (problems.length > 0) {
     throw new X402AgentError("QUOTE_REFUSED", `The facilitator's quote is not what this agent asked for: ${problems.join("; ")}. Nothing was proven or spent.`);

@@ -4,6 +4,7 @@ import {
   FacilitatorError,
   noteFromWire,
   noteToWire,
+  type AccessFeeProofAnswer,
   type FacilitatorClient,
   type QuoteAnswer,
   type SettleAnswer,
@@ -14,7 +15,7 @@ import {
   type WireNote,
 } from "../client/facilitator-client.js";
 import { grossForNet } from "../fees/relay-fee.js";
-import { deriveChangeSecrets, type Note } from "../note/note.js";
+import { deriveChangeSecrets, nullifierHashOf, type Note } from "../note/note.js";
 import { sharedProver, type EngineName, type ProofEngine } from "../prover/local-prover.js";
 import {
   amountOf,
@@ -103,6 +104,8 @@ export type AgentEvent =
   | { step: "probe"; verdict: ProbeVerdict; status: number }
   /** Non-custodial: the agent proved the spend itself, against the facilitator's quote. */
   | { step: "proved"; proofTimeMs: number; engine: EngineName; quote: QuoteAnswer }
+  /** The facilitator asked for its access fee: the agent paid it out of the note, authorizing the change note it pays from next. */
+  | { step: "access-fee-paid"; answer: AccessFeeProofAnswer }
   | { step: "settled"; answer: SettlementAnswer }
   | { step: "paid"; url: string; status: number };
 
@@ -157,6 +160,11 @@ export interface X402AgentOptions {
   maxPaymentAtomic?: bigint;
   /** The most that may leave the agent's notes over this agent's life, take included; unlimited when absent. */
   budgetAtomic?: bigint;
+  /**
+   * The most access fee the agent pays out of a note when a facilitator asks for one (402 NULLIFIER_NOT_AUTHORIZED,
+   * docs/sdk.md "Access fees"); 0 never pays one. Default 10000 (0.01 USDC).
+   */
+  maxAccessFeeAtomic?: bigint;
   /** The agent's id in the facilitator's registry, sent with every settlement so its limits apply. */
   agentId?: string;
   onEvent?: (event: AgentEvent) => void;
@@ -165,8 +173,16 @@ export interface X402AgentOptions {
 /** What the agent reads of the facilitator once: its take and whether it relays the agent's own proofs. */
 interface FacilitatorTerms {
   takeBps: bigint;
-  /** The entrypoint a quote's withdrawal must name, when the agent proves itself; undefined in custodial mode. */
+  /** The entrypoint a quote's withdrawal must name, when the agent proves its spends itself; undefined in custodial mode. */
   provenThrough?: string;
+  /** What the facilitator offers: an access fee is proven by the agent whatever the custody (proofsRelayedThrough). */
+  supported: SupportedAnswer;
+}
+
+/** The access fee a facilitator asked for in a 402 NULLIFIER_NOT_AUTHORIZED (docs/api.md 2.6). */
+interface AccessFeeAsked {
+  fee: bigint;
+  treasury: string;
 }
 
 /**
@@ -183,6 +199,9 @@ const LOST_ANSWER_RETRY_SECONDS = 2;
 
 /** The reference @x402/fetch wrapper's default cap on one payment: 0.1 USDC. */
 export const DEFAULT_MAX_PAYMENT_ATOMIC = 100_000n;
+
+/** The default cap on an access fee paid out of a note: 0.01 USDC, twice the mainnet fee of docs/api.md 8. */
+export const DEFAULT_MAX_ACCESS_FEE_ATOMIC = 10_000n;
 
 /**
  * An x402 buyer that pays out of the privacy pool: `fetch` a paid URL, and on a 402 it settles through the
@@ -291,7 +310,7 @@ export class X402Agent {
   private facilitatorTerms(): Promise<FacilitatorTerms> {
     this.terms ??= this.options.facilitator
       .supported()
-      .then(async (supported) => ({ takeBps: BigInt(supported.settleX402?.takeBps ?? 0), provenThrough: await this.provenThrough(supported) }))
+      .then(async (supported) => ({ takeBps: BigInt(supported.settleX402?.takeBps ?? 0), provenThrough: await this.provenThrough(supported), supported }))
       .catch((error: unknown) => {
         this.terms = undefined;
         throw error;
@@ -300,16 +319,14 @@ export class X402Agent {
   }
 
   /**
-   * The entrypoint the agent's own proofs go through, when it proves itself: the facilitator relays proofs of the
-   * same circuit (the SHA-256 of its verification key is this SDK's) and the custody option allows it.
+   * The entrypoint the agent's own spends go through, when it proves them itself: the facilitator relays proofs of the
+   * same circuit (proofsRelayedThrough) and the custody option allows it.
    */
   private async provenThrough(supported: SupportedAnswer): Promise<string | undefined> {
     const custody = this.options.custody ?? "auto";
     if (custody === "custodial") return undefined;
-    const offered = supported.nonCustodial?.enabled === true && supported.nonCustodial.verificationKeySha256 === (await verificationKeySha256());
-    const entrypoint = supported.contracts?.entrypoint;
-    if (offered && entrypoint !== undefined) return entrypoint;
-    if (custody === "auto") return undefined;
+    const entrypoint = await proofsRelayedThrough(supported);
+    if (entrypoint !== undefined || custody === "auto") return entrypoint;
     throw new X402AgentError(
       "NON_CUSTODIAL_UNAVAILABLE",
       `${this.options.facilitator.url} does not relay proofs of this SDK's withdrawal circuit; with custody "non-custodial" no note is sent to it. Nothing was paid.`,
@@ -345,7 +362,9 @@ export class X402Agent {
   /**
    * Pays `gross` out of the smallest unspent note that holds it, within the budget. A note the facilitator finds
    * too small (INVALID_PAYMENT_AMOUNT: its take or fee floor is more than `supported` said) is left unspent, and
-   * the next larger one tried. Saves the change note before marking the spent one.
+   * the next larger one tried. A note the facilitator wants its access fee for pays it out of itself (payAccessFee),
+   * and the payment is made out of the change note that fee authorized. Saves the change note before marking the
+   * spent one.
    */
   private async payFromNotes<T extends SettlementAnswer>(
     gross: bigint,
@@ -354,32 +373,95 @@ export class X402Agent {
   ): Promise<T> {
     const release = this.reserve(gross);
     const candidates = await this.notesHolding(gross);
-    for (const [index, note] of candidates.entries()) {
-      let answer: T;
-      let prepared: PreparedSettlement<T>;
-      try {
-        // Quoting and proving spend nothing: whatever fails there, the note is untouched.
-        prepared = await prepare(note);
-      } catch (error) {
-        release();
-        throw error;
+    for (const [index, candidate] of candidates.entries()) {
+      let note = candidate;
+      let attempt = await this.trySettle(note, prepare);
+      const asked = "error" in attempt ? accessFeeAskedBy(attempt.error) : undefined;
+      if (asked !== undefined) {
+        const change = await this.payAccessFee(note, asked).catch((error: unknown) => {
+          release();
+          throw error;
+        });
+        // What the fee left may no longer hold the payment: it stays in the notes, and the next note is tried.
+        if (change === undefined || change.value < gross) continue;
+        note = change;
+        attempt = await this.trySettle(note, prepare);
       }
-      try {
-        answer = await this.untilSettled(prepared.send);
-      } catch (error) {
-        // A refusal spent nothing; SETTLEMENT_UNCERTAIN may have, and stays counted.
-        const refused = error instanceof FacilitatorError && !error.retryable;
-        if (refused && error.code === "INVALID_PAYMENT_AMOUNT" && index < candidates.length - 1) continue;
-        if (refused) release();
-        throw error;
+      if ("answer" in attempt) {
+        this.committed += spentBy(attempt.answer) - gross;
+        await this.replaceNote(note, attempt.prepared.changeNote(attempt.answer));
+        this.emit({ step: "settled", answer: attempt.answer });
+        return attempt.answer;
       }
-      this.committed += spentBy(answer) - gross;
-      await this.replaceNote(note, prepared.changeNote(answer));
-      this.emit({ step: "settled", answer });
-      return answer;
+      const { error, at } = attempt;
+      // Quoting and proving spend nothing, nor does a refusal; SETTLEMENT_UNCERTAIN may have, and stays counted.
+      const refused = at === "prepare" || (error instanceof FacilitatorError && !error.retryable);
+      const tooSmall = at === "send" && error instanceof FacilitatorError && error.code === "INVALID_PAYMENT_AMOUNT";
+      if (tooSmall && index < candidates.length - 1) continue;
+      if (refused) release();
+      throw error;
     }
     release();
     throw new X402AgentError("NO_NOTE", `No unspent note holds ${gross} atomic USDC, what this payment takes out of a note; deposit first.`);
+  }
+
+  /** Prepares and sends the settlement out of `note`: its answer, or the error and the step that failed. */
+  private async trySettle<T>(
+    note: Note,
+    prepare: (note: Note) => Promise<PreparedSettlement<T>>,
+  ): Promise<{ prepared: PreparedSettlement<T>; answer: T } | { error: unknown; at: "prepare" | "send" }> {
+    let prepared: PreparedSettlement<T>;
+    try {
+      prepared = await prepare(note);
+    } catch (error) {
+      return { error, at: "prepare" };
+    }
+    try {
+      return { prepared, answer: await this.untilSettled(prepared.send) };
+    } catch (error) {
+      return { error, at: "send" };
+    }
+  }
+
+  /**
+   * Pays the access fee the facilitator asked for out of `note` itself (docs/sdk.md "Access fees"): the agent proves
+   * a withdrawal of the fee to the treasury whose AccessFeePaid names its change note, and the facilitator relays it,
+   * so that no wallet appears with the note. Whatever the custody, the agent proves it: the facilitator learns no
+   * secret. Saves the change note and marks `note` spent, as every spend does; returns the change note, now
+   * authorized (undefined when the fee took the whole note).
+   */
+  private async payAccessFee(note: Note, asked: AccessFeeAsked): Promise<Note | undefined> {
+    const { facilitator } = this.options;
+    const maximum = this.options.maxAccessFeeAtomic ?? DEFAULT_MAX_ACCESS_FEE_ATOMIC;
+    if (asked.fee > maximum) {
+      throw new X402AgentError(
+        "ACCESS_FEE_REFUSED",
+        `${facilitator.url} asks an access fee of ${asked.fee} atomic USDC for the note, above maxAccessFeeAtomic ${maximum}; nothing was paid. Raise maxAccessFeeAtomic to pay it out of the note.`,
+      );
+    }
+    const relaysProofsThrough = await proofsRelayedThrough((await this.facilitatorTerms()).supported);
+    if (relaysProofsThrough === undefined) {
+      throw new X402AgentError(
+        "ACCESS_FEE_REFUSED",
+        `${facilitator.url} asks an access fee but relays no proofs of this SDK's circuit, so the note cannot pay it; nothing was paid.`,
+      );
+    }
+    const releaseFee = this.reserve(asked.fee);
+    const authorizedNullifierHash = nullifierHashOf(deriveChangeSecrets(note).nullifier);
+    const expected = { route: "access-fee", withdrawnValue: asked.fee, feeBps: 0n, processooor: relaysProofsThrough, recipient: asked.treasury, authorizedNullifierHash } as const;
+    let answer: AccessFeeProofAnswer;
+    let change: Note | undefined;
+    try {
+      const proven = await this.proveSpend(note, expected, { authorizedNullifierHash: authorizedNullifierHash.toString() });
+      change = proven.change;
+      answer = await this.untilSettled(() => facilitator.accessFeeProof(proven.body));
+    } catch (error) {
+      if (!(error instanceof X402AgentError && error.code === "SETTLEMENT_UNCERTAIN")) releaseFee();
+      throw error;
+    }
+    await this.replaceNote(note, change);
+    this.emit({ step: "access-fee-paid", answer });
+    return change;
   }
 
   /** Counts `gross` against budgetAtomic until released; refuses when it does not fit. */
@@ -485,6 +567,23 @@ function custodial<T extends SettleX402Answer | SettleAnswer>(
   const change = deriveChangeSecrets(note);
   const secrets = { serviceDeposit: noteToWire(note), nextNullifier: change.nullifier.toString(), nextSecret: change.secret.toString() };
   return { send: () => settle(secrets), changeNote: (answer) => ("nextDeposit" in answer && answer.nextDeposit !== undefined ? noteFromWire(answer.nextDeposit) : undefined) };
+}
+
+/**
+ * The entrypoint a facilitator relays this SDK's proofs through, when it does: it offers non-custodial spends of the
+ * same circuit (the SHA-256 of its verification key is this SDK's).
+ */
+async function proofsRelayedThrough(supported: SupportedAnswer): Promise<string | undefined> {
+  const offered = supported.nonCustodial?.enabled === true && supported.nonCustodial.verificationKeySha256 === (await verificationKeySha256());
+  return offered ? supported.contracts?.entrypoint : undefined;
+}
+
+/** The access fee a 402 NULLIFIER_NOT_AUTHORIZED asks for, from its `authorization` block; undefined for any other error. */
+function accessFeeAskedBy(error: unknown): AccessFeeAsked | undefined {
+  if (!(error instanceof FacilitatorError) || error.code !== "NULLIFIER_NOT_AUTHORIZED") return undefined;
+  const { requiredFeeAtomic, treasury } = (error.body.authorization ?? {}) as { requiredFeeAtomic?: unknown; treasury?: unknown };
+  if (typeof requiredFeeAtomic !== "string" || !/^[0-9]+$/.test(requiredFeeAtomic) || typeof treasury !== "string") return undefined;
+  return { fee: BigInt(requiredFeeAtomic), treasury };
 }
 
 /** The PaymentNotAcceptedError of a paid request the seller answered with `response` (consumes its body). */

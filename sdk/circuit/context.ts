@@ -17,6 +17,15 @@ export interface PaymentTerms {
   validBefore: bigint;
 }
 
+/**
+ * What an access fee paid by a withdrawal proof pays and for which note (Entrypoint's AccessFeeData, for
+ * relayAccessFee): the whole withdrawn value to the treasury, authorizing the note of `nullifierHash`.
+ */
+export interface AccessFeeData {
+  treasury: string;
+  nullifierHash: bigint;
+}
+
 /** Entrypoint's Withdrawal struct: who processes the withdrawal and the ABI-encoded RelayData. */
 export interface Withdrawal {
   processooor: string;
@@ -36,6 +45,16 @@ export function decodeRelayData(data: string): RelayData {
   const [[recipient, feeRecipient, relayFeeBPS, nonce, validBefore]] = abi.decode(["tuple(address,address,uint256,bytes32,uint256)"], data);
   const payment = BigInt(nonce) === 0n ? {} : { payment: { nonce: String(nonce), validBefore: BigInt(validBefore) } };
   return { recipient: String(recipient), feeRecipient: String(feeRecipient), relayFeeBPS: BigInt(relayFeeBPS), ...payment };
+}
+
+/** abi.encode(AccessFeeData): 64 bytes, where a RelayData takes 160, so neither is ever read as the other. */
+export function encodeAccessFeeData({ treasury, nullifierHash }: AccessFeeData): string {
+  return abi.encode(["tuple(address,uint256)"], [[treasury, nullifierHash]]);
+}
+
+export function decodeAccessFeeData(data: string): AccessFeeData {
+  const [[treasury, nullifierHash]] = abi.decode(["tuple(address,uint256)"], data);
+  return { treasury: String(treasury), nullifierHash: BigInt(nullifierHash) };
 }
 
 /**

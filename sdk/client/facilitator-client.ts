@@ -97,7 +97,7 @@ export interface SupportedAnswer {
 
 /** What a proof of a non-custodial spend must bind, as the facilitator quoted it; sent back unchanged with the proof. */
 export interface QuoteAnswer {
-  route: "settle" | "settle-x402";
+  route: "settle" | "settle-x402" | "access-fee";
   nullifierHash: string;
   processooor: string;
   scope: string;
@@ -119,6 +119,8 @@ export interface QuoteAnswer {
   paymentSalt?: string;
   paymentValidAfter?: number;
   paymentValidBefore?: number;
+  /** access-fee: the nullifier hash the fee authorizes, bound by the context (AccessFeeData). */
+  authorizedNullifierHash?: string;
   signature: string;
 }
 
@@ -130,6 +132,12 @@ export interface SettleProofAnswer extends Omit<SettleAnswer, "remainingValue" |
 /** POST /api/facilitator/settle-x402-proof's answer. */
 export interface SettleX402ProofAnswer extends Omit<SettleX402Answer, "remainingValue" | "nextDeposit" | "proofTimeMs"> {
   changeCommitment: string;
+}
+
+/** POST /api/facilitator/access-fee-proof's answer: the fee's withdrawal, and the note it authorized. */
+export interface AccessFeeProofAnswer extends SettleProofAnswer {
+  authorized: true;
+  authorizedNullifierHash: string;
 }
 
 /**
@@ -206,6 +214,15 @@ export class FacilitatorClient {
 
   settleX402Proof(body: Record<string, unknown>): Promise<SettleX402ProofAnswer> {
     return this.request("POST", "/api/facilitator/settle-x402-proof", body);
+  }
+
+  /** A quote of an access fee paid out of the note of `nullifierHash`, authorizing the note of `authorizedNullifierHash`. */
+  quoteAccessFee(body: Record<string, unknown>): Promise<{ quote: QuoteAnswer }> {
+    return this.request("POST", "/api/facilitator/quote-access-fee", body);
+  }
+
+  accessFeeProof(body: Record<string, unknown>): Promise<AccessFeeProofAnswer> {
+    return this.request("POST", "/api/facilitator/access-fee-proof", body);
   }
 
   /**

@@ -86,6 +86,8 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
         settle: "POST /api/facilitator/settle-proof",
         quoteX402: "POST /api/facilitator/quote-x402",
         settleX402: "POST /api/facilitator/settle-x402-proof",
+        quoteAccessFee: "POST /api/facilitator/quote-access-fee",
+        accessFee: "POST /api/facilitator/access-fee-proof",
         trees: "GET /api/facilitator/trees",
         circuit: "withdraw",
         verificationKeySha256: manifest.files["circuits/artifacts/withdraw.vkey.json"],

@@ -64,6 +64,8 @@ function validFieldValues(note: Note, usdc: string): Record<string, Json> {
     nextNullifier: change.nullifier.toString(),
     nextSecret: change.secret.toString(),
     nullifierHash: nullifierHashOf(note.nullifier).toString(),
+    // The note an access fee paid out of this one authorizes: its change note.
+    authorizedNullifierHash: nullifierHashOf(change.nullifier).toString(),
     payTo: PAYEE,
     provider: PAYEE,
     recipient: PAYEE,
@@ -111,15 +113,19 @@ function validFieldValues(note: Note, usdc: string): Record<string, Json> {
   };
 }
 
-/** What every failure of an operation carries, read off its success response: spends say settled:false. */
+/**
+ * What every failure of an operation carries, read off its success response: spends say settled:false,
+ * authorizations authorized:false (an access fee paid out of a note, both).
+ */
 function failureFieldsOf(operation: OpenApiOperation): Record<string, false> {
   // The lowest 2xx: a 202 is SETTLEMENT_UNCERTAIN, an error body.
   const successStatus = Object.keys(operation.responses).filter((status) => status.startsWith("2")).sort()[0]!;
   const success = operation.responses[successStatus];
   const properties = success?.content?.["application/json"].schema.properties ?? {};
-  if ("authorized" in properties) return { authorized: false };
-  if ("settled" in properties || "txHash" in properties) return { settled: false };
-  return {};
+  return {
+    ...("authorized" in properties && { authorized: false as const }),
+    ...(("settled" in properties || "txHash" in properties) && { settled: false as const }),
+  };
 }
 
 /** A body of more than 64 KiB sent in chunks, without a Content-Length to refuse it by. */
@@ -325,6 +331,8 @@ describe("relayer: fuzzing every endpoint with malformed requests", function () 
       "/api/facilitator/quote-x402",
       "/api/facilitator/settle-x402-proof",
       "/api/facilitator/authorize",
+      "/api/facilitator/quote-access-fee",
+      "/api/facilitator/access-fee-proof",
       "/api/withdraw",
       "/api/x402-pay",
       "/api/agent/register",

@@ -4,6 +4,7 @@ import {
   changeNoteOf,
   deriveChangeSecrets,
   deriveRefundSecrets,
+  encodeAccessFeeData,
   encodeRelayData,
   merkleWitness,
   proveWithdrawal,
@@ -16,20 +17,25 @@ import {
   type ValueFeeAndDepths,
   type MerkleWitness,
   type Note,
+  type AccessFeeData,
   type RelayData,
   type SolidityWithdrawProof,
   type Withdrawal,
   type WithdrawPublicSignalName,
 } from "../../../sdk/index.js";
 
-export interface RelayedWithdrawalRequest {
+export interface RelayedWithdrawalRequest extends ProvenWithdrawalRequest {
+  relayData: RelayData;
+}
+
+/** What any proof of a withdrawal through the entrypoint needs besides its data. */
+interface ProvenWithdrawalRequest {
   note: Note;
   withdrawnValue: bigint;
   /** The pool's state tree (sdk createLeanIMT), holding note.commitment. */
   stateTree: LeanIMT<bigint>;
   /** The ASP tree of approved labels, holding note.label. */
   aspTree: LeanIMT<bigint>;
-  relayData: RelayData;
   entrypoint: string;
   scope: bigint;
   /** A path to prove instead of the trees' own (e.g. one at another depth), and the size of its tree. */
@@ -47,9 +53,18 @@ export interface RelayedWithdrawal {
 }
 
 /** Proves a withdrawal for Entrypoint.relay with a real Groth16 proof; the change note uses derived secrets. */
-export async function proveRelayedWithdrawal(request: RelayedWithdrawalRequest): Promise<RelayedWithdrawal> {
-  const { note, withdrawnValue, stateTree, aspTree, relayData, scope } = request;
-  const withdrawal = { processooor: request.entrypoint, data: encodeRelayData(relayData) };
+export function proveRelayedWithdrawal(request: RelayedWithdrawalRequest): Promise<RelayedWithdrawal> {
+  return proveWithdrawalOf(request, encodeRelayData(request.relayData), request.relayData.relayFeeBPS);
+}
+
+/** Proves an access fee for Entrypoint.relayAccessFee (no relay fee) with a real Groth16 proof, as proveRelayedWithdrawal does. */
+export function proveAccessFee(request: ProvenWithdrawalRequest & { accessFee: AccessFeeData }): Promise<RelayedWithdrawal> {
+  return proveWithdrawalOf(request, encodeAccessFeeData(request.accessFee), 0n);
+}
+
+async function proveWithdrawalOf(request: ProvenWithdrawalRequest, data: string, relayFeeBPS: bigint): Promise<RelayedWithdrawal> {
+  const { note, withdrawnValue, stateTree, aspTree, scope } = request;
+  const withdrawal = { processooor: request.entrypoint, data };
   const changeSecrets = deriveChangeSecrets(note);
   const input = buildWithdrawInput({
     note,
@@ -58,7 +73,7 @@ export async function proveRelayedWithdrawal(request: RelayedWithdrawalRequest):
     stateWitness: request.stateWitness ?? merkleWitness(stateTree, stateTree.indexOf(note.commitment)),
     aspWitness: request.aspWitness ?? merkleWitness(aspTree, aspTree.indexOf(note.label)),
     context: withdrawalContext(withdrawal, scope),
-    relayFeeBPS: relayData.relayFeeBPS,
+    relayFeeBPS,
     refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)),
   });
   return {

@@ -18,6 +18,8 @@ export interface PaymentWorldOptions {
   price?: bigint;
   /** Relayer config overrides (env-style strings); the default charges the standard 5% take. */
   relayer?: Record<string, string>;
+  /** The access-fee gate on: the entrypoint's treasury is set to the relayer's before the relayer starts. */
+  accessFeeEnforced?: boolean;
 }
 
 /**
@@ -34,7 +36,9 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
   const asset = await usdc.getAddress();
 
   const indexer = await startIndexer(buildIndexerConfig(chain));
-  const relayer = await startRelayer(buildRelayerConfig(chain, indexer, { pricingMode: "paid", ...options.relayer }));
+  if (options.accessFeeEnforced) await (await chain.facilitator.entrypoint.setAccessFeeTreasury(treasury.address)).wait();
+  const gate: Record<string, string> = options.accessFeeEnforced ? { accessFeeEnforced: "true" } : {};
+  const relayer = await startRelayer(buildRelayerConfig(chain, indexer, { pricingMode: "paid", ...gate, ...options.relayer }));
 
   const sellerFacilitatorKey = Wallet.createRandom();
   await networkHelpers.setBalance(sellerFacilitatorKey.address, 10n ** 18n);
@@ -57,6 +61,21 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     await indexer.indexer.sync.catchUp();
     await indexer.indexer.curator.publish();
     await indexer.indexer.sync.catchUp();
+  };
+
+  /**
+   * Runs `act` while the indexer follows the chain, as a deployed indexer does (every 100 ms here): a note made
+   * during `act` (an access fee's change note) is read before `act` spends it.
+   */
+  const whileIndexerFollows = async <T>(act: () => Promise<T>): Promise<T> => {
+    const stop = new AbortController();
+    const following = indexer.indexer.sync.follow(stop.signal, 100);
+    try {
+      return await act();
+    } finally {
+      stop.abort();
+      await following;
+    }
   };
 
   /**
@@ -107,6 +126,7 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     /** What the pool owes a fee recipient (the relay fees accrue there until PrivacyPool.claimFees). */
     accruedFees: (address: string) => chain.facilitator.privacyPool.accruedFeesOf(address),
     syncIndexer,
+    whileIndexerFollows,
     newAgent,
     unspentNotes,
     async close() {

@@ -1,0 +1,195 @@
+import { expect } from "chai";
+import { proveLocally } from "../../sdk/agent/index.js";
+import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
+import {
+  deriveChangeSecrets,
+  nullifierHashOf,
+  packValueFeeAndDepths,
+  unpackValueFeeAndDepths,
+  WITHDRAW_PUBLIC_SIGNALS,
+  type Note,
+} from "../../sdk/index.js";
+import { sharedProver } from "../../sdk/prover/index.js";
+import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
+import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
+import { deposit } from "../indexer/helpers/pool-actions.js";
+import { buildRelayerConfig, startRelayer, treasury, type RunningRelayer } from "./helpers/relayer-harness.js";
+
+const QUOTE_ACCESS_FEE = "/api/facilitator/quote-access-fee";
+const ACCESS_FEE_PROOF = "/api/facilitator/access-fee-proof";
+/** The standard tier's access fee on a test network (docs/api.md 8). */
+const ACCESS_FEE = 1_000n;
+
+const changeHashOf = (note: Note) => nullifierHashOf(deriveChangeSecrets(note).nullifier);
+
+describe("relayer: an access fee paid out of the note (quote-access-fee, access-fee-proof)", function () {
+  let chain: LocalChain;
+  let indexer: RunningIndexer;
+  /** The gate on, as the fee needs. */
+  let gated: RunningRelayer;
+  /** The gate off; the same operator secret, so its quotes are authentic to `gated` too. */
+  let open: RunningRelayer;
+  let entrypoint: string;
+  const notes: Record<"alice" | "bob" | "carol", Note> = {} as never;
+
+  const usdcBalance = (address: string) => chain.facilitator.usdc.balanceOf(address);
+  const quoteRequest = (note: Note, authorizedNullifierHash = changeHashOf(note)) => ({
+    nullifierHash: nullifierHashOf(note.nullifier).toString(),
+    authorizedNullifierHash: authorizedNullifierHash.toString(),
+  });
+
+  /** The access-fee-proof body for `note`, proven here against `gated`'s quote, as the SDK's agent builds it. */
+  async function provenFee(note: Note) {
+    const authorizedNullifierHash = changeHashOf(note);
+    const { body } = await proveLocally({
+      facilitator: new FacilitatorClient(gated.url),
+      prover: sharedProver(),
+      note,
+      expected: { route: "access-fee", withdrawnValue: ACCESS_FEE, feeBps: 0n, processooor: entrypoint, recipient: treasury.address, authorizedNullifierHash },
+      fields: { authorizedNullifierHash: authorizedNullifierHash.toString() },
+    });
+    return body;
+  }
+
+  before(async function () {
+    chain = await startLocalChain();
+    const { alice, bob, carol } = chain.depositors;
+    notes.alice = await deposit(chain, alice, 301, 2_000_000n);
+    notes.bob = await deposit(chain, bob, 302, 2_000_000n);
+    notes.carol = await deposit(chain, carol, 303, 2_000_000n);
+    indexer = await startIndexer(buildIndexerConfig(chain));
+    await indexer.indexer.sync.catchUp();
+    await indexer.indexer.curator.publish();
+    await indexer.indexer.sync.catchUp();
+    await (await chain.facilitator.entrypoint.setAccessFeeTreasury(treasury.address)).wait();
+    gated = await startRelayer(buildRelayerConfig(chain, indexer, { accessFeeEnforced: "true" }));
+    open = await startRelayer(buildRelayerConfig(chain, indexer));
+    entrypoint = chain.facilitator.addressBook.entrypoint;
+  });
+
+  after(async function () {
+    await open?.stop();
+    await gated?.stop();
+    await indexer?.stop();
+    await chain?.close();
+  });
+
+  it("pays the fee out of the note, authorizes the change note it names, and answers a retry from the lease", async function () {
+    const body = await provenFee(notes.alice);
+    const treasuryBefore = await usdcBalance(treasury.address);
+
+    const paid = await gated.post(ACCESS_FEE_PROOF, body);
+
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
+    expect(paid.body).to.deep.include({
+      settled: true,
+      authorized: true,
+      authorizedNullifierHash: changeHashOf(notes.alice).toString(),
+      amount: ACCESS_FEE.toString(),
+      fee: "0",
+      replayed: false,
+    });
+    expect(await usdcBalance(treasury.address)).to.equal(treasuryBefore + ACCESS_FEE);
+    // The change note is authorized: a spend of it is quoted where an unauthorized note gets 402.
+    await indexer.indexer.sync.catchUp();
+    const changeQuote = await gated.post("/api/facilitator/quote", {
+      paymentDetails: { scheme: "exact", payTo: treasury.address, maxAmountRequired: "400000", networkId: "eip155:31337" },
+      nullifierHash: changeHashOf(notes.alice).toString(),
+    });
+    expect(changeQuote.status, JSON.stringify(changeQuote.body)).to.equal(200);
+
+    const retried = await gated.post(ACCESS_FEE_PROOF, body);
+    expect(retried.status, JSON.stringify(retried.body)).to.equal(200);
+    expect(retried.body).to.deep.include({ replayed: true, txHash: paid.body.txHash });
+    expect(await usdcBalance(treasury.address)).to.equal(treasuryBefore + ACCESS_FEE);
+
+    // The note is spent, and its change note needs no fee.
+    const again = await gated.post(QUOTE_ACCESS_FEE, quoteRequest(notes.alice, 12_345n));
+    expect(again.status).to.equal(409);
+    expect(again.body).to.deep.include({ code: "ALREADY_SPENT" });
+    const authorizedAgain = await gated.post(QUOTE_ACCESS_FEE, quoteRequest(notes.bob, changeHashOf(notes.alice)));
+    expect(authorizedAgain.status).to.equal(400);
+    expect(authorizedAgain.body).to.deep.include({ code: "AUTHORIZATION_REJECTED" });
+    expect(authorizedAgain.body.error).to.contain("already authorized");
+  });
+
+  it("refuses while the gate is off, and a fee that would authorize the note that pays it", async function () {
+    const quoted = await open.post(QUOTE_ACCESS_FEE, quoteRequest(notes.bob));
+    expect(quoted.status).to.equal(400);
+    expect(quoted.body).to.deep.include({ code: "AUTHORIZATION_REJECTED" });
+    expect(quoted.body.error).to.contain("does not enforce the access fee");
+
+    const itself = await gated.post(QUOTE_ACCESS_FEE, quoteRequest(notes.bob, nullifierHashOf(notes.bob.nullifier)));
+    expect(itself.status).to.equal(400);
+    expect(itself.body.error).to.contain("cannot authorize that note");
+  });
+
+  describe("access-fee-proof refuses, before anything moves", function () {
+    let body: Awaited<ReturnType<typeof provenFee>>;
+
+    before(async function () {
+      body = await provenFee(notes.bob);
+    });
+    afterEach(async function () {
+      expect(await chain.facilitator.privacyPool.isNullifierSpent(nullifierHashOf(notes.bob.nullifier)), "the note was spent").to.equal(false);
+    });
+
+    it("with the gate off", async function () {
+      const refused = await open.post(ACCESS_FEE_PROOF, body);
+      expect(refused.status).to.equal(400);
+      expect(refused.body).to.deep.include({ settled: false, authorized: false, code: "AUTHORIZATION_REJECTED" });
+    });
+
+    it("a quote altered to another fee, take or treasury", async function () {
+      for (const altered of [{ withdrawnValue: "999" }, { feeBps: 500 }, { recipient: chain.depositors.carol.address }]) {
+        const refused = await gated.post(ACCESS_FEE_PROOF, { ...body, quote: { ...body.quote, ...altered } });
+        expect(refused.status, JSON.stringify(altered)).to.equal(400);
+        expect(refused.body).to.deep.include({ settled: false, code: "INVALID_REQUEST" });
+        expect(refused.body.error).to.contain("not one this facilitator issued, or altered");
+      }
+    });
+
+    it("a settle's quote as an access fee, an access fee's quote as a settle, and another note to authorize than quoted", async function () {
+      const settleQuote = await open.post("/api/facilitator/quote", {
+        paymentDetails: { scheme: "exact", payTo: treasury.address, maxAmountRequired: "400000", networkId: "eip155:31337" },
+        nullifierHash: nullifierHashOf(notes.carol.nullifier).toString(),
+      });
+      expect(settleQuote.status, JSON.stringify(settleQuote.body)).to.equal(200);
+      const asFee = await gated.post(ACCESS_FEE_PROOF, { ...body, quote: settleQuote.body.quote });
+      expect(asFee.body).to.deep.include({ code: "INVALID_REQUEST" });
+      expect(asFee.body.error).to.contain("quote.route is settle");
+
+      const paymentDetails = { scheme: "exact", payTo: treasury.address, maxAmountRequired: "400000", networkId: "eip155:31337" };
+      const asSettle = await open.post("/api/facilitator/settle-proof", { paymentDetails, quote: body.quote, proof: body.proof });
+      expect(asSettle.body).to.deep.include({ settled: false, code: "INVALID_REQUEST" });
+      expect(asSettle.body.error).to.contain("quote.route is access-fee");
+
+      const another = await gated.post(ACCESS_FEE_PROOF, { ...body, authorizedNullifierHash: "777" });
+      expect(another.body).to.deep.include({ code: "INVALID_REQUEST" });
+      expect(another.body.error).to.contain("quote.authorizedNullifierHash");
+    });
+
+    it("a proof of a smaller fee than quoted", async function () {
+      const packedAt = WITHDRAW_PUBLIC_SIGNALS.indexOf("valueFeeAndDepths");
+      const publicSignals = [...body.proof.publicSignals];
+      publicSignals[packedAt] = packValueFeeAndDepths({ ...unpackValueFeeAndDepths(BigInt(publicSignals[packedAt]!)), withdrawnValue: ACCESS_FEE - 1n }).toString();
+      const refused = await gated.post(ACCESS_FEE_PROOF, { ...body, proof: { ...body.proof, publicSignals } });
+      expect(refused.status).to.equal(422);
+      expect(refused.body).to.deep.include({ code: "INVALID_PROOF" });
+      expect(refused.body.error).to.contain("withdrawnValue");
+    });
+
+    it("once the entrypoint's treasury is no longer the relayer's: the relay's simulation says so, at no gas", async function () {
+      const { entrypoint: contract } = chain.facilitator;
+      await (await contract.setAccessFeeTreasury(chain.depositors.carol.address)).wait();
+      try {
+        const refused = await gated.post(ACCESS_FEE_PROOF, body);
+        expect(refused.status).to.equal(400);
+        expect(refused.body).to.deep.include({ settled: false, authorized: false, code: "AUTHORIZATION_REJECTED" });
+        expect(refused.body.error).to.contain("access-fee treasury is no longer this facilitator's treasury");
+      } finally {
+        await (await contract.setAccessFeeTreasury(treasury.address)).wait();
+      }
+    });
+  });
+});

@@ -1,0 +1,113 @@
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import { expect } from "chai";
+import { grossForNet } from "../../relayer/pricing.js";
+import { X402AgentError, type AgentEvent } from "../../sdk/agent/index.js";
+import type { AccessFeeProofAnswer, SettleX402Answer, SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
+import { changeNoteOf, nullifierHashOf, type Note } from "../../sdk/index.js";
+import { WEATHER_REPORT } from "../../x402-peers/seller.js";
+import { treasury } from "../relayer/helpers/relayer-harness.js";
+import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
+import { expectAbsentFrom } from "./helpers/absent-from.js";
+import { startPaymentWorld, type PaymentWorld, type Seller } from "./helpers/payment-world.js";
+
+const TAKE_BPS = 500n;
+/** The standard tier's access fee on a test network (docs/api.md 8). */
+const ACCESS_FEE = 1_000n;
+
+type Step<S extends AgentEvent["step"]> = Extract<AgentEvent, { step: S }>;
+
+describe("access fees paid out of the note: no address of the depositor appears with its nullifier hash (docs/sdk.md \"Access fees\")", function () {
+  let world: PaymentWorld;
+  const gross = () => grossForNet(world.price, TAKE_BPS);
+
+  before(async function () {
+    world = await startPaymentWorld({ accessFeeEnforced: true });
+  });
+  after(async function () {
+    await world?.close();
+  });
+
+  /** The seller's settlement transaction, from the payment response header of either version. */
+  function sellerSettlement(response: Response): string {
+    const header = response.headers.get("PAYMENT-RESPONSE") ?? response.headers.get("X-PAYMENT-RESPONSE");
+    expect(header, "payment response header").to.be.a("string");
+    return decodePaymentResponseHeader(header!).transaction;
+  }
+
+  /** The AccessFeePaid events of a transaction, as the entrypoint emitted them. */
+  async function accessFeesPaidIn(txHash: string) {
+    const { entrypoint } = world.chain.facilitator;
+    const receipt = await world.provider.getTransactionReceipt(txHash);
+    return receipt!.logs
+      .filter((log) => log.address.toLowerCase() === world.chain.facilitator.addressBook.entrypoint.toLowerCase())
+      .map((log) => entrypoint.interface.parseLog(log))
+      .filter((event) => event?.name === "AccessFeePaid")
+      .map((event) => event!.args.toArray());
+  }
+
+  /**
+   * One paid request of `seller` by an agent whose only note is unauthorized: the SDK pays the fee out of the note
+   * (the pool is the payer and the change note the one authorized), then the seller out of that change note. Nothing
+   * of the depositor's address is in the fee's transaction, the payment's, or the seller's.
+   */
+  async function paysFeeThenSeller(paying: Note, depositor: string, seller: Seller, payTo: string, events: AgentEvent[], pay: () => Promise<Response>) {
+    const before = { seller: await world.usdcBalance(payTo), treasury: await world.usdcBalance(treasury.address), pool: await world.poolBalance() };
+    const seen = events.length;
+
+    const response = await world.whileIndexerFollows(pay);
+
+    expect(response.status).to.equal(200);
+    expect(await response.json()).to.deep.equal(WEATHER_REPORT);
+    const steps = events.slice(seen);
+    const fee = (steps.find((event) => event.step === "access-fee-paid") as Step<"access-fee-paid">).answer as AccessFeeProofAnswer;
+    const settled = (steps.find((event) => event.step === "settled") as Step<"settled">).answer as SettleX402Answer | SettleX402ProofAnswer;
+    const change = changeNoteOf(paying, ACCESS_FEE);
+    expect(fee).to.deep.include({ settled: true, authorized: true, amount: ACCESS_FEE.toString(), fee: "0", authorizedNullifierHash: nullifierHashOf(change.nullifier).toString() });
+    expect(await accessFeesPaidIn(fee.txHash)).to.deep.equal([
+      [world.chain.facilitator.addressBook.privacyPool, nullifierHashOf(change.nullifier), world.asset, ACCESS_FEE, treasury.address],
+    ]);
+
+    expect(await world.usdcBalance(payTo)).to.equal(before.seller + world.price);
+    expect(await world.usdcBalance(treasury.address)).to.equal(before.treasury + ACCESS_FEE + gross() - world.price);
+    expect(await world.poolBalance()).to.equal(before.pool - ACCESS_FEE - gross());
+    for (const txHash of [fee.txHash, settled.fundingTxHash, sellerSettlement(response)]) await expectAbsentFrom(world.provider, txHash, depositor);
+    return { change, steps: steps.map((event) => event.step) };
+  }
+
+  it("custodial: pays the fee out of the deposit itself, then the seller out of the change note it authorized", async function () {
+    const { agent, events, address, deposit, vault } = await world.newAgent(world.chain.depositors.alice, 2_000_000n, { custody: "custodial" });
+
+    const { change, steps } = await paysFeeThenSeller(deposit.note, address, world.sellers.v2, world.payTo.v2, events, () => agent.fetch(world.sellers.v2.resourceUrl));
+
+    // The relayer's settle refused the note (402), the agent proved the fee itself, and the relayer settled the change note.
+    expect(steps).to.deep.equal(["payment-required", "probe", "proved", "access-fee-paid", "settled", "paid"]);
+    expect((await world.unspentNotes(vault)).map((note) => note.value)).to.deep.equal([change.value - gross()]);
+    expect(agent.committedAtomic).to.equal(ACCESS_FEE + gross());
+  });
+
+  it("non-custodial: each payment out of a note the relayer cannot know is authorized pays the fee first", async function () {
+    const { agent, events, address, deposit, vault } = await world.newAgent(world.chain.depositors.bob, 2_000_000n, { custody: "non-custodial" });
+
+    const first = await paysFeeThenSeller(deposit.note, address, world.sellers.v2, world.payTo.v2, events, () => agent.fetch(world.sellers.v2.resourceUrl));
+    // The relayer never learnt the second change note's nullifier hash, so that note pays the fee again.
+    const [afterFirst] = await world.unspentNotes(vault);
+    const second = await paysFeeThenSeller(afterFirst!, address, world.sellers.v1, world.payTo.v1, events, () => agent.fetch(world.sellers.v1.resourceUrl));
+
+    const payment = ["payment-required", "probe", "proved", "access-fee-paid", "proved", "settled", "paid"];
+    expect([first.steps, second.steps]).to.deep.equal([payment, payment]);
+    expect((await world.unspentNotes(vault)).map((note) => note.value)).to.deep.equal([deposit.note.value - 2n * (ACCESS_FEE + gross())]);
+  });
+
+  it("pays no fee above maxAccessFeeAtomic: refused before anything is proven or spent", async function () {
+    const { agent, deposit, vault } = await world.newAgent(world.chain.depositors.carol, 1_000_000n, { custody: "custodial", maxAccessFeeAtomic: ACCESS_FEE - 1n });
+
+    const refused = await rejectionOf(agent.fetch(world.sellers.v2.resourceUrl));
+
+    expect(refused).to.be.instanceOf(X402AgentError);
+    expect(refused).to.deep.include({ code: "ACCESS_FEE_REFUSED" });
+    expect(refused.message).to.contain(`access fee of ${ACCESS_FEE}`);
+    expect(await world.unspentNotes(vault)).to.deep.equal([deposit.note]);
+    expect(await world.chain.facilitator.privacyPool.isNullifierSpent(nullifierHashOf(deposit.note.nullifier))).to.equal(false);
+    expect(agent.committedAtomic).to.equal(0n);
+  });
+});

@@ -51,7 +51,12 @@ describe("access fees paid out of the note: no address of the depositor appears 
    * of the depositor's address is in the fee's transaction, the payment's, or the seller's.
    */
   async function paysFeeThenSeller(paying: Note, depositor: string, seller: Seller, payTo: string, events: AgentEvent[], pay: () => Promise<Response>) {
-    const before = { seller: await world.usdcBalance(payTo), treasury: await world.usdcBalance(treasury.address), pool: await world.poolBalance() };
+    const before = {
+      seller: await world.usdcBalance(payTo),
+      treasury: await world.usdcBalance(treasury.address),
+      takes: await world.accruedFees(treasury.address),
+      pool: await world.poolBalance(),
+    };
     const seen = events.length;
 
     const response = await world.whileIndexerFollows(pay);
@@ -68,7 +73,9 @@ describe("access fees paid out of the note: no address of the depositor appears 
     ]);
 
     expect(await world.usdcBalance(payTo)).to.equal(before.seller + world.price);
-    expect(await world.usdcBalance(treasury.address)).to.equal(before.treasury + ACCESS_FEE + gross() - world.price);
+    // The access fee is paid to the treasury; the payment's take accrues to it in the pool.
+    expect(await world.usdcBalance(treasury.address)).to.equal(before.treasury + ACCESS_FEE);
+    expect(await world.accruedFees(treasury.address)).to.equal(before.takes + gross() - world.price);
     expect(await world.poolBalance()).to.equal(before.pool - ACCESS_FEE - gross());
     for (const txHash of [fee.txHash, settled.fundingTxHash, sellerSettlement(response)]) await expectAbsentFrom(world.provider, txHash, depositor);
     return { change, steps: steps.map((event) => event.step) };

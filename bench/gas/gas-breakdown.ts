@@ -23,7 +23,7 @@ export const PART_NAMES: Record<Part, string> = {
   poseidon: "Poseidon (linked calls and inlined code)",
   treeStorage: "tree storage (size, depth, side nodes)",
   rootHistory: "root history storage (state root ring, ASP roots)",
-  otherStorage: "other storage (nullifier, nonce, depositor, guard, config)",
+  otherStorage: "other storage (nullifier, accrued fee, nonce, depositor, guard, config)",
   events: "events",
   otherExecution: "other execution (checks, decoding, calls between contracts)",
   refund: "storage refund",

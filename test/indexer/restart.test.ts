@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { DatabaseSync } from "node:sqlite";
 import { CHUNK_LEAVES, createLeanIMT, hash1 } from "../../sdk/index.js";
 import type { IndexerConfig } from "../../indexer/config.js";
 import { SqliteIndexerStore } from "../../indexer/store/sqlite-store.js";
@@ -68,6 +69,15 @@ describe("indexer restart from its store", function () {
     expect(saved.asp).to.have.length(2);
     await restart();
     expect({ state: await savedChunks("state"), asp: await savedChunks("asp") }).to.deep.equal(saved);
+  });
+
+  it("starts on a database made before its trees were saved (no tree_chunks table): creates the table and fills it", async function () {
+    const db = new DatabaseSync(config.dbPath);
+    db.exec("DROP TABLE tree_chunks");
+    db.close();
+    await restart();
+    expect(await savedChunks("state")).to.have.length(2);
+    expect(await savedChunks("asp")).to.have.length(2);
   });
 
   it("after a reorg that replaced leaves inside a saved chunk, hashes that chunk again and replaces it", async function () {

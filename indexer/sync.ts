@@ -5,6 +5,7 @@ import type { ChainReader } from "./chain/chain-reader.js";
 import type { ChainEvents } from "./chain/events.js";
 import { findCommonAncestor, ReorgDetected } from "./chain/reorg.js";
 import { backoffDelay } from "./chain/retry.js";
+import { SavedTree } from "./saved-tree.js";
 import type { BlockRef, IndexerStore } from "./store/indexer-store.js";
 import { SyncProgress } from "./sync-progress.js";
 import { IndexedTree } from "./trees.js";
@@ -46,8 +47,11 @@ export class IndexerSync {
   private cursor: BlockRef | null = null;
   private caughtUp = false;
   private rootCheck: { block: number; matches: boolean } | null = null;
+  private readonly savedTree: SavedTree;
 
-  constructor(private readonly deps: IndexerSyncDeps) {}
+  constructor(private readonly deps: IndexerSyncDeps) {
+    this.savedTree = new SavedTree(deps.store, "state");
+  }
 
   get stateTree(): IndexedTree {
     return this.tree;
@@ -74,7 +78,7 @@ export class IndexerSync {
   /** Rebuilds the in-memory trees from the store: at start, and whenever memory may be ahead of the store. */
   async load(): Promise<void> {
     const [cursor, leaves] = await Promise.all([this.deps.store.cursor(), this.deps.store.leaves()]);
-    const tree = await IndexedTree.build(leaves);
+    const tree = await this.savedTree.build(leaves);
     this.cursor = cursor;
     this.tree = tree;
     await this.deps.curator.load();
@@ -162,6 +166,7 @@ export class IndexerSync {
       await this.load();
       throw error;
     }
+    await Promise.all([this.savedTree.save(this.tree), curator.saveTree()]);
     return events;
   }
 

@@ -6,7 +6,8 @@ import { LeanTree, PACKED_LEAF_CHARS, packLeaves, type MerkleWitness } from "../
  * tree (commitments) and the ASP tree (approved labels).
  */
 export class IndexedTree {
-  private readonly positions = new Map<bigint, number>();
+  /** Each leaf's first position; made on first request (a restart builds none), then extended with the tree. */
+  private positions?: Map<bigint, number>;
   /** Every leaf as 64 hex characters, in order; made on first request, then extended with the tree. */
   private packed?: string;
 
@@ -15,7 +16,6 @@ export class IndexedTree {
     packed?: string,
   ) {
     this.packed = packed;
-    tree.leaves.forEach((leaf, index) => this.remember(leaf, index));
   }
 
   static of(leaves: bigint[]): IndexedTree {
@@ -27,6 +27,12 @@ export class IndexedTree {
   /** The tree of `leaves`, hashed natively when the native prover is built, else in chunks that leave the HTTP API free. */
   static async build(leaves: bigint[]): Promise<IndexedTree> {
     return new IndexedTree(await LeanTree.build(leaves));
+  }
+
+  /** As build, with the nodes of the chunks of `chunks` that still hold these leaves read back (LeanTree.buildFrom). */
+  static async buildFrom(leaves: readonly bigint[], chunks: readonly Uint8Array[]): Promise<{ tree: IndexedTree; reused: number }> {
+    const { tree, reused } = await LeanTree.buildFrom(leaves, chunks);
+    return { tree: new IndexedTree(tree), reused };
   }
 
   get size(): number {
@@ -47,11 +53,19 @@ export class IndexedTree {
     return this.tree.leaves;
   }
 
+  get chunkCount(): number {
+    return this.tree.chunkCount;
+  }
+
+  chunkBytes(index: number): Buffer {
+    return this.tree.chunkBytes(index);
+  }
+
   append(leaves: bigint[]): void {
     if (leaves.length === 0) return;
     const first = this.tree.size;
     this.tree.insertMany(leaves);
-    leaves.forEach((leaf, i) => this.remember(leaf, first + i));
+    if (this.positions !== undefined) remember(this.positions, leaves, first);
     if (this.packed !== undefined) this.packed += packLeaves(leaves);
   }
 
@@ -63,20 +77,25 @@ export class IndexedTree {
 
   /** The circuit-form path of `leaf` (its first occurrence), undefined when it is not a leaf. */
   witness(leaf: bigint): MerkleWitness | undefined {
-    const index = this.positions.get(leaf);
+    const index = this.indexOf(leaf);
     return index === undefined ? undefined : this.tree.witness(index);
   }
 
   indexOf(leaf: bigint): number | undefined {
+    this.positions ??= remember(new Map(), this.tree.leaves, 0);
     return this.positions.get(leaf);
   }
 
-  /** An independent copy, without hashing or packing again. */
+  /** An independent copy, without hashing or packing again (its positions made again on request). */
   copy(): IndexedTree {
     return new IndexedTree(this.tree.copy(), this.packed);
   }
+}
 
-  private remember(leaf: bigint, index: number): void {
-    if (!this.positions.has(leaf)) this.positions.set(leaf, index);
-  }
+/** Adds the position of each of `leaves` (the first at `first`) that `positions` does not hold yet. */
+function remember(positions: Map<bigint, number>, leaves: readonly bigint[], first: number): Map<bigint, number> {
+  leaves.forEach((leaf, i) => {
+    if (!positions.has(leaf)) positions.set(leaf, first + i);
+  });
+  return positions;
 }

@@ -4,7 +4,7 @@ export * from "./crypto/poseidon2.js";
 export * from "./note/note.js";
 export * from "./note/scope.js";
 export * from "./tree/merkle-witness.js";
-export { LeanTree } from "./tree/lean-tree.js";
+export { CHUNK_LEAVES, LeanTree } from "./tree/lean-tree.js";
 export * from "./tree/packed-leaves.js";
 export { SyncedTree } from "./tree/synced-tree.js";
 export * from "./circuit/config.js";

@@ -1,24 +1,34 @@
 // npm run bench:indexer
 //
-// How fast the indexer syncs and rebuilds: the cold-sync rate of the real indexer over HTTP JSON-RPC against
-// BENCH_DEPOSITS real deposits (default 1,000, one per block; making them takes most of the run), the state tree
-// rebuild at 10k and 100k leaves (in memory, and from the SQLite store as a restart does), a witness, and the copy
-// the ASP curator makes before changing a tree whose root is on chain. Prints a table and writes
+// How fast the indexer syncs and restarts: the cold-sync rate of the real indexer over HTTP JSON-RPC against
+// BENCH_DEPOSITS real deposits (default 1,000, one per block; making them takes most of the run); at 10k and 100k
+// leaves, the state tree rebuilt in memory, and a restart as `npm run indexer` makes one (createIndexer on a SQLite
+// file that holds that many deposits, each a leaf with an approved label, and the ASP root of them on record: the
+// store opened, both trees and the curator's state loaded), the first start of such a file (nothing of its trees
+// saved yet, as after an upgrade) and the restarts after it; then a witness, the copy the ASP curator makes before
+// changing a tree whose root is on chain, and the packed leaves of a trees answer. Prints a table and writes
 // bench/results/indexer.json.
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { pino } from "pino";
 import { precommitmentOf } from "../../sdk/index.js";
+import { aspContentId } from "../../indexer/asp/root-publisher.js";
+import { ScreeningLists } from "../../indexer/asp/screening-lists.js";
+import { createIndexer } from "../../indexer/indexer.js";
 import { SqliteIndexerStore } from "../../indexer/store/sqlite-store.js";
 import { IndexedTree } from "../../indexer/trees.js";
 import { buildIndexerConfig, startIndexer } from "../../test/indexer/helpers/indexer-harness.js";
-import { startLocalChain } from "../../test/indexer/helpers/local-chain.js";
+import { startLocalChain, type LocalChain } from "../../test/indexer/helpers/local-chain.js";
 import { secretsFor } from "../../test/contracts/helpers/notes.js";
-import { elapsedMs, printTable, writeResults } from "../report.js";
+import { elapsedMs, percentile, printTable, writeResults } from "../report.js";
 
 const DEPOSITS = Number(process.env.BENCH_DEPOSITS ?? 1_000);
 const TREE_SIZES = [10_000, 100_000];
+const RESTARTS = 3;
 const WITNESSES = 100;
+/** Distinct depositors among the stored deposits (what the anonymity set counts). */
+const DEPOSITORS = 5_000;
 
 interface SyncRate {
   deposits: number;
@@ -29,8 +39,7 @@ interface SyncRate {
 }
 
 /** Cold sync of the real indexer over HTTP JSON-RPC, against `DEPOSITS` deposits. */
-async function measureSyncRate(): Promise<SyncRate> {
-  const chain = await startLocalChain();
+async function measureSyncRate(chain: LocalChain): Promise<SyncRate> {
   const { entrypoint, usdc, addressBook } = chain.facilitator;
   const depositor = chain.depositors.alice;
   const value = 1_000_000n;
@@ -46,7 +55,6 @@ async function measureSyncRate(): Promise<SyncRate> {
   const status = indexer.queries.status();
   if (status.leafCount !== DEPOSITS || !status.stateRootMatches) throw new Error("the indexer did not sync every deposit");
   await stop();
-  await chain.close();
   const events = 2 * DEPOSITS; // LeafInserted and Deposited per deposit
   return {
     deposits: DEPOSITS,
@@ -57,10 +65,57 @@ async function measureSyncRate(): Promise<SyncRate> {
   };
 }
 
+/**
+ * A SQLite file for `chain`'s deployment holding `leaves` as deposits (one leaf each, every label approved by the
+ * lists in force) and the ASP root of all their labels, as an indexer that synced them and published leaves it.
+ */
+async function storeOf(chain: LocalChain, leaves: bigint[], listsDigest: string): Promise<string> {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), "indexer-bench-")), "bench.sqlite");
+  const store = new SqliteIndexerStore(file);
+  const { chainId, privacyPool } = chain.facilitator.addressBook;
+  await store.bindDeployment(`${chainId}:${privacyPool}`);
+  const txHash = `0x${"00".repeat(32)}`;
+  const at = (logIndex: number) => ({ blockNumber: 1, txHash, logIndex });
+  const labels = leaves.map((leaf) => leaf ^ 0x5a5an);
+  const depositorOf = (i: number) => `0x${(0x1000 + (i % DEPOSITORS)).toString(16).padStart(40, "0")}`;
+  await store.applyBatch({
+    cursor: { number: 1, hash: txHash },
+    blocks: [],
+    leaves: leaves.map((commitment, leafIndex) => ({ leafIndex, commitment, ...at(2 * leafIndex) })),
+    deposits: leaves.map((commitment, i) => ({
+      label: labels[i]!,
+      depositor: depositorOf(i),
+      commitment,
+      value: 1_000_000n,
+      precommitment: commitment + 1n,
+      ...at(2 * i + 1),
+    })),
+    spentNullifiers: [],
+    aspRoots: [{ root: (await IndexedTree.build(labels)).root, cid: aspContentId(labels), timestamp: 1, ...at(2 * leaves.length) }],
+    aspDecisions: labels.map((label, i) => ({
+      label,
+      depositor: depositorOf(i),
+      approved: true,
+      list: null,
+      reason: "depositor is on no screening list",
+      listsDigest,
+      decidedAt: new Date(0).toISOString(),
+    })),
+  });
+  await store.close();
+  return file;
+}
+
 interface TreeTimings {
   leaves: number;
   rebuildMs: number;
-  loadAndRebuildMs: number;
+  /** createIndexer on a file nothing of whose trees is saved yet. */
+  firstStartMs: number;
+  /** createIndexer again on the same file: each run, and their median. */
+  restartRunsMs: number[];
+  restartMs: number;
+  /** The first witness after the restart, which makes the tree's leaf index, then one of many. */
+  firstWitnessMs: number;
   witnessMs: number;
   copyMs: number;
   /** The packed leaves of a trees answer: all of them the first time (the cache filled), then all again, then the last 10. */
@@ -69,32 +124,46 @@ interface TreeTimings {
   packLast10Ms: number;
 }
 
-/**
- * Rebuild from leaves in memory, load from SQLite then rebuild (a restart: hashed natively when the native prover is
- * built), one witness, one copy, and the packed leaves a trees answer carries.
- */
-async function measureTree(size: number): Promise<TreeTimings> {
+async function measureTree(chain: LocalChain, size: number): Promise<TreeTimings> {
   // Distinct field elements; what they are does not change the cost of hashing them.
   const leaves = Array.from({ length: size }, (_, i) => BigInt(i + 1) * 0x9e3779b97f4a7c15n);
   const rebuildMs = await elapsedMs(() => IndexedTree.build(leaves));
 
-  const store = new SqliteIndexerStore(path.join(mkdtempSync(path.join(os.tmpdir(), "indexer-bench-")), "bench.sqlite"));
-  const txHash = `0x${"00".repeat(32)}`;
-  await store.applyBatch({
-    cursor: { number: 1, hash: txHash },
-    blocks: [],
-    leaves: leaves.map((commitment, leafIndex) => ({ leafIndex, commitment, blockNumber: 1, txHash, logIndex: leafIndex })),
-    deposits: [],
-    spentNullifiers: [],
-    aspRoots: [],
-    aspDecisions: [],
-  });
-  let tree = IndexedTree.of([]);
-  const loadAndRebuildMs = await elapsedMs(async () => {
-    tree = await IndexedTree.build(await store.leaves());
-  });
-  await store.close();
+  const config = buildIndexerConfig(chain);
+  const logger = pino({ level: "silent" });
+  const lists = new ScreeningLists(
+    [
+      { name: "sanctions", file: config.sanctionsList },
+      { name: "overlay", file: config.overlayList },
+    ],
+    logger,
+  );
+  await lists.load();
+  const restartConfig = { ...config, dbPath: await storeOf(chain, leaves, lists.digest) };
 
+  const start = async () => {
+    let indexer: Awaited<ReturnType<typeof createIndexer>> | undefined;
+    const ms = await elapsedMs(async () => {
+      indexer = await createIndexer(restartConfig, logger);
+    });
+    const status = indexer!.queries.status();
+    if (status.leafCount !== size || status.aspLabelCount !== size || !status.aspRootMatches) throw new Error(`the restarted indexer does not hold the ${size} leaves and labels`);
+    return { ms, indexer: indexer! };
+  };
+  const first = await start();
+  await first.indexer.close();
+  const restartRunsMs: number[] = [];
+  let last = first.indexer;
+  for (let i = 0; i < RESTARTS; i++) {
+    const run = await start();
+    restartRunsMs.push(run.ms);
+    if (i < RESTARTS - 1) await run.indexer.close();
+    last = run.indexer;
+  }
+  const tree = last.sync.stateTree;
+  if (tree.root !== (await IndexedTree.build(leaves)).root) throw new Error("the restarted state tree has another root");
+
+  const firstWitnessMs = await elapsedMs(() => tree.witness(leaves[size - 1]!));
   const witnessMs =
     (await elapsedMs(() => {
       for (let i = 0; i < WITNESSES; i++) tree.witness(leaves[(i * 7919) % size]!);
@@ -104,27 +173,44 @@ async function measureTree(size: number): Promise<TreeTimings> {
   // As the response is written: the JSON text encoded to bytes.
   const packAllMs = await elapsedMs(() => Buffer.from(`"${tree.packedLeaves(0)}"`));
   const packLast10Ms = await elapsedMs(() => Buffer.from(`"${tree.packedLeaves(size - 10)}"`));
-  return { leaves: size, rebuildMs, loadAndRebuildMs, witnessMs, copyMs, packFirstMs, packAllMs, packLast10Ms };
+  await last.close();
+  return {
+    leaves: size,
+    rebuildMs,
+    firstStartMs: first.ms,
+    restartRunsMs,
+    restartMs: percentile(restartRunsMs, 50),
+    firstWitnessMs,
+    witnessMs,
+    copyMs,
+    packFirstMs,
+    packAllMs,
+    packLast10Ms,
+  };
 }
 
+const chain = await startLocalChain();
 console.log(`cold sync of ${DEPOSITS.toLocaleString("en-US")} deposits over HTTP JSON-RPC...`);
-const sync = await measureSyncRate();
+const sync = await measureSyncRate(chain);
 const trees: TreeTimings[] = [];
 for (const size of TREE_SIZES) {
-  console.log(`state tree of ${size.toLocaleString("en-US")} leaves...`);
-  trees.push(await measureTree(size));
+  console.log(`state tree and restart at ${size.toLocaleString("en-US")} leaves...`);
+  trees.push(await measureTree(chain, size));
 }
+await chain.close();
 
+const count = (n: number) => n.toLocaleString("en-US");
 const rows: [string, string][] = [
-  [`cold sync, ${sync.deposits.toLocaleString("en-US")} deposits (${sync.events.toLocaleString("en-US")} events, ${sync.blocks} blocks)`, `${sync.seconds.toFixed(2)} s`],
-  ["cold sync rate", `${sync.eventsPerSecond.toLocaleString("en-US")} events/s`],
+  [`cold sync, ${count(sync.deposits)} deposits (${count(sync.events)} events, ${sync.blocks} blocks)`, `${sync.seconds.toFixed(2)} s`],
+  ["cold sync rate", `${count(sync.eventsPerSecond)} events/s`],
   ...trees.flatMap((t): [string, string][] => [
-    [`tree rebuild in memory, ${t.leaves.toLocaleString("en-US")} leaves`, `${t.rebuildMs.toFixed(0)} ms`],
-    [`tree load from SQLite + rebuild, ${t.leaves.toLocaleString("en-US")} leaves`, `${t.loadAndRebuildMs.toFixed(0)} ms`],
-    [`witness, ${t.leaves.toLocaleString("en-US")} leaves`, `${t.witnessMs.toFixed(3)} ms`],
-    [`tree copy (ASP copy-on-write), ${t.leaves.toLocaleString("en-US")} leaves`, `${t.copyMs.toFixed(0)} ms`],
+    [`tree rebuild in memory, ${count(t.leaves)} leaves`, `${t.rebuildMs.toFixed(0)} ms`],
+    [`RESTART (createIndexer on SQLite), ${count(t.leaves)} deposits: median of ${RESTARTS}`, `${t.restartMs.toFixed(0)} ms (${t.restartRunsMs.map((ms) => ms.toFixed(0)).join(", ")})`],
+    [`first start of that file (nothing of its trees saved), ${count(t.leaves)} deposits`, `${t.firstStartMs.toFixed(0)} ms`],
+    [`witness, ${count(t.leaves)} leaves: first after the restart / each next`, `${t.firstWitnessMs.toFixed(1)} / ${t.witnessMs.toFixed(3)} ms`],
+    [`tree copy (ASP copy-on-write), ${count(t.leaves)} leaves`, `${t.copyMs.toFixed(0)} ms`],
     [
-      `packed leaves of a trees answer, ${t.leaves.toLocaleString("en-US")} leaves: first / every leaf / last 10`,
+      `packed leaves of a trees answer, ${count(t.leaves)} leaves: first / every leaf / last 10`,
       `${t.packFirstMs.toFixed(1)} / ${t.packAllMs.toFixed(2)} / ${t.packLast10Ms.toFixed(2)} ms`,
     ],
   ]),
@@ -132,12 +218,15 @@ const rows: [string, string][] = [
 printTable(["measurement", "result"], rows);
 await writeResults("indexer", {
   sync,
-  treeRebuild: Object.fromEntries(
+  trees: Object.fromEntries(
     trees.map((t) => [
       t.leaves,
       {
         rebuildMs: Math.round(t.rebuildMs),
-        loadAndRebuildMs: Math.round(t.loadAndRebuildMs),
+        restartMs: Math.round(t.restartMs),
+        restartRunsMs: t.restartRunsMs.map(Math.round),
+        firstStartMs: Math.round(t.firstStartMs),
+        firstWitnessMs: Number(t.firstWitnessMs.toFixed(1)),
         witnessMs: Number(t.witnessMs.toFixed(3)),
         copyMs: Math.round(t.copyMs),
         packFirstMs: Number(t.packFirstMs.toFixed(1)),

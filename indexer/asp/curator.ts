@@ -3,10 +3,11 @@ import type { MerkleWitness } from "../../sdk/index.js";
 import { anonymitySet, type AnonymitySetPolicy } from "../anonymity-set.js";
 import type { ChainEvents } from "../chain/events.js";
 import { IndexerError } from "../errors.js";
-import type { AspDecision, DepositRecord, IndexerStore } from "../store/indexer-store.js";
+import type { AspDecision, AspVerdict, DepositRecord, IndexerStore } from "../store/indexer-store.js";
+import { SavedTree } from "../saved-tree.js";
 import { IndexedTree } from "../trees.js";
 import { prefixWithContentId, type RootPublisher } from "./root-publisher.js";
-import { screenDeposit } from "./screen-deposit.js";
+import { sameVerdict, screenDeposit } from "./screen-deposit.js";
 import type { ScreeningLists } from "./screening-lists.js";
 
 export interface AspStatus {
@@ -57,7 +58,7 @@ interface PrefixRoot {
  */
 export class AspCurator {
   private deposits: Deposit[] = [];
-  private decisions = new Map<bigint, AspDecision>();
+  private decisions = new Map<bigint, AspVerdict>();
   private ragequits = new Set<bigint>();
   private current = IndexedTree.of([]);
   private onChain: IndexedTree | null = null;
@@ -67,30 +68,30 @@ export class AspCurator {
   private prefixRoots: PrefixRoot[] = [];
   /** Set when a label left the set: the roots the next (revoking) publication keeps. */
   private revocation: { keptRoots: bigint[] } | null = null;
+  private readonly savedTree: SavedTree;
 
-  constructor(private readonly deps: AspCuratorDeps) {}
+  constructor(private readonly deps: AspCuratorDeps) {
+    this.savedTree = new SavedTree(deps.store, "asp");
+  }
 
   /** Loads deposits and decisions from the store, screens them again against the lists in force, builds the tree. */
   async load(): Promise<void> {
     const { store } = this.deps;
-    const [deposits, decisions, ragequits, latestRoot] = await Promise.all([
-      store.deposits(),
-      store.currentAspDecisions(),
-      store.ragequitLabels(),
-      store.latestAspRoot(),
-    ]);
-    const inForce = new Map(decisions.map((decision) => [decision.label, decision]));
+    const [deposits, ragequits, latestRoot] = await Promise.all([store.screenedDeposits(), store.ragequitLabels(), store.latestAspRoot()]);
+    const inForce = new Map<bigint, AspVerdict>();
+    for (const { label, verdict } of deposits) if (verdict !== null) inForce.set(label, verdict);
     const changed = this.rescreen(deposits, inForce);
     await this.record(changed);
     for (const decision of changed) inForce.set(decision.label, decision);
-    const tree = await IndexedTree.build(approvedLabels(deposits, inForce));
+    const tree = await this.savedTree.build(approvedLabels(deposits, inForce));
     // Swapped in at once: the API keeps answering from the previous state while the tree is built.
     this.deposits = deposits;
     this.decisions = inForce;
     this.ragequits = new Set(ragequits);
     this.current = tree;
     this.onChain = latestRoot !== null && latestRoot.root === tree.root ? tree : null;
-    const onChainSize = latestRoot === null ? undefined : prefixWithContentId(tree.leaves, latestRoot.cid);
+    // The root itself says the on-chain tree is the whole tree; else its content id may say which prefix it is.
+    const onChainSize = latestRoot === null ? undefined : this.onChain === tree ? tree.size : prefixWithContentId(tree.leaves, latestRoot.cid);
     this.prefixRoots = latestRoot === null || onChainSize === undefined ? [] : [{ root: latestRoot.root, size: onChainSize }];
     this.revocation = null;
     this.recount();
@@ -113,6 +114,11 @@ export class AspCurator {
     this.recount();
   }
 
+  /** Saves the complete chunks of the current tree the store does not hold yet (after a batch). */
+  async saveTree(): Promise<void> {
+    await this.savedTree.save(this.current);
+  }
+
   /** Re-reads the screening lists when their files changed, and screens every deposit again. */
   async reloadLists(): Promise<void> {
     if (await this.deps.lists.reloadIfChanged()) this.rescreenPending = true;
@@ -127,7 +133,7 @@ export class AspCurator {
         .filter((position) => position !== undefined);
       if (left.length > 0) this.revokeFrom(left.reduce((first, position) => Math.min(first, position)));
       for (const decision of changed) this.decisions.set(decision.label, decision);
-      this.current = await IndexedTree.build(approvedLabels(this.deposits, this.decisions));
+      this.current = await this.savedTree.build(approvedLabels(this.deposits, this.decisions));
       this.prefixRoots = [];
       this.recount();
     }
@@ -227,14 +233,15 @@ export class AspCurator {
   }
 
   /** Screens `deposits` again; returns the decisions that differ (approval or flagging list) from those in force. */
-  private rescreen(deposits: readonly Deposit[], inForce: ReadonlyMap<bigint, AspDecision>): AspDecision[] {
+  private rescreen(deposits: readonly Deposit[], inForce: ReadonlyMap<bigint, AspVerdict>): AspDecision[] {
+    const { lists } = this.deps;
     const now = new Date();
     return deposits
-      .map((deposit) => screenDeposit(deposit, this.deps.lists, now))
-      .filter((next) => {
-        const previous = inForce.get(next.label);
-        return previous === undefined || previous.approved !== next.approved || previous.list !== next.list;
-      });
+      .filter(({ label, depositor }) => {
+        const previous = inForce.get(label);
+        return previous === undefined || !sameVerdict(previous, depositor, lists);
+      })
+      .map((deposit) => screenDeposit(deposit, lists, now));
   }
 
   private async record(changed: AspDecision[]): Promise<void> {
@@ -261,6 +268,6 @@ export class AspCurator {
 }
 
 /** Labels of the approved deposits among `deposits`, in their order. */
-function approvedLabels(deposits: readonly Deposit[], decisions: ReadonlyMap<bigint, AspDecision>): bigint[] {
+function approvedLabels(deposits: readonly Deposit[], decisions: ReadonlyMap<bigint, AspVerdict>): bigint[] {
   return deposits.filter(({ label }) => decisions.get(label)?.approved === true).map(({ label }) => label);
 }

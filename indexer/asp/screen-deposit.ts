@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { AspDecision, DepositRecord } from "../store/indexer-store.js";
+import type { AspDecision, AspVerdict, DepositRecord } from "../store/indexer-store.js";
 import type { ScreeningLists } from "./screening-lists.js";
 
 /** The curator's decision on one deposit: excluded when a screening list names its depositor, approved otherwise. */
@@ -25,4 +25,10 @@ export function screenDeposit(
     list: match.list,
     reason: `depositor is on the ${match.list} list (${where}${match.note === null ? "" : `: ${match.note}`})`,
   };
+}
+
+/** Whether screening `depositor` against `lists` now gives `verdict` again: the same approval and flagging list. */
+export function sameVerdict(verdict: AspVerdict, depositor: string, lists: ScreeningLists): boolean {
+  const list = lists.match(depositor)?.list ?? null;
+  return verdict.list === list && verdict.approved === (list === null);
 }

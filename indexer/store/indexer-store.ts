@@ -24,6 +24,18 @@ export interface DepositRecord extends EventLocation {
   precommitment: bigint;
 }
 
+/** The decision in force on a label, as the ASP curator keeps it: whether approved, and if not which list and why. */
+export type AspVerdict = Pick<AspDecision, "approved" | "list" | "reason">;
+
+/** A deposit as the ASP curator holds it: what it screens and counts, and the decision in force on its label. */
+export interface ScreenedDepositRecord {
+  label: bigint;
+  depositor: string;
+  value: bigint;
+  /** The latest decision on the label, null before the first. */
+  verdict: AspVerdict | null;
+}
+
 export type SpendKind = "withdrawal" | "ragequit";
 
 export interface SpentNullifierRecord extends EventLocation {
@@ -68,6 +80,9 @@ export interface SyncBatch {
   aspDecisions: AspDecision[];
 }
 
+/** The indexer's trees: the state tree of commitments and the ASP tree of approved labels. */
+export type TreeName = "state" | "asp";
+
 /** A store bound to one deployment was asked to serve another (IndexerStore.bindDeployment). */
 export class DeploymentMismatchError extends Error {
   constructor(
@@ -102,8 +117,8 @@ export interface IndexerStore {
   knownBlocks(belowOrAt: number, limit: number): Promise<BlockRef[]>;
   /** All commitments of the state tree, by leaf index. */
   leaves(): Promise<bigint[]>;
-  /** All deposits, in the order the pool made them. */
-  deposits(): Promise<DepositRecord[]>;
+  /** Every deposit with the decision in force on its label, in the order the pool made them. */
+  screenedDeposits(): Promise<ScreenedDepositRecord[]>;
   deposit(label: bigint): Promise<DepositRecord | null>;
   spentNullifier(nullifierHash: bigint): Promise<SpentNullifierRecord | null>;
   /** Labels of notes taken back by ragequit. */
@@ -111,9 +126,14 @@ export interface IndexerStore {
   /** The latest ASP root recorded on chain up to the cursor, or null when none. */
   latestAspRoot(): Promise<AspRootRecord | null>;
   appendAspDecisions(decisions: AspDecision[]): Promise<void>;
-  /** The current decision of every label that has one. */
-  currentAspDecisions(): Promise<AspDecision[]>;
   /** Every decision ever made about `label`, oldest first. */
   aspAuditTrail(label: bigint): Promise<AspDecision[]>;
+  /**
+   * The saved chunks of `tree` (sdk/tree/lean-tree.ts: each chunk's nodes, as LeanTree.chunkBytes writes them),
+   * from chunk 0 on. What they hold is checked by whoever reads them back: a chunk may be stale.
+   */
+  treeChunks(tree: TreeName): Promise<Uint8Array[]>;
+  /** Replaces the saved chunks of `tree` from chunk `from` on (those after the last one given are dropped). */
+  saveTreeChunks(tree: TreeName, from: number, chunks: readonly Uint8Array[]): Promise<void>;
   close(): Promise<void>;
 }

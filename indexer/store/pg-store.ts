@@ -7,10 +7,12 @@ import {
   type BlockRef,
   type DepositRecord,
   type IndexerStore,
+  type ScreenedDepositRecord,
   type SpentNullifierRecord,
   type SyncBatch,
+  type TreeName,
 } from "./indexer-store.js";
-import { big, text, toAspRoot, toBlock, toDecision, toDeposit, toSpentNullifier, type Row } from "./rows.js";
+import { big, contiguousChunks, text, toAspRoot, toBlock, toDecision, toDeposit, toScreenedDeposit, toSpentNullifier, type Row } from "./rows.js";
 
 // Field elements and uint256 values are NUMERIC(78): exact up to 10^78 > 2^256, read back as decimal strings.
 const SCHEMA = `
@@ -35,6 +37,9 @@ CREATE TABLE IF NOT EXISTS asp_decisions (
   seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, label NUMERIC(78) NOT NULL, depositor TEXT NOT NULL,
   approved BOOLEAN NOT NULL, list TEXT, reason TEXT NOT NULL, lists_digest TEXT NOT NULL, decided_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS asp_decisions_by_label ON asp_decisions (label, seq);
+CREATE TABLE IF NOT EXISTS tree_chunks (
+  tree TEXT NOT NULL CHECK (tree IN ('state', 'asp')), chunk INTEGER NOT NULL, nodes BYTEA NOT NULL,
+  PRIMARY KEY (tree, chunk));
 `;
 
 /** Tables that hold what one block range brought; a rewind deletes their rows past the kept block. */
@@ -176,11 +181,17 @@ export class PgIndexerStore implements IndexerStore {
   }
 
   async leaves(): Promise<bigint[]> {
-    return (await this.all("SELECT commitment FROM leaves ORDER BY leaf_index")).map((row) => big(row, "commitment"));
+    const rows = await this.arrays("SELECT commitment FROM leaves ORDER BY leaf_index");
+    return rows.map(([commitment]) => BigInt(String(commitment)));
   }
 
-  async deposits(): Promise<DepositRecord[]> {
-    return (await this.all("SELECT * FROM deposits ORDER BY block_number, log_index")).map(toDeposit);
+  async screenedDeposits(): Promise<ScreenedDepositRecord[]> {
+    const rows = await this.arrays(
+      `SELECT d.label, d.depositor, d.value, a.approved, a.list, a.reason FROM deposits d
+       LEFT JOIN LATERAL (SELECT approved, list, reason FROM asp_decisions WHERE label = d.label ORDER BY seq DESC LIMIT 1) a ON true
+       ORDER BY d.block_number, d.log_index`,
+    );
+    return rows.map(toScreenedDeposit);
   }
 
   async deposit(label: bigint): Promise<DepositRecord | null> {
@@ -210,19 +221,26 @@ export class PgIndexerStore implements IndexerStore {
     await inTransaction(this.pool, (client) => insertDecisions(client, decisions));
   }
 
-  async currentAspDecisions(): Promise<AspDecision[]> {
-    const rows = await this.all(
-      `SELECT d.* FROM asp_decisions d
-       JOIN (SELECT MAX(seq) AS seq FROM asp_decisions GROUP BY label) latest ON d.seq = latest.seq
-       ORDER BY d.seq`,
-    );
-    return rows.map(toDecision);
-  }
-
   async aspAuditTrail(label: bigint): Promise<AspDecision[]> {
     return (await this.all("SELECT * FROM asp_decisions WHERE label = $1 ORDER BY seq", [label.toString()])).map(
       toDecision,
     );
+  }
+
+  async treeChunks(tree: TreeName): Promise<Uint8Array[]> {
+    return contiguousChunks(await this.all("SELECT chunk, nodes FROM tree_chunks WHERE tree = $1 ORDER BY chunk", [tree]));
+  }
+
+  async saveTreeChunks(tree: TreeName, from: number, chunks: readonly Uint8Array[]): Promise<void> {
+    await inTransaction(this.pool, async (client) => {
+      await client.query("DELETE FROM tree_chunks WHERE tree = $1 AND chunk >= $2", [tree, from]);
+      await insertAll(
+        client,
+        "INSERT INTO tree_chunks (tree, chunk, nodes) SELECT * FROM unnest($1::text[], $2::integer[], $3::bytea[])",
+        [...chunks.entries()],
+        [() => tree, ([i]) => from + i, ([, nodes]) => Buffer.from(nodes.buffer, nodes.byteOffset, nodes.byteLength)],
+      );
+    });
   }
 
   async close(): Promise<void> {
@@ -231,6 +249,11 @@ export class PgIndexerStore implements IndexerStore {
 
   private async all(sql: string, params: unknown[] = []): Promise<Row[]> {
     return (await this.pool.query<Row>(sql, params)).rows;
+  }
+
+  /** The rows of `sql` as arrays of column values: a row object each costs more for many rows. */
+  private async arrays(sql: string): Promise<unknown[][]> {
+    return (await this.pool.query<unknown[]>({ text: sql, rowMode: "array" })).rows;
   }
 
   private async first(sql: string, params: unknown[] = []): Promise<Row | undefined> {

@@ -3,6 +3,7 @@ import type {
   AspRootRecord,
   BlockRef,
   DepositRecord,
+  ScreenedDepositRecord,
   SpendKind,
   SpentNullifierRecord,
 } from "./indexer-store.js";
@@ -17,6 +18,17 @@ export type Row = Record<string, unknown>;
 export const text = (row: Row, column: string): string => String(row[column]);
 export const int = (row: Row, column: string): number => Number(row[column]);
 export const big = (row: Row, column: string): bigint => BigInt(text(row, column));
+
+/** The `nodes` of rows ordered by `chunk`, from chunk 0 up to the first one missing. */
+export function contiguousChunks(rows: Row[]): Uint8Array[] {
+  const chunks: Uint8Array[] = [];
+  for (const row of rows) {
+    if (int(row, "chunk") !== chunks.length) break;
+    chunks.push(row.nodes as Uint8Array);
+  }
+  return chunks;
+}
+
 /** SQLite has no boolean type and stores 0 or 1. */
 const flag = (row: Row, column: string): boolean => row[column] === true || row[column] === 1;
 
@@ -49,6 +61,15 @@ export const toAspRoot = (row: Row): AspRootRecord => ({
   cid: text(row, "cid"),
   timestamp: int(row, "timestamp"),
   ...location(row),
+});
+
+/** A deposit from the values of label, depositor, value and its decision's approved, list and reason, in that order. */
+export const toScreenedDeposit = ([label, depositor, value, approved, list, reason]: unknown[]): ScreenedDepositRecord => ({
+  label: BigInt(String(label)),
+  depositor: String(depositor),
+  value: BigInt(String(value)),
+  verdict:
+    approved === null ? null : { approved: approved === true || approved === 1, list: list === null ? null : String(list), reason: String(reason) },
 });
 
 export const toDecision = (row: Row): AspDecision => ({

@@ -7,10 +7,12 @@ import {
   type BlockRef,
   type DepositRecord,
   type IndexerStore,
+  type ScreenedDepositRecord,
   type SpentNullifierRecord,
   type SyncBatch,
+  type TreeName,
 } from "./indexer-store.js";
-import { big, text, toAspRoot, toBlock, toDecision, toDeposit, toSpentNullifier } from "./rows.js";
+import { big, contiguousChunks, text, toAspRoot, toBlock, toDecision, toDeposit, toScreenedDeposit, toSpentNullifier } from "./rows.js";
 
 // Field elements and uint256 values are canonical decimal TEXT: SQLite integers stop at 2^63.
 const SCHEMA = `
@@ -36,6 +38,9 @@ CREATE TABLE IF NOT EXISTS asp_decisions (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, label TEXT NOT NULL, depositor TEXT NOT NULL,
   approved INTEGER NOT NULL, list TEXT, reason TEXT NOT NULL, lists_digest TEXT NOT NULL, decided_at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS asp_decisions_by_label ON asp_decisions (label, seq);
+CREATE TABLE IF NOT EXISTS tree_chunks (
+  tree TEXT NOT NULL CHECK (tree IN ('state', 'asp')), chunk INTEGER NOT NULL, nodes BLOB NOT NULL,
+  PRIMARY KEY (tree, chunk));
 `;
 
 /** The embedded store: one SQLite file through node:sqlite, no native build. */
@@ -134,14 +139,15 @@ export class SqliteIndexerStore implements IndexerStore {
   }
 
   async leaves(): Promise<bigint[]> {
-    return this.db
-      .prepare("SELECT commitment FROM leaves ORDER BY leaf_index")
-      .all()
-      .map((row) => big(row, "commitment"));
+    return this.arrays("SELECT commitment FROM leaves ORDER BY leaf_index").map(([commitment]) => BigInt(String(commitment)));
   }
 
-  async deposits(): Promise<DepositRecord[]> {
-    return this.db.prepare("SELECT * FROM deposits ORDER BY block_number, log_index").all().map(toDeposit);
+  async screenedDeposits(): Promise<ScreenedDepositRecord[]> {
+    return this.arrays(
+      `SELECT d.label, d.depositor, d.value, a.approved, a.list, a.reason FROM deposits d
+       LEFT JOIN asp_decisions a ON a.seq = (SELECT MAX(seq) FROM asp_decisions WHERE label = d.label)
+       ORDER BY d.block_number, d.log_index`,
+    ).map(toScreenedDeposit);
   }
 
   async deposit(label: bigint): Promise<DepositRecord | null> {
@@ -172,18 +178,21 @@ export class SqliteIndexerStore implements IndexerStore {
     this.transaction(() => this.insertDecisions(decisions));
   }
 
-  async currentAspDecisions(): Promise<AspDecision[]> {
-    return this.db
-      .prepare(
-        `SELECT d.* FROM asp_decisions d
-         JOIN (SELECT MAX(seq) AS seq FROM asp_decisions GROUP BY label) latest ON d.seq = latest.seq`,
-      )
-      .all()
-      .map(toDecision);
-  }
-
   async aspAuditTrail(label: bigint): Promise<AspDecision[]> {
     return this.db.prepare("SELECT * FROM asp_decisions WHERE label = ? ORDER BY seq").all(label.toString()).map(toDecision);
+  }
+
+  async treeChunks(tree: TreeName): Promise<Uint8Array[]> {
+    const rows = this.db.prepare("SELECT chunk, nodes FROM tree_chunks WHERE tree = ? ORDER BY chunk").all(tree);
+    return contiguousChunks(rows);
+  }
+
+  async saveTreeChunks(tree: TreeName, from: number, chunks: readonly Uint8Array[]): Promise<void> {
+    this.transaction(() => {
+      this.db.prepare("DELETE FROM tree_chunks WHERE tree = ? AND chunk >= ?").run(tree, from);
+      const insert = this.db.prepare("INSERT INTO tree_chunks (tree, chunk, nodes) VALUES (?, ?, ?)");
+      chunks.forEach((nodes, i) => insert.run(tree, from + i, nodes));
+    });
   }
 
   async close(): Promise<void> {
@@ -198,6 +207,13 @@ export class SqliteIndexerStore implements IndexerStore {
     for (const d of decisions) {
       insert.run(d.label.toString(), d.depositor, d.approved ? 1 : 0, d.list, d.reason, d.listsDigest, d.decidedAt);
     }
+  }
+
+  /** The rows of `sql` as arrays of column values: a row object each costs several times more for many rows. */
+  private arrays(sql: string): unknown[][] {
+    const statement = this.db.prepare(sql);
+    statement.setReturnArrays(true);
+    return statement.all() as unknown[] as unknown[][];
   }
 
   private transaction(work: () => void): void {

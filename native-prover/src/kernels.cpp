@@ -78,8 +78,8 @@ std::vector<Scalar> quotient(const ProvingKey& key, const Scalar* witness, int t
 }
 
 template <class F>
-const Affine<F>* basesOf(const std::vector<uint64_t>& points) {
-  return reinterpret_cast<const Affine<F>*>(points.data());
+const Affine<F>* basesOf(const View<uint64_t>& points) {
+  return reinterpret_cast<const Affine<F>*>(points.data);
 }
 
 G1Affine g1At(const uint64_t* words) {
@@ -148,9 +148,8 @@ void prove(const ProvingKey& key, const uint64_t* witnessWords, const Blinding& 
 constexpr int H_TABLE_BITS = 13;
 
 void prepare(ProvingKey& key, int threads) {
-  const std::vector<G1Affine> table = shiftedBases(basesOf<Fq>(key.pointsH), key.domainSize, H_TABLE_BITS, threads);
-  key.hTable.resize(table.size() * sizeof(G1Affine) / sizeof(uint64_t));
-  std::memcpy(key.hTable.data(), table.data(), table.size() * sizeof(G1Affine));
+  const View<G1Affine> table = key.hold(shiftedBases(basesOf<Fq>(key.pointsH), key.domainSize, H_TABLE_BITS, threads));
+  key.hTable = {reinterpret_cast<const uint64_t*>(table.data), table.size * sizeof(G1Affine) / sizeof(uint64_t)};
   key.hTableBits = H_TABLE_BITS;
 }
 

@@ -1,5 +1,10 @@
 #include "key-files.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -65,12 +70,12 @@ void expectPrime(Reader& reader, const uint64_t prime[4], const std::string& wha
   if (reader.u32() != 32 || std::memcmp(reader.take(32), prime, 32) != 0) throw FileError(what + " is not over BN254 (bn128)");
 }
 
-std::vector<uint64_t> pointsOf(const std::map<uint32_t, Section>& sections, uint32_t id, uint64_t count, uint64_t pointBytes) {
+View<uint64_t> pointsOf(ProvingKey& key, const std::map<uint32_t, Section>& sections, uint32_t id, uint64_t count, uint64_t pointBytes) {
   const Section s = sectionOf(sections, id, "the zkey");
   if (s.size != count * pointBytes) throw FileError("the zkey's section " + std::to_string(id) + " has the wrong size (truncated or foreign key)");
   std::vector<uint64_t> words(s.size / 8);
   std::memcpy(words.data(), s.data, s.size);
-  return words;
+  return key.hold(std::move(words));
 }
 
 }  // namespace
@@ -85,8 +90,31 @@ std::vector<uint8_t> readWholeFile(const std::string& path) {
   return bytes;
 }
 
-ProvingKey parseZkey(const std::vector<uint8_t>& bytes) {
-  const auto sections = readSections(bytes.data(), bytes.size(), "zkey", "the zkey");
+MappedFile mapFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY);
+  struct stat info;
+  if (fd < 0 || fstat(fd, &info) != 0) {
+    if (fd >= 0) close(fd);
+    throw FileError("cannot read " + path);
+  }
+  MappedFile file;
+  file.size = size_t(info.st_size);
+  int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+  flags |= MAP_POPULATE;  // every page mapped now, in one call, rather than one fault at a time
+#endif
+  void* bytes = file.size == 0 ? nullptr : mmap(nullptr, file.size, PROT_READ, flags, fd, 0);
+  close(fd);
+  if (bytes == MAP_FAILED) throw FileError("cannot read " + path);
+  const size_t size = file.size;
+  file.data = std::shared_ptr<const uint8_t>(static_cast<const uint8_t*>(bytes), [size](const uint8_t* mapped) {
+    if (mapped != nullptr) munmap(const_cast<uint8_t*>(mapped), size);
+  });
+  return file;
+}
+
+ProvingKey parseZkey(const uint8_t* bytes, size_t size) {
+  const auto sections = readSections(bytes, size, "zkey", "the zkey");
   const Section protocol = sectionOf(sections, 1, "the zkey");
   Reader protocolReader(protocol.data, protocol.size, "the zkey's protocol section");
   if (protocolReader.u32() != 1) throw FileError("the zkey is not a Groth16 key");
@@ -113,8 +141,8 @@ ProvingKey parseZkey(const std::vector<uint8_t>& bytes) {
   const Section coefficients = sectionOf(sections, 4, "the zkey");
   Reader coefficientReader(coefficients.data, coefficients.size, "the zkey's coefficients");
   const uint32_t count = coefficientReader.u32();
-  key.coefficients.resize(count);
-  for (Coefficient& c : key.coefficients) {
+  std::vector<Coefficient> parsed(count);
+  for (Coefficient& c : parsed) {
     c.matrix = coefficientReader.u32();
     c.constraint = coefficientReader.u32();
     c.signal = coefficientReader.u32();
@@ -122,12 +150,13 @@ ProvingKey parseZkey(const std::vector<uint8_t>& bytes) {
     if (c.matrix > 1 || c.constraint >= key.domainSize || c.signal >= key.nVars) throw FileError("the zkey's coefficients are corrupt");
   }
   if (!coefficientReader.done()) throw FileError("the zkey's coefficients section has the wrong size");
+  key.coefficients = key.hold(std::move(parsed));
 
-  key.pointsA = pointsOf(sections, 5, key.nVars, 64);
-  key.pointsB1 = pointsOf(sections, 6, key.nVars, 64);
-  key.pointsB2 = pointsOf(sections, 7, key.nVars, 128);
-  key.pointsC = pointsOf(sections, 8, key.nVars - key.nPublic - 1, 64);
-  key.pointsH = pointsOf(sections, 9, key.domainSize, 64);
+  key.pointsA = pointsOf(key, sections, 5, key.nVars, 64);
+  key.pointsB1 = pointsOf(key, sections, 6, key.nVars, 64);
+  key.pointsB2 = pointsOf(key, sections, 7, key.nVars, 128);
+  key.pointsC = pointsOf(key, sections, 8, key.nVars - key.nPublic - 1, 64);
+  key.pointsH = pointsOf(key, sections, 9, key.domainSize, 64);
   return key;
 }
 

@@ -2,6 +2,7 @@
 // foreign or mismatched file throws FileError with a message that says which and why.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,6 +14,16 @@ struct FileError : std::runtime_error {
 };
 
 std::vector<uint8_t> readWholeFile(const std::string& path);
-ProvingKey parseZkey(const std::vector<uint8_t>& bytes);
+
+/** A file's bytes, mapped read-only with its pages loaded; unmapped when the last copy of `data` goes. */
+struct MappedFile {
+  std::shared_ptr<const uint8_t> data;
+  size_t size = 0;
+};
+/** Maps `path`; throws FileError when it cannot be read. */
+MappedFile mapFile(const std::string& path);
+
+/** The key in a .zkey's bytes, its coefficients and points copied into vectors the key holds. */
+ProvingKey parseZkey(const uint8_t* bytes, size_t size);
 /** The witness values (standard form, 4 limbs each), checked against the key's field and signal count. */
 std::vector<uint64_t> parseWtns(const uint8_t* bytes, size_t size, const ProvingKey& key);

@@ -4,7 +4,8 @@
 //   groth16-prover serve <circuit.zkey> [<cache folder>]
 //                                         (loads the key once; stdin: u32 little-endian length + .wtns bytes,
 //                                          stdout: one JSON line per witness; length 0 or end of input stops it;
-//                                          the prepared table is read from, or written to, the cache folder)
+//                                          the key as it proves with it, H's table prepared, is mapped from, or
+//                                          written to, the cache folder)
 //   groth16-prover cpu                    (prints the kernel variant this CPU gets)
 //   groth16-prover lean-tree              (stdin: u32 little-endian leaf count, Poseidon2's 80 round constants, the
 //                                          leaves; stdout: the nodes of every level above the leaves, bottom up;
@@ -23,7 +24,7 @@
 
 #include "key-files.hpp"
 #include "prover.hpp"
-#include "table-cache.hpp"
+#include "key-cache.hpp"
 
 namespace {
 
@@ -136,15 +137,20 @@ bool readExactly(uint8_t* into, size_t bytes) { return std::fread(into, 1, bytes
 
 int serve(const Kernels& kernels, const std::string& zkeyPath, const std::string& cacheFolder, int threads) {
   const auto starting = std::chrono::steady_clock::now();
-  const std::vector<uint8_t> zkey = readWholeFile(zkeyPath);
-  ProvingKey key = parseZkey(zkey);
-  // Done once for every proof to come (a one-shot prove would pay more for it than it saves), or read back.
-  const auto preparing = std::chrono::steady_clock::now();
-  const Digest digest = digestOf(zkey.data(), zkey.size());
-  const bool cached = !cacheFolder.empty() && loadTable(cacheFolder, digest, key);
-  if (!cached) {
-    kernels.prepare(key, threads);
-    if (!cacheFolder.empty()) saveTable(cacheFolder, digest, key);  // a folder it cannot write only costs the next start
+  auto preparing = starting;
+  ProvingKey key;
+  bool cached = false;
+  {
+    const MappedFile zkey = mapFile(zkeyPath);
+    const Digest digest = digestOf(zkey.data.get(), zkey.size);
+    preparing = std::chrono::steady_clock::now();
+    cached = !cacheFolder.empty() && loadKey(cacheFolder, digest, key);
+    if (!cached) {
+      key = parseZkey(zkey.data.get(), zkey.size);
+      // Done once for every proof to come (a one-shot prove would pay more for it than it saves), or read back.
+      kernels.prepare(key, threads);
+      if (!cacheFolder.empty()) saveKey(cacheFolder, digest, key);  // a folder it cannot write only costs the next start
+    }
   }
   const auto ready = std::chrono::steady_clock::now();
   const double prepareMs = std::chrono::duration<double, std::milli>(ready - preparing).count();
@@ -230,7 +236,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "usage: %s <circuit.zkey> <witness.wtns> <proof.json> <public.json> | serve <circuit.zkey> [<cache folder>] | lean-tree | cpu\n", argv[0]);
       return 2;
     }
-    const ProvingKey key = parseZkey(readWholeFile(argv[1]));
+    const MappedFile zkey = mapFile(argv[1]);
+    const ProvingKey key = parseZkey(zkey.data.get(), zkey.size);
     const std::vector<uint8_t> wtns = readWholeFile(argv[2]);
     const Proven p = proveWtns(kernels, key, wtns.data(), wtns.size(), threads);
     writeFile(argv[3], p.proof);

@@ -1,6 +1,7 @@
 // The proving key and witness as the kernels take them, and the kernels' entry points (one set per CPU path).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 struct Coefficient {
@@ -8,15 +9,36 @@ struct Coefficient {
   uint64_t value[4];  // Fr, as the zkey stores it: Montgomery form times R
 };
 
+/** `size` values of T held by a key's storage: read, not owned. */
+template <class T>
+struct View {
+  const T* data = nullptr;
+  size_t size = 0;
+  const T* begin() const { return data; }
+  const T* end() const { return data + size; }
+  bool empty() const { return size == 0; }
+};
+
 /** A Groth16 key from a snarkjs .zkey, coordinates in Montgomery form (R = 2^256), 8-byte aligned. */
 struct ProvingKey {
   uint32_t nVars = 0, nPublic = 0, domainSize = 0, domainPower = 0;
   uint64_t alpha1[8], beta1[8], beta2[16], delta1[8], delta2[16];
-  std::vector<Coefficient> coefficients;
-  std::vector<uint64_t> pointsA, pointsB1, pointsB2, pointsC, pointsH;
+  View<Coefficient> coefficients;
+  /** Empty in a key read back from the key cache: H's bases are then in hTable only. */
+  View<uint64_t> pointsA, pointsB1, pointsB2, pointsC, pointsH;
   /** pointsH shifted for every window of hTableBits (shiftedBases in msm.hpp): empty until prepare() made it. */
-  std::vector<uint64_t> hTable;
+  View<uint64_t> hTable;
   int hTableBits = 0;
+  /** What the views point into (vectors read from the zkey, the prepared table, a mapped key cache file). */
+  std::vector<std::shared_ptr<const void>> storage;
+
+  /** A view of `values`, which the key holds from now on. */
+  template <class T>
+  View<T> hold(std::vector<T> values) {
+    auto held = std::make_shared<const std::vector<T>>(std::move(values));
+    storage.push_back(held);
+    return {held->data(), held->size()};
+  }
 };
 
 /** Affine coordinates in standard form: a and c (x, y), b (x.c0, x.c1, y.c0, y.c1). */

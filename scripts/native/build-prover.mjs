@@ -23,7 +23,7 @@ const UNITS = [
   { source: "kernels.cpp", object: "kernels-portable.o", flags: ["-DKERNEL_NS=portable"] },
   { source: "kernels.cpp", object: "kernels-bmi2adx.o", flags: ["-DKERNEL_NS=bmi2adx", "-mbmi2", "-madx"] },
   { source: "key-files.cpp", object: "key-files.o", flags: [] },
-  { source: "table-cache.cpp", object: "table-cache.o", flags: [] },
+  { source: "key-cache.cpp", object: "key-cache.o", flags: [] },
   { source: "main.cpp", object: "main.o", flags: [] },
 ];
 

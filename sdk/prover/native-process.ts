@@ -11,9 +11,10 @@ import type { Groth16Proof, WithdrawProof } from "../circuit/prover.js";
 export const BUILT_NATIVE_PROVER = fileURLToPath(new URL("../../build/native-prover/groth16-prover", import.meta.url));
 
 /**
- * Where a native prover keeps the tables it prepares from a zkey (about 42 MB for the withdrawal key), so that a
- * restart reads them back instead of computing them (1.3 s on two cores); each file is named and checked by a
- * digest of its zkey (native-prover/src/table-cache.hpp), so a new key makes new tables.
+ * Where a native prover keeps the key it prepares from a zkey (its arrays laid out for proving and H's shifted
+ * bases, about 68 MB for the withdrawal key), so that a restart maps it instead of parsing the zkey and computing
+ * the tables (1.3 s on two cores); each file is named and checked by a digest of its zkey
+ * (native-prover/src/key-cache.hpp), so a new key makes a new file.
  */
 export const NATIVE_TABLE_CACHE = fileURLToPath(new URL("../../build/native-prover/tables", import.meta.url));
 
@@ -37,11 +38,11 @@ export interface NativeProverInfo {
   /** The kernels it chose for this CPU: "bmi2adx" or "portable". */
   cpu: string;
   threads: number;
-  /** Milliseconds spent once at start on what every proof reuses (H's shifted bases), computed or read back. */
+  /** Milliseconds spent once at start on the key as every proof reuses it (H's shifted bases), computed or read back. */
   prepareMs: number;
-  /** Whether those were read back from the table cache. */
+  /** Whether it was read back (mapped) from the table cache. */
   tableCached: boolean;
-  /** Milliseconds from the process' start to ready: the key read and the tables. */
+  /** Milliseconds from the process' start to ready: the zkey's digest, then the key mapped, or parsed and prepared. */
   startMs: number;
 }
 

@@ -34,6 +34,15 @@ describe("IndexedTree", function () {
     expect(tree.witness(hash1(999n))).to.equal(undefined);
   });
 
+  it("finds a leaf appended before or after its first lookup", function () {
+    const tree = IndexedTree.of(leaves(0, 3));
+    tree.append(leaves(3, 5));
+    expect(tree.indexOf(hash1(4n))).to.equal(4);
+    tree.append([...leaves(5, 7), hash1(0n)]);
+    expect(tree.indexOf(hash1(6n))).to.equal(6);
+    expect(tree.indexOf(hash1(0n)), "a leaf appended twice: its first position").to.equal(0);
+  });
+
   it("copies into an independent tree", function () {
     const tree = IndexedTree.of(leaves(0, 5));
     const copy = tree.copy();

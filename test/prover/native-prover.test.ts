@@ -122,10 +122,15 @@ describe("native prover (native-prover/)", function () {
     expect(await verifyWithdrawal(proof, verificationKey)).to.equal(true);
   });
 
-  it("keeps its prepared tables on disk, named by a digest of the zkey: a restart reads them back, a damaged file is made again", async function () {
+  it("keeps the key it prepared on disk, named by a digest of the zkey: a restart maps it, a damaged, cut or foreign file is made again", async function () {
     const cache = await mkdtemp(path.join(tmpdir(), "native-tables-"));
-    const start = async () => {
-      const prover = new NativeProverProcess(binary, WITHDRAW_ARTIFACTS.zkey, process.env, cache);
+    // The same key but for a byte of its last section (the setup's contributions, which proving never reads).
+    const otherZkey = path.join(dir, "other.zkey");
+    const zkeyBytes = await readFile(WITHDRAW_ARTIFACTS.zkey);
+    zkeyBytes[zkeyBytes.byteLength - 10]! ^= 1;
+    await writeFile(otherZkey, zkeyBytes);
+    const start = async (zkey = WITHDRAW_ARTIFACTS.zkey) => {
+      const prover = new NativeProverProcess(binary, zkey, process.env, cache);
       try {
         const info = await prover.ready;
         expect(await verifyWithdrawal(await prover.prove(await calculator.calculate(randomInput())), verificationKey)).to.equal(true);
@@ -137,13 +142,25 @@ describe("native prover (native-prover/)", function () {
     expect(await start()).to.equal(false);
     const files = await readdir(cache);
     expect(files).to.have.length(1);
-    expect(files[0]).to.match(/^h-table-[0-9a-f]{32}\.bin$/);
+    expect(files[0]).to.match(/^prepared-key-[0-9a-f]{32}\.bin$/);
     expect(await start()).to.equal(true);
     const file = path.join(cache, files[0]!);
-    const damaged = await readFile(file);
-    damaged[damaged.byteLength - 100]! ^= 1;
-    await writeFile(file, damaged);
-    expect(await start()).to.equal(false);
+    const kept = await readFile(file);
+    for (const damage of [(bytes: Buffer) => (bytes[bytes.byteLength >> 1]! ^= 1), (bytes: Buffer) => (bytes[100]! ^= 1)]) {
+      const damaged = Buffer.from(kept);
+      damage(damaged);
+      await writeFile(file, damaged);
+      expect(await start(), "a flipped bit in the arrays or the header").to.equal(false);
+      expect(await readFile(file)).to.deep.equal(kept);
+    }
+    await writeFile(file, kept.subarray(0, kept.byteLength - 8));
+    expect(await start(), "a cut file").to.equal(false);
+
+    expect(await start(otherZkey), "another zkey").to.equal(false);
+    const other = (await readdir(cache)).find((name) => path.join(cache, name) !== file)!;
+    expect(await start(), "the first zkey's file is its own").to.equal(true);
+    await writeFile(file, await readFile(path.join(cache, other)));
+    expect(await start(), "another zkey's file under this one's name").to.equal(false);
     expect(await start()).to.equal(true);
   });
 

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { createLeanIMT, hash1, LeanTree, merkleWitness, packLeaves, SyncedTree, unpackLeaves } from "../../sdk/index.js";
+import { CHUNK_LEAVES, createLeanIMT, hash1, LeanTree, merkleWitness, packLeaves, SyncedTree, unpackLeaves } from "../../sdk/index.js";
 
 const leaves = (n: number, salt = 0n) => Array.from({ length: n }, (_, i) => hash1(BigInt(i + 1) + salt));
 
@@ -40,6 +40,30 @@ describe("LeanTree: the pool's LeanIMT as levels", function () {
     expectSameTree(LeanTree.fromBytes(built.toBytes(), list.length), list);
     expect(LeanTree.fromBytes(built.toBytes(), list.length + 1)).to.equal(undefined);
     expectSameTree(await LeanTree.build(list.slice(0, 700), "js"), list.slice(0, 700));
+  });
+
+  it("builds again from saved chunks: reads back those that still hold the leaves and are intact, hashes the rest", async function () {
+    const list = leaves(3 * CHUNK_LEAVES + 600);
+    const built = await LeanTree.build(list);
+    expect(built.chunkCount).to.equal(3);
+    expect(() => built.chunkBytes(3), "an incomplete chunk").to.throw(RangeError);
+    const chunks = [0, 1, 2].map((i) => built.chunkBytes(i));
+    for (const [size, hasher] of [[CHUNK_LEAVES, "auto"], [2 * CHUNK_LEAVES + 1, "js"], [list.length, "auto"]] as const) {
+      const { tree, reused } = await LeanTree.buildFrom(list.slice(0, size), chunks, hasher);
+      expect(reused, `chunks read back for ${size} leaves`).to.equal(Math.floor(size / CHUNK_LEAVES));
+      expectSameTree(tree, list.slice(0, size));
+    }
+
+    // A leaf of chunk 1 replaced (a reorg): chunk 1 and those after it are hashed again.
+    const reorged = list.map((leaf, i) => (i === CHUNK_LEAVES + 5 ? hash1(1_000_000n) : leaf));
+    const fromStale = await LeanTree.buildFrom(reorged, chunks);
+    expect(fromStale.reused).to.equal(1);
+    expectSameTree(fromStale.tree, reorged);
+    // A damaged chunk (one bit of a node flipped, or cut short) is not read back, nor any after it.
+    const flipped = Buffer.from(chunks[1]!);
+    flipped[CHUNK_LEAVES * 32 + 7]! ^= 1;
+    expect((await LeanTree.buildFrom(list, [chunks[0]!, flipped, chunks[2]!])).reused).to.equal(1);
+    expect((await LeanTree.buildFrom(list, [chunks[0]!.subarray(1), chunks[1]!])).reused).to.equal(0);
   });
 
   it("packs leaves as 64 hex characters each and refuses a broken packing", function () {

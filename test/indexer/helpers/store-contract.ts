@@ -58,7 +58,7 @@ export function describeIndexerStore(backend: string, freshDatabase: () => Promi
         }),
       );
       expect(await store.leaves()).to.deep.equal([fieldOf(100), fieldOf(101)]);
-      expect((await store.deposits()).map((d) => d.label)).to.deep.equal([fieldOf(1), fieldOf(2)]);
+      expect((await store.screenedDeposits()).map((d) => d.label)).to.deep.equal([fieldOf(1), fieldOf(2)]);
       expect(await store.deposit(fieldOf(2))).to.deep.equal(buildDeposit({ label: fieldOf(2), blockNumber: 12, logIndex: 0 }));
       expect(await store.deposit(fieldOf(3))).to.equal(null);
     });
@@ -103,10 +103,11 @@ export function describeIndexerStore(backend: string, freshDatabase: () => Promi
 
       expect(await store.cursor()).to.deep.equal(buildBlock(10));
       expect(await store.leaves()).to.have.length(1);
-      expect((await store.deposits()).map((d) => d.label)).to.deep.equal([kept]);
+      expect((await store.screenedDeposits()).map((d) => d.label)).to.deep.equal([kept]);
+      expect(await store.aspAuditTrail(kept)).to.deep.equal([buildDecision({ label: kept })]);
+      expect(await store.aspAuditTrail(dropped)).to.deep.equal([]);
       expect(await store.spentNullifier(buildSpend().nullifierHash)).to.equal(null);
       expect(await store.latestAspRoot()).to.equal(null);
-      expect((await store.currentAspDecisions()).map((d) => d.label)).to.deep.equal([kept]);
       expect(await store.knownBlocks(100, 10)).to.deep.equal([buildBlock(10)]);
     });
 
@@ -126,16 +127,20 @@ export function describeIndexerStore(backend: string, freshDatabase: () => Promi
       expect(await store.knownBlocks(30, 1)).to.deep.equal([buildBlock(30)]);
     });
 
-    it("keeps every ASP decision in the audit trail and the latest one per label in force", async function () {
+    it("keeps every ASP decision in the audit trail and gives each deposit the latest one on its label", async function () {
       const store = await open(await freshDatabase());
       const label = fieldOf(1);
       const excluded = buildDecision({ label, approved: false, list: "overlay", reason: "listed" });
+      const unscreened = buildDeposit({ label: fieldOf(2), depositor: addressOf(2), value: 7n, logIndex: 2 });
       await store.applyBatch(
-        buildBatch({ cursor: buildBlock(10), deposits: [buildDeposit({ label })], aspDecisions: [buildDecision({ label })] }),
+        buildBatch({ cursor: buildBlock(10), deposits: [buildDeposit({ label }), unscreened], aspDecisions: [buildDecision({ label })] }),
       );
       await store.appendAspDecisions([excluded]);
 
-      expect(await store.currentAspDecisions()).to.deep.equal([excluded]);
+      expect(await store.screenedDeposits()).to.deep.equal([
+        { label, depositor: addressOf(1), value: 1_000_000n, verdict: { approved: false, list: "overlay", reason: "listed" } },
+        { label: fieldOf(2), depositor: addressOf(2), value: 7n, verdict: null },
+      ]);
       expect(await store.aspAuditTrail(label)).to.deep.equal([buildDecision({ label }), excluded]);
     });
 
@@ -163,6 +168,25 @@ export function describeIndexerStore(backend: string, freshDatabase: () => Promi
       expect(await store.spentNullifier(fieldOf(4))).to.equal(null);
       expect(await store.ragequitLabels()).to.deep.equal([fieldOf(3)]);
       expect(await store.latestAspRoot()).to.deep.equal(root(8, 5));
+    });
+
+    it("keeps each tree's saved chunks in order, replaced from a given chunk on", async function () {
+      const database = await freshDatabase();
+      const store = await open(database);
+      const chunk = (byte: number) => Uint8Array.from([byte, 0, 255, byte]);
+      const hex = (chunks: Uint8Array[]) => chunks.map((bytes) => Buffer.from(bytes).toString("hex"));
+      expect(await store.treeChunks("state")).to.deep.equal([]);
+      await store.saveTreeChunks("state", 0, [chunk(1), chunk(2), chunk(3)]);
+      await store.saveTreeChunks("asp", 0, [chunk(9)]);
+      await store.saveTreeChunks("state", 1, [chunk(4)]);
+      await store.close();
+      opened.pop();
+
+      const reopened = await open(database);
+      expect(hex(await reopened.treeChunks("state"))).to.deep.equal(hex([chunk(1), chunk(4)]));
+      expect(hex(await reopened.treeChunks("asp"))).to.deep.equal(hex([chunk(9)]));
+      await reopened.saveTreeChunks("asp", 0, []);
+      expect(await reopened.treeChunks("asp")).to.deep.equal([]);
     });
 
     it("belongs to one deployment and refuses another", async function () {

@@ -11,7 +11,8 @@
 // At each leaf count: BENCH_SETTLES sequential payments of each kind (default 10, after one warm-up); then
 // BENCH_AGENTS agents (default 4) each making BENCH_AGENT_PAYMENTS server-proof settle-x402 payments (default 3) at
 // once: on the automining chain, then on blocks every BLOCK_MS (BENCH_BLOCK_MS, default 2000, Base's block time)
-// with the relayer's batching on and off. Checks that every concurrent settle's transaction spent its note on chain.
+// with the relayer's batching on and off, and with batching on again as non-custodial agents (each proves, from its
+// own copy of the warm agent's trees). Checks that every concurrent settle's transaction spent its note on chain.
 // The agent keeps its trees from payment to payment, as an X402Agent does; a cold agent's first payment (no trees
 // yet) is timed apart, and the bytes of the relayer's answers per warm payment are counted (content-length, at the
 // HTTP level). The CPU a trees request costs (process.cpuUsage over BENCH_TREES_REQUESTS requests one after
@@ -23,8 +24,11 @@
 // BENCH_PROVER (auto, native or wasm; default auto: the native prover when `npm ci` built it) picks the relayer's
 // prover; the agent proves with the SDK's LocalProver (the native prover when built, else the wasm engine). Prints
 // a table per leaf count and their comparison, and writes bench/results/settle.json (by leaf count).
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { Wallet } from "ethers";
-import { emptyTrees, proveLocally, type AgentTrees } from "../../sdk/agent/index.js";
+import { emptyTrees, loadTrees, proveLocally, saveTrees, type AgentTrees } from "../../sdk/agent/index.js";
 import { FacilitatorClient, noteToWire } from "../../sdk/client/facilitator-client.js";
 import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
@@ -98,7 +102,7 @@ async function measureAt(leafCount: number) {
 
     const loadTest = leafCount >= LOAD_LEAVES;
     const batch = AGENTS * AGENT_PAYMENTS;
-    console.log(`depositing ${4 * (SETTLES + 1) + 3 * batch + 1 + (loadTest ? batch : 0)} notes...`);
+    console.log(`depositing ${4 * (SETTLES + 1) + 4 * batch + 1 + (loadTest ? batch : 0)} notes...`);
     let tag = 1_000;
     const depositors = Object.values(world.chain.depositors);
     const notes = async (count: number): Promise<Note[]> => {
@@ -113,7 +117,7 @@ async function measureAt(leafCount: number) {
     const [coldAgentNote] = await notes(1);
     const agentNotes = await notes(batch);
     const loadNotes = loadTest ? await notes(batch) : [];
-    const blockNotes = { batched: await notes(batch), alone: await notes(batch) };
+    const blockNotes = { batched: await notes(batch), nonCustodial: await notes(batch), alone: await notes(batch) };
     await world.syncIndexer();
     const indexerRoot = world.indexer.indexer.sync.stateTree.root;
     const poolRoot = await pool.currentRoot();
@@ -185,6 +189,7 @@ async function measureAt(leafCount: number) {
       agentProver = engine;
       const relay = await timed(x402 ? "/api/facilitator/settle-x402-proof" : "/api/facilitator/settle-proof", body);
       return {
+        relayBody: relay.body,
         totalMs: performance.now() - started,
         proofMs: proofTimeMs,
         quoteAndTreesMs: proven - started - proofTimeMs,
@@ -202,7 +207,7 @@ async function measureAt(leafCount: number) {
         const payment = await provenPayment(note, x402);
         if (i > 0) measured.push(payment);
       }
-      const of = (part: keyof (typeof measured)[number]) => measured.map((payment) => payment[part]);
+      const of = (part: Exclude<keyof (typeof measured)[number], "relayBody">) => measured.map((payment) => payment[part]);
       return {
         ...summary(of("totalMs")),
         clientProof: summary(of("proofMs")),
@@ -264,21 +269,30 @@ async function measureAt(leafCount: number) {
     const treesRequest = { warm: warmTrees, whole: await treesCost({ state: 0, asp: 0 }) };
 
     /**
-     * AGENTS agents, AGENT_PAYMENTS server-proof settle-x402 payments each, at once, through `relayer`. Checks that
-     * every settle's funding transaction was mined and spent that settle's note; counts the transactions (a batch
-     * carries several settles) and their gas. A failed settle throws, unless `countFailures` (under load): then it
-     * is counted, with the first failure's answer.
+     * AGENTS agents, AGENT_PAYMENTS settle-x402 payments each, at once, through `relayer`: server-proof, or with
+     * `nonCustodial` each agent proves with trees of its own (a copy of the warm agent's, read from a trees file as an
+     * X402Agent reads its own), the time being the whole payment. Checks that every settle's funding transaction was
+     * mined and spent that settle's note; counts the transactions (a batch carries several settles) and their gas. A
+     * failed settle throws, unless `countFailures` (under load): then it is counted, with the first failure's answer.
      */
-    async function concurrentPayments(relayer: RunningRelayer, spent: Note[], countFailures = false) {
-      const answers: (Timed & { note: Note })[] = [];
+    async function concurrentPayments(spent: Note[], { relayer = world.relayer, countFailures = false, nonCustodial = false } = {}) {
+      const answers: { ms: number; body: Record<string, unknown>; note: Note }[] = [];
       const failures: string[] = [];
+      const treesFile = path.join(mkdtempSync(path.join(tmpdir(), "bench-trees-")), "trees");
+      if (nonCustodial) await saveTrees(treesFile, agentTrees);
+      const pay = async (note: Note, trees: AgentTrees | null) => {
+        if (trees === null) return timed("/api/facilitator/settle-x402", settleX402Body(note), relayer);
+        const payment = await provenPayment(note, true, trees);
+        return { ms: payment.totalMs, body: payment.relayBody };
+      };
       const wallMs = await elapsedMs(() =>
         Promise.all(
           Array.from({ length: AGENTS }, async (_, agent) => {
+            const trees = nonCustodial ? await loadTrees(treesFile) : null;
             for (let payment = 0; payment < AGENT_PAYMENTS; payment++) {
               const note = spent[agent * AGENT_PAYMENTS + payment]!;
               try {
-                answers.push({ ...(await timed("/api/facilitator/settle-x402", settleX402Body(note), relayer)), note });
+                answers.push({ ...(await pay(note, trees)), note });
               } catch (error) {
                 if (!countFailures) throw error;
                 failures.push(error instanceof Error ? error.message : String(error));
@@ -311,7 +325,7 @@ async function measureAt(leafCount: number) {
     }
 
     console.log(`${AGENTS} agents, ${AGENT_PAYMENTS} settle-x402 each, at once (a block per transaction)...`);
-    const concurrent = await concurrentPayments(world.relayer, agentNotes);
+    const concurrent = await concurrentPayments(agentNotes);
 
     /**
      * LOAD_CLIENTS clients fetching whole trees in a loop while the agents pay at once; a client answered other than
@@ -333,7 +347,7 @@ async function measureAt(leafCount: number) {
       let paying!: Awaited<ReturnType<typeof concurrentPayments>>;
       const wallMs = await elapsedMs(async () => {
         try {
-          paying = await concurrentPayments(world.relayer, loadNotes, true);
+          paying = await concurrentPayments(loadNotes, { countFailures: true });
         } finally {
           stop = true;
         }
@@ -353,12 +367,15 @@ async function measureAt(leafCount: number) {
     await chainProvider.request({ method: "evm_setAutomine", params: [false] });
     await chainProvider.request({ method: "evm_setIntervalMining", params: [BLOCK_MS] });
     const unbatched = await startRelayer(buildRelayerConfig(world.chain, world.indexer, { pricingMode: "paid", prover: PROVER, relayBatch: "false" }));
-    let onBlocks: { blockMs: number; batched: Awaited<ReturnType<typeof concurrentPayments>>; alone: Awaited<ReturnType<typeof concurrentPayments>> };
+    type Load = Awaited<ReturnType<typeof concurrentPayments>>;
+    let onBlocks: { blockMs: number; batched: Load; alone: Load; nonCustodial: Load };
     try {
       console.log(`the same on ${BLOCK_MS} ms blocks, batching on...`);
-      const batched = await concurrentPayments(world.relayer, blockNotes.batched);
-      console.log(`the same on ${BLOCK_MS} ms blocks, batching off...`);
-      onBlocks = { blockMs: BLOCK_MS, batched, alone: await concurrentPayments(unbatched, blockNotes.alone) };
+      const batched = await concurrentPayments(blockNotes.batched);
+      console.log(`the same, non-custodial (each agent proves), batching on...`);
+      const nonCustodial = await concurrentPayments(blockNotes.nonCustodial, { nonCustodial: true });
+      console.log(`the same on ${BLOCK_MS} ms blocks, server proof, batching off...`);
+      onBlocks = { blockMs: BLOCK_MS, batched, nonCustodial, alone: await concurrentPayments(blockNotes.alone, { relayer: unbatched }) };
     } finally {
       await unbatched.stop();
       await chainProvider.request({ method: "evm_setIntervalMining", params: [0] });
@@ -432,6 +449,7 @@ for (const run of runs) {
             ],
           ] as [string, string][])),
       [`  the same on ${BLOCK_MS} ms blocks, batching on`, onLoad(run.concurrentOnBlocks.batched)],
+      [`  the same on ${BLOCK_MS} ms blocks, client proof + relay (each agent proves), batching on`, onLoad(run.concurrentOnBlocks.nonCustodial)],
       [`  the same on ${BLOCK_MS} ms blocks, batching off`, onLoad(run.concurrentOnBlocks.alone)],
       ["settles per minute, sequential / concurrent (automine)", `${run.sequentialSettlesPerMinute} / ${concurrent.settlesPerMinute}`],
     ],
@@ -447,6 +465,7 @@ if (base !== undefined && larger.length > 0) {
       [`${count(run.leaves)}: settle-x402, server proof, sequential`, change(run.settleX402.p50Ms, base.settleX402.p50Ms)],
       [`${count(run.leaves)}: settle-x402, warm agent (client proof + relay)`, change(run.nonCustodial.settleX402.p50Ms, base.nonCustodial.settleX402.p50Ms)],
       [`${count(run.leaves)}: ${AGENTS} agents on ${BLOCK_MS} ms blocks, batching on`, change(run.concurrentOnBlocks.batched.p50Ms, base.concurrentOnBlocks.batched.p50Ms)],
+      [`${count(run.leaves)}: the same, client proof + relay`, change(run.concurrentOnBlocks.nonCustodial.p50Ms, base.concurrentOnBlocks.nonCustodial.p50Ms)],
       [`${count(run.leaves)}: cold agent's first payment`, change(run.coldAgent.totalMs, base.coldAgent.totalMs)],
     ]),
   );

@@ -34,6 +34,7 @@ import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
 import { grossForNet } from "../../relayer/pricing.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
+import { fundDepositor } from "../../test/contracts/helpers/notes.js";
 import { deposit } from "../../test/indexer/helpers/pool-actions.js";
 import { buildRelayerConfig, startRelayer, type RunningRelayer } from "../../test/relayer/helpers/relayer-harness.js";
 import { startPaymentWorld } from "../../test/x402/helpers/payment-world.js";
@@ -52,6 +53,7 @@ const LOAD_LEAVES = Number(process.env.BENCH_LOAD_LEAVES ?? 100_000);
 const LOAD_CLIENTS = Number(process.env.BENCH_LOAD_CLIENTS ?? 20);
 
 const PROVER = process.env.BENCH_PROVER ?? "auto";
+const NOTE_VALUE = 1_000_000n;
 const proverInUse = PROVER === "wasm" || (PROVER === "auto" && !builtNativeProver()) ? "wasm" : "native";
 const TREES_PATH = "/api/facilitator/trees";
 
@@ -102,12 +104,16 @@ async function measureAt(leafCount: number) {
 
     const loadTest = leafCount >= LOAD_LEAVES;
     const batch = AGENTS * AGENT_PAYMENTS;
-    console.log(`depositing ${4 * (SETTLES + 1) + 4 * batch + 1 + (loadTest ? batch : 0)} notes...`);
+    const noteCount = 4 * (SETTLES + 1) + 4 * batch + 1 + (loadTest ? batch : 0);
+    console.log(`depositing ${noteCount} notes...`);
     let tag = 1_000;
     const depositors = Object.values(world.chain.depositors);
+    // Funded once, each deposit a block: the local chain stamps every block at least a second after the last, and
+    // a chain clock far ahead of the wall clock makes the agent refuse a quote's payment window.
+    for (const depositor of depositors) await fundDepositor(world.chain.facilitator, depositor, NOTE_VALUE * BigInt(Math.ceil(noteCount / depositors.length)));
     const notes = async (count: number): Promise<Note[]> => {
       const made: Note[] = [];
-      for (let i = 0; i < count; i++) made.push(await deposit(world.chain, depositors[tag % depositors.length]!, tag++, 1_000_000n));
+      for (let i = 0; i < count; i++) made.push(await deposit(world.chain, depositors[tag % depositors.length]!, tag++, NOTE_VALUE, { funded: true }));
       return made;
     };
     const settleNotes = await notes(SETTLES + 1);

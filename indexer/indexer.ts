@@ -7,7 +7,7 @@ import { Entrypoint__factory, IEntrypoint__factory, IPrivacyPool__factory } from
 import { AspCurator } from "./asp/curator.js";
 import { PostmanFunds } from "./asp/postman-funds.js";
 import { RootPublisher } from "./asp/root-publisher.js";
-import { ScreeningLists } from "./asp/screening-lists.js";
+import { configuredScreeningLists } from "./asp/screening-lists.js";
 import { ChainReader } from "./chain/chain-reader.js";
 import { ConfigError } from "../lib/env-config.js";
 import { confirmationsFor, INDEXER_ENV, type IndexerConfig } from "./config.js";
@@ -46,13 +46,7 @@ export async function createIndexer(config: IndexerConfig, logger: Logger): Prom
   const metrics = new IndexerMetrics();
   const store = await openIndexerStore(config);
   await store.bindDeployment(`${chainId}:${addressBook.privacyPool}`);
-  const lists = new ScreeningLists(
-    [
-      { name: "sanctions", file: config.sanctionsList },
-      { name: "overlay", file: config.overlayList },
-    ],
-    logger,
-  );
+  const lists = configuredScreeningLists(config, logger);
   await lists.load();
 
   const chain = new ChainReader(

@@ -2,7 +2,7 @@ import type { DeployedFacilitator } from "../../test/contracts/helpers/fixtures.
 import type { Classifier, Part } from "./gas-breakdown.js";
 import { slotKey } from "./gas-breakdown.js";
 import { inlinedCode } from "./inlined-code.js";
-import { mappingSlot, SLOT } from "./simulated-state-tree.js";
+import { mappingSlot, SLOT } from "../simulated-state-tree.js";
 
 /** Entrypoint's storage: AccessControl's roles, then its own variables in order (the reentrancy guard is transient). */
 const ENTRYPOINT_SLOT = { aspRootEntries: 4n, aspRootCount: 5n };

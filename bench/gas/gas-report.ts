@@ -1,7 +1,7 @@
 // npm run bench:gas
 //
 // Gas of the facilitator's contract operations on the embedded chain, with real Groth16 proofs: deposit and
-// relayed withdrawal with 1, 1k and 100k leaves already in the state tree (filled as simulated-state-tree.ts
+// relayed withdrawal with 1, 1k and 100k leaves already in the state tree (filled as bench/simulated-state-tree.ts
 // explains), an ASP root update (plain and revoking), a refund deposit, an access-fee payment, the verifier alone
 // and relayBatch of 1, 4 and 16 withdrawals at 1k leaves. Prints a table, where the deposit's and the relay's gas
 // goes (gas-breakdown.ts), compares both with the figures before the gas work and with Privacy Pools', and writes bench/results/gas.json.
@@ -16,7 +16,7 @@ import { proveRelayedWithdrawal } from "../../test/contracts/helpers/withdrawals
 import { printTable, writeResults } from "../report.js";
 import { facilitatorClassifier } from "./facilitator-parts.js";
 import { type Breakdown, gasBreakdown, PART_NAMES, PARTS } from "./gas-breakdown.js";
-import { accruedFeesOnce, fillStateTree } from "./simulated-state-tree.js";
+import { accruedFeesOnce, fillStateTree } from "../simulated-state-tree.js";
 
 const TREE_SIZES = [1, 1_000, 100_000];
 /** Withdrawals per Entrypoint.relayBatch measured, at the headline tree size. */

@@ -13,22 +13,20 @@ import os from "node:os";
 import path from "node:path";
 import { pino } from "pino";
 import { precommitmentOf } from "../../sdk/index.js";
-import { aspContentId } from "../../indexer/asp/root-publisher.js";
-import { ScreeningLists } from "../../indexer/asp/screening-lists.js";
+import { configuredScreeningLists, type ScreeningLists } from "../../indexer/asp/screening-lists.js";
 import { createIndexer } from "../../indexer/indexer.js";
 import { SqliteIndexerStore } from "../../indexer/store/sqlite-store.js";
 import { IndexedTree } from "../../indexer/trees.js";
 import { buildIndexerConfig, startIndexer } from "../../test/indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../../test/indexer/helpers/local-chain.js";
 import { secretsFor } from "../../test/contracts/helpers/notes.js";
+import { benchLeaves, seedIndexerStore } from "../seeded-indexer-store.js";
 import { elapsedMs, percentile, printTable, writeResults } from "../report.js";
 
 const DEPOSITS = Number(process.env.BENCH_DEPOSITS ?? 1_000);
 const TREE_SIZES = [10_000, 100_000];
 const RESTARTS = 3;
 const WITNESSES = 100;
-/** Distinct depositors among the stored deposits (what the anonymity set counts). */
-const DEPOSITORS = 5_000;
 
 interface SyncRate {
   deposits: number;
@@ -69,39 +67,12 @@ async function measureSyncRate(chain: LocalChain): Promise<SyncRate> {
  * A SQLite file for `chain`'s deployment holding `leaves` as deposits (one leaf each, every label approved by the
  * lists in force) and the ASP root of all their labels, as an indexer that synced them and published leaves it.
  */
-async function storeOf(chain: LocalChain, leaves: bigint[], listsDigest: string): Promise<string> {
+async function storeOf(chain: LocalChain, leaves: bigint[], lists: ScreeningLists): Promise<string> {
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), "indexer-bench-")), "bench.sqlite");
   const store = new SqliteIndexerStore(file);
   const { chainId, privacyPool } = chain.facilitator.addressBook;
   await store.bindDeployment(`${chainId}:${privacyPool}`);
-  const txHash = `0x${"00".repeat(32)}`;
-  const at = (logIndex: number) => ({ blockNumber: 1, txHash, logIndex });
-  const labels = leaves.map((leaf) => leaf ^ 0x5a5an);
-  const depositorOf = (i: number) => `0x${(0x1000 + (i % DEPOSITORS)).toString(16).padStart(40, "0")}`;
-  await store.applyBatch({
-    cursor: { number: 1, hash: txHash },
-    blocks: [],
-    leaves: leaves.map((commitment, leafIndex) => ({ leafIndex, commitment, ...at(2 * leafIndex) })),
-    deposits: leaves.map((commitment, i) => ({
-      label: labels[i]!,
-      depositor: depositorOf(i),
-      commitment,
-      value: 1_000_000n,
-      precommitment: commitment + 1n,
-      ...at(2 * i + 1),
-    })),
-    spentNullifiers: [],
-    aspRoots: [{ root: (await IndexedTree.build(labels)).root, cid: aspContentId(labels), timestamp: 1, ...at(2 * leaves.length) }],
-    aspDecisions: labels.map((label, i) => ({
-      label,
-      depositor: depositorOf(i),
-      approved: true,
-      list: null,
-      reason: "depositor is on no screening list",
-      listsDigest,
-      decidedAt: new Date(0).toISOString(),
-    })),
-  });
+  await seedIndexerStore(store, { leaves, cursor: { number: 1, hash: `0x${"00".repeat(32)}` }, lists, recordAspRoot: true });
   await store.close();
   return file;
 }
@@ -125,21 +96,14 @@ interface TreeTimings {
 }
 
 async function measureTree(chain: LocalChain, size: number): Promise<TreeTimings> {
-  // Distinct field elements; what they are does not change the cost of hashing them.
-  const leaves = Array.from({ length: size }, (_, i) => BigInt(i + 1) * 0x9e3779b97f4a7c15n);
+  const leaves = benchLeaves(size);
   const rebuildMs = await elapsedMs(() => IndexedTree.build(leaves));
 
   const config = buildIndexerConfig(chain);
   const logger = pino({ level: "silent" });
-  const lists = new ScreeningLists(
-    [
-      { name: "sanctions", file: config.sanctionsList },
-      { name: "overlay", file: config.overlayList },
-    ],
-    logger,
-  );
+  const lists = configuredScreeningLists(config, logger);
   await lists.load();
-  const restartConfig = { ...config, dbPath: await storeOf(chain, leaves, lists.digest) };
+  const restartConfig = { ...config, dbPath: await storeOf(chain, leaves, lists) };
 
   const start = async () => {
     let indexer: Awaited<ReturnType<typeof createIndexer>> | undefined;

@@ -2,239 +2,478 @@
 //
 // Latency of a settle and a settle-x402 on the local chain, each a real proof and a real relay, in both custodies:
 // the relayer proves from the note (server proof: POST /api/facilitator/settle and /settle-x402, server time), and
-// the agent proves (client proof + relay: quote, trees, the SDK's wasm prover, then /settle-proof or
-// /settle-x402-proof; end to end as the agent sees it, and its parts). BENCH_SETTLES sequential payments of each
-// (default 10, after one warm-up), then BENCH_AGENTS agents (default 4) each making BENCH_AGENT_PAYMENTS
-// server-proof settle-x402 payments (default 3) at once: on the automining chain, then on blocks every
-// BENCH_BLOCK_MS (default 2000, Base's block time) with the relayer's batching on and off, the latency and gas it
-// trades. Checks that every concurrent settle's transaction spent its note on chain. BENCH_PROVER (auto, native or wasm; default auto: the native prover when `npm ci` built it)
-// picks the relayer's prover; the agent proves with the SDK's LocalProver (the native prover when built, else the
-// wasm engine) and keeps its trees from payment to payment, as an X402Agent does. Prints a table and writes
-// bench/results/settle.json.
+// the agent proves (client proof + relay: quote, trees, the SDK's prover, then /settle-proof or /settle-x402-proof;
+// end to end as the agent sees it, and its parts). Each measurement is taken on a pool that already holds
+// BENCH_LEAVES leaves (a comma-separated list, default "1000,100000"): the pool's storage and the indexer's
+// database are put in the state that many deposits leave (bench/settle/seeded-pool.ts), every label approved,
+// then the bench's own notes are real deposits on top, and the indexer's state root must equal the pool's.
+//
+// At each leaf count: BENCH_SETTLES sequential payments of each kind (default 10, after one warm-up); then
+// BENCH_AGENTS agents (default 4) each making BENCH_AGENT_PAYMENTS server-proof settle-x402 payments (default 3) at
+// once: on the automining chain, then on blocks every BLOCK_MS (BENCH_BLOCK_MS, default 2000, Base's block time)
+// with the relayer's batching on and off, and with batching on again as non-custodial agents (each proves, from its
+// own copy of the warm agent's trees). Checks that every concurrent settle's transaction spent its note on chain.
+// The agent keeps its trees from payment to payment, as an X402Agent does; a cold agent's first payment (no trees
+// yet) is timed apart, and the bytes of the relayer's answers per warm payment are counted (content-length, at the
+// HTTP level). The CPU a trees request costs (process.cpuUsage over BENCH_TREES_REQUESTS requests one after
+// another, default 20, whole trees and a warm agent's few new leaves): the relayer, its indexer and the client run
+// in this one process, so the figure is theirs together, an upper bound of the relayer's. At leaf counts of at least
+// BENCH_LOAD_LEAVES (default 100000), the load test: BENCH_LOAD_CLIENTS clients (default 20) fetch whole trees in a
+// loop while the agents pay at once again (automine), its p50 against the run without them.
+//
+// BENCH_PROVER (auto, native or wasm; default auto: the native prover when `npm ci` built it) picks the relayer's
+// prover; the agent proves with the SDK's LocalProver (the native prover when built, else the wasm engine). Prints
+// a table per leaf count and their comparison, and writes bench/results/settle.json (by leaf count).
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { Wallet } from "ethers";
-import { emptyTrees, proveLocally } from "../../sdk/agent/index.js";
+import { emptyTrees, loadTrees, proveLocally, saveTrees, type AgentTrees } from "../../sdk/agent/index.js";
 import { FacilitatorClient, noteToWire } from "../../sdk/client/facilitator-client.js";
 import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
 import { grossForNet } from "../../relayer/pricing.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
+import { fundDepositor } from "../../test/contracts/helpers/notes.js";
 import { deposit } from "../../test/indexer/helpers/pool-actions.js";
 import { buildRelayerConfig, startRelayer, type RunningRelayer } from "../../test/relayer/helpers/relayer-harness.js";
 import { startPaymentWorld } from "../../test/x402/helpers/payment-world.js";
 import { builtNativeProver } from "../../sdk/prover/native-process.js";
 import { elapsedMs, percentile, printTable, writeResults } from "../report.js";
+import { seedPool } from "./seeded-pool.js";
 
+const LEAVES = (process.env.BENCH_LEAVES ?? "1000,100000").split(",").map(Number);
 const SETTLES = Number(process.env.BENCH_SETTLES ?? 10);
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 4);
 const AGENT_PAYMENTS = Number(process.env.BENCH_AGENT_PAYMENTS ?? 3);
 /** Block time of the batching comparison: Base's 2 s. */
 const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 2000);
+const TREES_REQUESTS = Number(process.env.BENCH_TREES_REQUESTS ?? 20);
+const LOAD_LEAVES = Number(process.env.BENCH_LOAD_LEAVES ?? 100_000);
+const LOAD_CLIENTS = Number(process.env.BENCH_LOAD_CLIENTS ?? 20);
 
 const PROVER = process.env.BENCH_PROVER ?? "auto";
+const NOTE_VALUE = 1_000_000n;
 const proverInUse = PROVER === "wasm" || (PROVER === "auto" && !builtNativeProver()) ? "wasm" : "native";
+const TREES_PATH = "/api/facilitator/trees";
 
-const world = await startPaymentWorld({ relayer: { prover: PROVER } });
-// Closed on failure too: its servers and the chain would keep the process alive.
-try {
-  const required = await readPaymentRequired(await fetch(world.sellers.v2.resourceUrl));
-  const accepted = selectExactRequirement(required!, { chainId: world.chainId, asset: world.asset })!;
-  const resource = required!.x402Version === 2 ? required!.resource : undefined;
+/**
+ * Bytes of the relayer's answers that came back through fetch (their content-length), by path: the agent's
+ * FacilitatorClient and the bench's relays fetch through the global fetch, so a payment's share is the difference
+ * around it.
+ */
+const fetched = { trees: 0, all: 0, origin: "" };
+const realFetch = globalThis.fetch;
+globalThis.fetch = async (input, init) => {
+  const response = await realFetch(input, init);
+  const url = new URL(input instanceof Request ? input.url : input);
+  if (url.origin !== fetched.origin) return response;
+  const length = response.headers.get("content-length");
+  if (length === null) throw new Error(`${url.pathname} answered without content-length: the bench cannot count its bytes`);
+  fetched.all += Number(length);
+  if (url.pathname === TREES_PATH) fetched.trees += Number(length);
+  return response;
+};
 
-  console.log(`depositing ${4 * (SETTLES + 1) + 3 * AGENTS * AGENT_PAYMENTS} notes...`);
-  let tag = 1_000;
-  const depositors = Object.values(world.chain.depositors);
-  const notes = async (count: number): Promise<Note[]> => {
-    const made: Note[] = [];
-    for (let i = 0; i < count; i++) made.push(await deposit(world.chain, depositors[tag % depositors.length]!, tag++, 1_000_000n));
-    return made;
-  };
-  const settleNotes = await notes(SETTLES + 1);
-  const x402Notes = await notes(SETTLES + 1);
-  const provenSettleNotes = await notes(SETTLES + 1);
-  const provenX402Notes = await notes(SETTLES + 1);
-  const agentNotes = await notes(AGENTS * AGENT_PAYMENTS);
-  const blockNotes = { batched: await notes(AGENTS * AGENT_PAYMENTS), alone: await notes(AGENTS * AGENT_PAYMENTS) };
-  await world.syncIndexer();
+const summary = (timings: number[]) => ({
+  count: timings.length,
+  p50Ms: Math.round(percentile(timings, 50)),
+  p95Ms: Math.round(percentile(timings, 95)),
+});
 
-  interface Timed {
-    ms: number;
-    status: number;
-    body: Record<string, unknown>;
-  }
-
-  const timed = async (route: string, body: unknown, relayer: RunningRelayer = world.relayer): Promise<Timed> => {
-    let answer!: { status: number; body: Record<string, unknown> };
-    const ms = await elapsedMs(async () => {
-      answer = await relayer.post(route, body);
-    });
-    if (answer.status !== 200) throw new Error(`${route} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-    return { ms, ...answer };
-  };
-
-  const settleBody = (note: Note) => ({
-    paymentDetails: { payTo: Wallet.createRandom().address, maxAmountRequired: world.price.toString() },
-    serviceDeposit: noteToWire(note),
+async function measureAt(leafCount: number) {
+  console.log(`\n--- a pool holding ${leafCount.toLocaleString("en-US")} leaves: filling the pool and the indexer...`);
+  let seededRoot = 0n;
+  const world = await startPaymentWorld({
+    relayer: { prover: PROVER },
+    beforeIndexer: async (chain, config) => {
+      seededRoot = await seedPool(chain, config, leafCount);
+    },
   });
-  const settleX402Body = (note: Note) => ({ accepts: accepted, resource, serviceDeposit: noteToWire(note), acceptNotPrivate: true });
-
-  const summary = (timings: number[]) => ({
-    count: timings.length,
-    p50Ms: Math.round(percentile(timings, 50)),
-    p95Ms: Math.round(percentile(timings, 95)),
-  });
-
-  /** Runs the requests one after another, the first as a warm-up left out of the timings. */
-  async function sequential(route: string, bodies: unknown[]): Promise<{ ms: number[]; proofMs: number[] }> {
-    const answers: Timed[] = [];
-    for (const body of bodies) answers.push(await timed(route, body));
-    const measured = answers.slice(1);
-    return { ms: measured.map(({ ms }) => ms), proofMs: measured.map(({ body }) => body.proofTimeMs as number) };
-  }
-
-  console.log(`${SETTLES} sequential settles...`);
-  const settleMs = await sequential("/api/facilitator/settle", settleNotes.map(settleBody));
-  console.log(`${SETTLES} sequential settle-x402...`);
-  const x402Ms = await sequential("/api/facilitator/settle-x402", x402Notes.map(settleX402Body));
-
-  const facilitator = new FacilitatorClient(world.relayer.url);
-  const entrypoint = await world.chain.facilitator.entrypoint.getAddress();
-  const takeBps = BigInt((await facilitator.supported()).settleX402!.takeBps);
-
-  /** The agent's trees, kept between its payments: each fetches and hashes only the leaves added since. */
-  const agentTrees = emptyTrees();
-  let agentProver = "none yet";
-
-  /** One non-custodial payment as an agent makes it: quote, trees and proof here, then the proof-carrying settle. */
-  async function provenPayment(note: Note, x402: boolean): Promise<{ totalMs: number; proofMs: number; quoteAndTreesMs: number; relayMs: number }> {
-    const invoice = { payTo: Wallet.createRandom().address, maxAmountRequired: world.price.toString() };
-    const fields = x402 ? { accepts: accepted, resource, acceptNotPrivate: true } : { paymentDetails: invoice };
-    const started = performance.now();
-    const { body, proofTimeMs, engine } = await proveLocally({
-      facilitator,
-      prover: sharedProver(),
-      trees: agentTrees,
-      note,
-      expected: x402
-        ? { route: "settle-x402", withdrawnValue: grossForNet(world.price, takeBps), feeBps: takeBps, processooor: entrypoint }
-        : { route: "settle", withdrawnValue: world.price, feeBps: takeBps, processooor: entrypoint, recipient: invoice.payTo },
-      fields,
-    });
-    const proven = performance.now();
-    agentProver = engine;
-    const relay = await timed(x402 ? "/api/facilitator/settle-x402-proof" : "/api/facilitator/settle-proof", body);
-    return { totalMs: performance.now() - started, proofMs: proofTimeMs, quoteAndTreesMs: proven - started - proofTimeMs, relayMs: relay.ms };
-  }
-
-  /** Non-custodial payments one after another, the first as a warm-up (the agent's prover starts) left out. */
-  async function sequentialProven(spent: Note[], x402: boolean) {
-    const measured: Awaited<ReturnType<typeof provenPayment>>[] = [];
-    for (const [i, note] of spent.entries()) {
-      const payment = await provenPayment(note, x402);
-      if (i > 0) measured.push(payment);
-    }
-    const of = (part: keyof (typeof measured)[number]) => measured.map((payment) => payment[part]);
-    return { ...summary(of("totalMs")), clientProof: summary(of("proofMs")), quoteAndTreesP50Ms: Math.round(percentile(of("quoteAndTreesMs"), 50)), relay: summary(of("relayMs")) };
-  }
-
-  console.log(`${SETTLES} sequential settles, client proof + relay...`);
-  const provenSettle = await sequentialProven(provenSettleNotes, false);
-  console.log(`${SETTLES} sequential settle-x402, client proof + relay...`);
-  const provenX402 = await sequentialProven(provenX402Notes, true);
-
-  /**
-   * AGENTS agents, AGENT_PAYMENTS server-proof settle-x402 payments each, at once, through `relayer`. Checks that
-   * every settle's funding transaction was mined and spent that settle's note; counts the transactions (a batch
-   * carries several settles) and their gas.
-   */
-  async function concurrentPayments(relayer: RunningRelayer, spent: Note[]) {
-    const answers: (Timed & { note: Note })[] = [];
-    const wallMs = await elapsedMs(() =>
-      Promise.all(
-        Array.from({ length: AGENTS }, async (_, agent) => {
-          for (let payment = 0; payment < AGENT_PAYMENTS; payment++) {
-            const note = spent[agent * AGENT_PAYMENTS + payment]!;
-            answers.push({ ...(await timed("/api/facilitator/settle-x402", settleX402Body(note), relayer)), note });
-          }
-        }),
-      ),
-    );
-    const pool = world.chain.facilitator.privacyPool;
-    const txs = new Map<string, bigint>();
-    for (const { body, note } of answers) {
-      const receipt = await world.provider.getTransactionReceipt(body.fundingTxHash as string);
-      const spends = receipt?.status === 1 ? receipt.logs.map((log) => pool.interface.parseLog(log)).filter((event) => event?.name === "Withdrawn") : [];
-      if (!spends.some((event) => event!.args.spentNullifierHash === nullifierHashOf(note.nullifier))) {
-        throw new Error(`settle ${body.fundingTxHash} did not spend its note on chain`);
-      }
-      txs.set(receipt!.hash, receipt!.gasUsed);
-    }
-    const gas = [...txs.values()].reduce((sum, used) => sum + used, 0n);
-    return {
-      agents: AGENTS,
-      settles: answers.length,
-      ...summary(answers.map(({ ms }) => ms)),
-      errors: 0,
-      transactions: txs.size,
-      gasPerSettle: Number(gas / BigInt(answers.length)),
-      settlesPerMinute: Math.round((answers.length / wallMs) * 60_000),
-    };
-  }
-
-  console.log(`${AGENTS} agents, ${AGENT_PAYMENTS} settle-x402 each, at once (a block per transaction)...`);
-  const concurrent = await concurrentPayments(world.relayer, agentNotes);
-
-  // Batching pays off where a relay waits for its block: the same load on blocks every BLOCK_MS, with batching (the
-  // relayer's default) and with it off (a second relayer on the same chain, store of its own).
-  const chainProvider = world.chain.connection.provider;
-  await chainProvider.request({ method: "evm_setAutomine", params: [false] });
-  await chainProvider.request({ method: "evm_setIntervalMining", params: [BLOCK_MS] });
-  const unbatched = await startRelayer(buildRelayerConfig(world.chain, world.indexer, { pricingMode: "paid", prover: PROVER, relayBatch: "false" }));
-  let onBlocks: { blockMs: number; batched: Awaited<ReturnType<typeof concurrentPayments>>; alone: Awaited<ReturnType<typeof concurrentPayments>> };
+  // Closed on failure too: its servers and the chain would keep the process alive.
   try {
-    console.log(`the same on ${BLOCK_MS} ms blocks, batching on...`);
-    const batched = await concurrentPayments(world.relayer, blockNotes.batched);
-    console.log(`the same on ${BLOCK_MS} ms blocks, batching off...`);
-    onBlocks = { blockMs: BLOCK_MS, batched, alone: await concurrentPayments(unbatched, blockNotes.alone) };
+    const pool = world.chain.facilitator.privacyPool;
+    fetched.origin = new URL(world.relayer.url).origin;
+    const status = world.indexer.indexer.queries.status();
+    if (status.leafCount !== leafCount || world.indexer.indexer.sync.stateTree.root !== seededRoot) {
+      throw new Error(`the indexer started with ${status.leafCount} leaves, not the ${leafCount} seeded`);
+    }
+    const required = await readPaymentRequired(await fetch(world.sellers.v2.resourceUrl));
+    const accepted = selectExactRequirement(required!, { chainId: world.chainId, asset: world.asset })!;
+    const resource = required!.x402Version === 2 ? required!.resource : undefined;
+
+    const loadTest = leafCount >= LOAD_LEAVES;
+    const batch = AGENTS * AGENT_PAYMENTS;
+    const noteCount = 4 * (SETTLES + 1) + 4 * batch + 1 + (loadTest ? batch : 0);
+    console.log(`depositing ${noteCount} notes...`);
+    let tag = 1_000;
+    const depositors = Object.values(world.chain.depositors);
+    // Funded once, each deposit a block: the local chain stamps every block at least a second after the last, and
+    // a chain clock far ahead of the wall clock makes the agent refuse a quote's payment window.
+    for (const depositor of depositors) await fundDepositor(world.chain.facilitator, depositor, NOTE_VALUE * BigInt(Math.ceil(noteCount / depositors.length)));
+    const notes = async (count: number): Promise<Note[]> => {
+      const made: Note[] = [];
+      for (let i = 0; i < count; i++) made.push(await deposit(world.chain, depositors[tag % depositors.length]!, tag++, NOTE_VALUE, { funded: true }));
+      return made;
+    };
+    const settleNotes = await notes(SETTLES + 1);
+    const x402Notes = await notes(SETTLES + 1);
+    const provenSettleNotes = await notes(SETTLES + 1);
+    const provenX402Notes = await notes(SETTLES + 1);
+    const [coldAgentNote] = await notes(1);
+    const agentNotes = await notes(batch);
+    const loadNotes = loadTest ? await notes(batch) : [];
+    const blockNotes = { batched: await notes(batch), nonCustodial: await notes(batch), alone: await notes(batch) };
+    await world.syncIndexer();
+    const indexerRoot = world.indexer.indexer.sync.stateTree.root;
+    const poolRoot = await pool.currentRoot();
+    const poolSize = Number(await pool.currentTreeSize());
+    if (indexerRoot !== poolRoot || world.indexer.indexer.sync.stateTree.size !== poolSize || poolSize <= leafCount) {
+      throw new Error(`after the real deposits the indexer's state root ${indexerRoot} is not the pool's ${poolRoot}: the seeded pool is inconsistent`);
+    }
+    if (!world.indexer.indexer.queries.status().aspRootMatches) throw new Error("the curator did not publish the ASP root of the seeded and real labels");
+
+    interface Timed {
+      ms: number;
+      status: number;
+      body: Record<string, unknown>;
+    }
+
+    const timed = async (route: string, body: unknown, relayer: RunningRelayer = world.relayer): Promise<Timed> => {
+      let answer!: { status: number; body: Record<string, unknown> };
+      const ms = await elapsedMs(async () => {
+        answer = await relayer.post(route, body);
+      });
+      if (answer.status !== 200) throw new Error(`${route} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+      return { ms, ...answer };
+    };
+
+    const settleBody = (note: Note) => ({
+      paymentDetails: { payTo: Wallet.createRandom().address, maxAmountRequired: world.price.toString() },
+      serviceDeposit: noteToWire(note),
+    });
+    const settleX402Body = (note: Note) => ({ accepts: accepted, resource, serviceDeposit: noteToWire(note), acceptNotPrivate: true });
+
+    /** Runs the requests one after another, the first as a warm-up left out of the timings. */
+    async function sequential(route: string, bodies: unknown[]): Promise<{ ms: number[]; proofMs: number[] }> {
+      const answers: Timed[] = [];
+      for (const body of bodies) answers.push(await timed(route, body));
+      const measured = answers.slice(1);
+      return { ms: measured.map(({ ms }) => ms), proofMs: measured.map(({ body }) => body.proofTimeMs as number) };
+    }
+
+    console.log(`${SETTLES} sequential settles...`);
+    const settleMs = await sequential("/api/facilitator/settle", settleNotes.map(settleBody));
+    console.log(`${SETTLES} sequential settle-x402...`);
+    const x402Ms = await sequential("/api/facilitator/settle-x402", x402Notes.map(settleX402Body));
+
+    const facilitator = new FacilitatorClient(world.relayer.url);
+    const entrypoint = await world.chain.facilitator.entrypoint.getAddress();
+    const takeBps = BigInt((await facilitator.supported()).settleX402!.takeBps);
+
+    /** The agent's trees, kept between its payments: each fetches and hashes only the leaves added since. */
+    const agentTrees = emptyTrees();
+    let agentProver = "none yet";
+
+    /** One non-custodial payment as an agent makes it: quote, trees and proof here, then the proof-carrying settle. */
+    async function provenPayment(note: Note, x402: boolean, trees: AgentTrees = agentTrees) {
+      const invoice = { payTo: Wallet.createRandom().address, maxAmountRequired: world.price.toString() };
+      const fields = x402 ? { accepts: accepted, resource, acceptNotPrivate: true } : { paymentDetails: invoice };
+      const before = { ...fetched };
+      const started = performance.now();
+      const { body, proofTimeMs, engine } = await proveLocally({
+        facilitator,
+        prover: sharedProver(),
+        trees,
+        note,
+        expected: x402
+          ? { route: "settle-x402", withdrawnValue: grossForNet(world.price, takeBps), feeBps: takeBps, processooor: entrypoint, accepted }
+          : { route: "settle", withdrawnValue: world.price, feeBps: takeBps, processooor: entrypoint, recipient: invoice.payTo },
+        fields,
+      });
+      const proven = performance.now();
+      agentProver = engine;
+      const relay = await timed(x402 ? "/api/facilitator/settle-x402-proof" : "/api/facilitator/settle-proof", body);
+      return {
+        relayBody: relay.body,
+        totalMs: performance.now() - started,
+        proofMs: proofTimeMs,
+        quoteAndTreesMs: proven - started - proofTimeMs,
+        relayMs: relay.ms,
+        treesBytes: fetched.trees - before.trees,
+        // The quote, the trees and the relay's answer.
+        fetchedBytes: fetched.all - before.all,
+      };
+    }
+
+    /** Non-custodial payments one after another, the first as a warm-up (the agent's prover starts) left out. */
+    async function sequentialProven(spent: Note[], x402: boolean) {
+      const measured: Awaited<ReturnType<typeof provenPayment>>[] = [];
+      for (const [i, note] of spent.entries()) {
+        const payment = await provenPayment(note, x402);
+        if (i > 0) measured.push(payment);
+      }
+      const of = (part: Exclude<keyof (typeof measured)[number], "relayBody">) => measured.map((payment) => payment[part]);
+      return {
+        ...summary(of("totalMs")),
+        clientProof: summary(of("proofMs")),
+        quoteAndTreesP50Ms: Math.round(percentile(of("quoteAndTreesMs"), 50)),
+        relay: summary(of("relayMs")),
+        treesBytesP50: percentile(of("treesBytes"), 50),
+        fetchedBytesP50: percentile(of("fetchedBytes"), 50),
+      };
+    }
+
+    console.log(`${SETTLES} sequential settles, client proof + relay...`);
+    const provenSettle = await sequentialProven(provenSettleNotes, false);
+    console.log(`${SETTLES} sequential settle-x402, client proof + relay...`);
+    const provenX402 = await sequentialProven(provenX402Notes, true);
+
+    console.log("a cold agent's first settle-x402 (no trees yet)...");
+    const cold = await provenPayment(coldAgentNote!, true, emptyTrees());
+    const coldAgent = {
+      totalMs: Math.round(cold.totalMs),
+      proofMs: Math.round(cold.proofMs),
+      quoteAndTreesMs: Math.round(cold.quoteAndTreesMs),
+      relayMs: Math.round(cold.relayMs),
+      treesBytes: cold.treesBytes,
+    };
+
+    /** CPU of this process and wall time per request of `read` (its first, a warm-up, left out). */
+    async function costOf(read: () => Promise<Uint8Array | ArrayBuffer>) {
+      let bytes = (await read()).byteLength;
+      const cpu = process.cpuUsage();
+      const wallMs = await elapsedMs(async () => {
+        for (let i = 0; i < TREES_REQUESTS; i++) bytes = (await read()).byteLength;
+      });
+      const used = process.cpuUsage(cpu);
+      return { cpuMs: (used.user + used.system) / 1000 / TREES_REQUESTS, wallMs: wallMs / TREES_REQUESTS, bytes };
+    }
+    /**
+     * A trees request through the relayer costs this process (the relayer, its indexer, the reading client) what
+     * the indexer's own route costs it (the indexer and a reading client), plus the relayer's reading of the
+     * indexer's answer and its serving of it: the difference is the relayer's CPU alone.
+     */
+    async function treesCost(from: { state: number; asp: number }) {
+      const url = `${world.relayer.url}${TREES_PATH}?stateFrom=${from.state}&aspFrom=${from.asp}`;
+      const viaRelayer = await costOf(async () => (await realFetch(url)).arrayBuffer());
+      const direct = await costOf(() => world.indexer.client.treeLeavesJson({ stateFrom: from.state, aspFrom: from.asp }));
+      const round = (ms: number) => Number(ms.toFixed(2));
+      return {
+        bytes: viaRelayer.bytes,
+        relayerCpuMs: round(viaRelayer.cpuMs - direct.cpuMs),
+        oneProcessCpuMs: round(viaRelayer.cpuMs),
+        indexerDirectCpuMs: round(direct.cpuMs),
+        wallMs: round(viaRelayer.wallMs),
+      };
+    }
+    console.log(`${TREES_REQUESTS} trees requests each, a warm agent's and whole, through the relayer and to the indexer...`);
+    const { size: stateSize } = world.indexer.indexer.sync.stateTree;
+    const aspSize = world.indexer.indexer.queries.status().aspLabelCount;
+    // A warm agent's first: the garbage of whole trees would be collected during the next measurement.
+    const warmTrees = await treesCost({ state: stateSize - 2, asp: aspSize - 1 });
+    const treesRequest = { warm: warmTrees, whole: await treesCost({ state: 0, asp: 0 }) };
+
+    /**
+     * AGENTS agents, AGENT_PAYMENTS settle-x402 payments each, at once, through `relayer`: server-proof, or with
+     * `nonCustodial` each agent proves with trees of its own (a copy of the warm agent's, read from a trees file as an
+     * X402Agent reads its own), the time being the whole payment. Checks that every settle's funding transaction was
+     * mined and spent that settle's note; counts the transactions (a batch carries several settles) and their gas. A
+     * failed settle throws, unless `countFailures` (under load): then it is counted, with the first failure's answer.
+     */
+    async function concurrentPayments(spent: Note[], { relayer = world.relayer, countFailures = false, nonCustodial = false } = {}) {
+      const answers: { ms: number; body: Record<string, unknown>; note: Note }[] = [];
+      const failures: string[] = [];
+      const treesFile = path.join(mkdtempSync(path.join(tmpdir(), "bench-trees-")), "trees");
+      if (nonCustodial) await saveTrees(treesFile, agentTrees);
+      const pay = async (note: Note, trees: AgentTrees | null) => {
+        if (trees === null) return timed("/api/facilitator/settle-x402", settleX402Body(note), relayer);
+        const payment = await provenPayment(note, true, trees);
+        return { ms: payment.totalMs, body: payment.relayBody };
+      };
+      const wallMs = await elapsedMs(() =>
+        Promise.all(
+          Array.from({ length: AGENTS }, async (_, agent) => {
+            const trees = nonCustodial ? await loadTrees(treesFile) : null;
+            for (let payment = 0; payment < AGENT_PAYMENTS; payment++) {
+              const note = spent[agent * AGENT_PAYMENTS + payment]!;
+              try {
+                answers.push({ ...(await pay(note, trees)), note });
+              } catch (error) {
+                if (!countFailures) throw error;
+                failures.push(error instanceof Error ? error.message : String(error));
+              }
+            }
+          }),
+        ),
+      );
+      const txs = new Map<string, bigint>();
+      for (const { body, note } of answers) {
+        const receipt = await world.provider.getTransactionReceipt(body.fundingTxHash as string);
+        const spends = receipt?.status === 1 ? receipt.logs.map((log) => pool.interface.parseLog(log)).filter((event) => event?.name === "Withdrawn") : [];
+        if (!spends.some((event) => event!.args.spentNullifierHash === nullifierHashOf(note.nullifier))) {
+          throw new Error(`settle ${body.fundingTxHash} did not spend its note on chain`);
+        }
+        txs.set(receipt!.hash, receipt!.gasUsed);
+      }
+      if (answers.length === 0) throw new Error(`every settle failed, the first: ${failures[0]}`);
+      const gas = [...txs.values()].reduce((sum, used) => sum + used, 0n);
+      return {
+        agents: AGENTS,
+        settles: answers.length,
+        ...summary(answers.map(({ ms }) => ms)),
+        errors: failures.length,
+        ...(failures.length > 0 && { firstError: failures[0]!.slice(0, 300) }),
+        transactions: txs.size,
+        gasPerSettle: Number(gas / BigInt(answers.length)),
+        settlesPerMinute: Math.round((answers.length / wallMs) * 60_000),
+      };
+    }
+
+    console.log(`${AGENTS} agents, ${AGENT_PAYMENTS} settle-x402 each, at once (a block per transaction)...`);
+    const concurrent = await concurrentPayments(agentNotes);
+
+    /**
+     * LOAD_CLIENTS clients fetching whole trees in a loop while the agents pay at once; a client answered other than
+     * 200 waits as Retry-After asks (1 s without one), and the answers are counted by status.
+     */
+    async function underTreesLoad() {
+      const url = `${world.relayer.url}${TREES_PATH}?stateFrom=0&aspFrom=0`;
+      let stop = false;
+      const statuses: Record<string, number> = {};
+      const clients = Array.from({ length: LOAD_CLIENTS }, async () => {
+        while (!stop) {
+          const response = await realFetch(url);
+          const body = Buffer.from(await response.arrayBuffer());
+          const status = response.status === 200 ? "200" : `${response.status} ${/"code":"(\w+)"/.exec(body.toString("utf8"))?.[1] ?? ""}`.trim();
+          statuses[status] = (statuses[status] ?? 0) + 1;
+          if (response.status !== 200) await new Promise((resolve) => setTimeout(resolve, 1000 * Number(response.headers.get("retry-after") ?? 1)));
+        }
+      });
+      let paying!: Awaited<ReturnType<typeof concurrentPayments>>;
+      const wallMs = await elapsedMs(async () => {
+        try {
+          paying = await concurrentPayments(loadNotes, { countFailures: true });
+        } finally {
+          stop = true;
+        }
+      });
+      await Promise.all(clients);
+      return { clients: LOAD_CLIENTS, treesPerSecond: Number((((statuses["200"] ?? 0) / wallMs) * 1000).toFixed(1)), treesAnswers: statuses, ...paying };
+    }
+    let underLoad: Awaited<ReturnType<typeof underTreesLoad>> | null = null;
+    if (loadTest) {
+      console.log(`the same while ${LOAD_CLIENTS} clients fetch whole trees in a loop...`);
+      underLoad = await underTreesLoad();
+    }
+
+    // Batching pays off where a relay waits for its block: the same load on blocks every BLOCK_MS, with batching (the
+    // relayer's default) and with it off (a second relayer on the same chain, store of its own).
+    const chainProvider = world.chain.connection.provider;
+    await chainProvider.request({ method: "evm_setAutomine", params: [false] });
+    await chainProvider.request({ method: "evm_setIntervalMining", params: [BLOCK_MS] });
+    const unbatched = await startRelayer(buildRelayerConfig(world.chain, world.indexer, { pricingMode: "paid", prover: PROVER, relayBatch: "false" }));
+    type Load = Awaited<ReturnType<typeof concurrentPayments>>;
+    let onBlocks: { blockMs: number; batched: Load; alone: Load; nonCustodial: Load };
+    try {
+      console.log(`the same on ${BLOCK_MS} ms blocks, batching on...`);
+      const batched = await concurrentPayments(blockNotes.batched);
+      console.log(`the same, non-custodial (each agent proves), batching on...`);
+      const nonCustodial = await concurrentPayments(blockNotes.nonCustodial, { nonCustodial: true });
+      console.log(`the same on ${BLOCK_MS} ms blocks, server proof, batching off...`);
+      onBlocks = { blockMs: BLOCK_MS, batched, nonCustodial, alone: await concurrentPayments(blockNotes.alone, { relayer: unbatched }) };
+    } finally {
+      await unbatched.stop();
+      await chainProvider.request({ method: "evm_setIntervalMining", params: [0] });
+      await chainProvider.request({ method: "evm_setAutomine", params: [true] });
+    }
+
+    const withProof = ({ ms, proofMs }: { ms: number[]; proofMs: number[] }) => ({ ...summary(ms), proofP50Ms: Math.round(percentile(proofMs, 50)) });
+    return {
+      leaves: leafCount,
+      settle: withProof(settleMs),
+      settleX402: withProof(x402Ms),
+      nonCustodial: { agentProver, settle: provenSettle, settleX402: provenX402 },
+      coldAgent,
+      treesRequest,
+      concurrent,
+      concurrentUnderTreesLoad: underLoad,
+      concurrentOnBlocks: onBlocks,
+      sequentialSettlesPerMinute: Math.round(60_000 / (x402Ms.ms.reduce((sum, ms) => sum + ms, 0) / x402Ms.ms.length)),
+    };
   } finally {
-    await unbatched.stop();
-    await chainProvider.request({ method: "evm_setIntervalMining", params: [0] });
-    await chainProvider.request({ method: "evm_setAutomine", params: [true] });
+    await world.close();
   }
+}
 
-  const withProof = ({ ms, proofMs }: { ms: number[]; proofMs: number[] }) => ({ ...summary(ms), proofP50Ms: Math.round(percentile(proofMs, 50)) });
-  const results = {
-    prover: proverInUse,
-    settle: withProof(settleMs),
-    settleX402: withProof(x402Ms),
-    nonCustodial: { agentProver, settle: provenSettle, settleX402: provenX402 },
-    concurrent,
-    concurrentOnBlocks: onBlocks,
-    sequentialSettlesPerMinute: Math.round(60_000 / (x402Ms.ms.reduce((sum, ms) => sum + ms, 0) / x402Ms.ms.length)),
-  };
+type AtLeaves = Awaited<ReturnType<typeof measureAt>>;
+const runs: AtLeaves[] = [];
+for (const leafCount of LEAVES) runs.push(await measureAt(leafCount));
 
-  const onLoad = (load: typeof concurrent) =>
-    `p50 ${load.p50Ms} ms, p95 ${load.p95Ms} ms, ${load.settlesPerMinute}/min, ${load.errors} errors, ` +
-    `${load.transactions} transactions, ${load.gasPerSettle.toLocaleString("en-US")} gas a settle`;
-  const serverProof = (result: typeof results.settle) =>
-    `p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms (proof p50 ${result.proofP50Ms} ms)`;
-  const clientProof = (result: typeof provenSettle) =>
-    `p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms (client proof p50 ${result.clientProof.p50Ms} / p95 ${result.clientProof.p95Ms} ms, ` +
-    `quote + trees p50 ${result.quoteAndTreesP50Ms} ms, relay p50 ${result.relay.p50Ms} / p95 ${result.relay.p95Ms} ms)`;
+const onLoad = (load: AtLeaves["concurrent"]) =>
+  `p50 ${load.p50Ms} ms, p95 ${load.p95Ms} ms, ${load.settlesPerMinute}/min, ${load.errors} errors, ` +
+  `${load.transactions} transactions, ${load.gasPerSettle.toLocaleString("en-US")} gas a settle`;
+const serverProof = (result: AtLeaves["settle"]) => `p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms (proof p50 ${result.proofP50Ms} ms)`;
+const clientProof = (result: AtLeaves["nonCustodial"]["settle"]) =>
+  `p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms (client proof p50 ${result.clientProof.p50Ms} / p95 ${result.clientProof.p95Ms} ms, ` +
+  `quote + trees p50 ${result.quoteAndTreesP50Ms} ms, relay p50 ${result.relay.p50Ms} / p95 ${result.relay.p95Ms} ms)`;
+const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+const count = (n: number) => n.toLocaleString("en-US");
+
+for (const run of runs) {
+  const { nonCustodial, coldAgent, treesRequest, concurrent, concurrentUnderTreesLoad: underLoad } = run;
   printTable(
-    ["measurement", "result"],
+    [`at ${count(run.leaves)} leaves`, "result"],
     [
-      ["relayer's prover / agent's prover", `${proverInUse} / ${agentProver}`],
-      [`settle, server proof, sequential (${results.settle.count})`, serverProof(results.settle)],
-      [`settle, client proof + relay, sequential (${provenSettle.count})`, clientProof(provenSettle)],
-      [`settle-x402, server proof, sequential (${results.settleX402.count})`, serverProof(results.settleX402)],
-      [`settle-x402, client proof + relay, sequential (${provenX402.count})`, clientProof(provenX402)],
+      ["relayer's prover / agent's prover", `${proverInUse} / ${nonCustodial.agentProver}`],
+      [`settle, server proof, sequential (${run.settle.count})`, serverProof(run.settle)],
+      [`settle, client proof + relay, sequential (${nonCustodial.settle.count})`, clientProof(nonCustodial.settle)],
+      [`settle-x402, server proof, sequential (${run.settleX402.count})`, serverProof(run.settleX402)],
+      [`settle-x402, client proof + relay, sequential (${nonCustodial.settleX402.count})`, clientProof(nonCustodial.settleX402)],
+      [
+        "  bytes fetched per warm payment (p50): trees / all answers",
+        `${kb(nonCustodial.settleX402.treesBytesP50)} / ${kb(nonCustodial.settleX402.fetchedBytesP50)}`,
+      ],
+      [
+        "cold agent's first settle-x402 (no trees yet)",
+        `${coldAgent.totalMs} ms (proof ${coldAgent.proofMs} ms, quote + trees ${coldAgent.quoteAndTreesMs} ms, relay ${coldAgent.relayMs} ms; trees ${kb(coldAgent.treesBytes)})`,
+      ],
+      ...(["warm", "whole"] as const).map((kind): [string, string] => {
+        const cost = treesRequest[kind];
+        return [
+          `trees request, ${kind === "warm" ? "a warm agent's" : "whole"} (${kb(cost.bytes)}): relayer CPU / wall`,
+          `${cost.relayerCpuMs} / ${cost.wallMs} ms (one process: ${cost.oneProcessCpuMs} ms CPU; the indexer's route direct ${cost.indexerDirectCpuMs} ms)`,
+        ];
+      }),
       [`settle-x402, ${AGENTS} agents at once (${concurrent.settles}), automine`, onLoad(concurrent)],
-      [`  the same on ${BLOCK_MS} ms blocks, batching on`, onLoad(results.concurrentOnBlocks.batched)],
-      [`  the same on ${BLOCK_MS} ms blocks, batching off`, onLoad(results.concurrentOnBlocks.alone)],
-      ["settles per minute, sequential / concurrent (automine)", `${results.sequentialSettlesPerMinute} / ${concurrent.settlesPerMinute}`],
+      ...(underLoad === null
+        ? []
+        : ([
+            [
+              `  the same while ${underLoad.clients} clients fetch whole trees`,
+              `${onLoad(underLoad)}; ${underLoad.treesPerSecond} whole trees/s (answers ${JSON.stringify(underLoad.treesAnswers)}); p50 ${((underLoad.p50Ms / concurrent.p50Ms - 1) * 100).toFixed(0)}%`,
+            ],
+          ] as [string, string][])),
+      [`  the same on ${BLOCK_MS} ms blocks, batching on`, onLoad(run.concurrentOnBlocks.batched)],
+      [`  the same on ${BLOCK_MS} ms blocks, client proof + relay (each agent proves), batching on`, onLoad(run.concurrentOnBlocks.nonCustodial)],
+      [`  the same on ${BLOCK_MS} ms blocks, batching off`, onLoad(run.concurrentOnBlocks.alone)],
+      ["settles per minute, sequential / concurrent (automine)", `${run.sequentialSettlesPerMinute} / ${concurrent.settlesPerMinute}`],
     ],
   );
-  await writeResults("settle", results);
-} finally {
-  await world.close();
 }
+
+const [base, ...larger] = runs;
+const change = (now: number, then: number) => `${now} ms against ${then} ms (${now >= then ? "+" : ""}${((now / then - 1) * 100).toFixed(0)}%)`;
+if (base !== undefined && larger.length > 0) {
+  printTable(
+    [`compared with ${count(base.leaves)} leaves (p50)`, "result"],
+    larger.flatMap((run): [string, string][] => [
+      [`${count(run.leaves)}: settle-x402, server proof, sequential`, change(run.settleX402.p50Ms, base.settleX402.p50Ms)],
+      [`${count(run.leaves)}: settle-x402, warm agent (client proof + relay)`, change(run.nonCustodial.settleX402.p50Ms, base.nonCustodial.settleX402.p50Ms)],
+      [`${count(run.leaves)}: ${AGENTS} agents on ${BLOCK_MS} ms blocks, batching on`, change(run.concurrentOnBlocks.batched.p50Ms, base.concurrentOnBlocks.batched.p50Ms)],
+      [`${count(run.leaves)}: the same, client proof + relay`, change(run.concurrentOnBlocks.nonCustodial.p50Ms, base.concurrentOnBlocks.nonCustodial.p50Ms)],
+      [`${count(run.leaves)}: cold agent's first payment`, change(run.coldAgent.totalMs, base.coldAgent.totalMs)],
+    ]),
+  );
+}
+await writeResults("settle", { prover: proverInUse, atLeaves: Object.fromEntries(runs.map((run) => [run.leaves, run])) });

@@ -87,6 +87,17 @@ export class ScreeningLists {
   }
 }
 
+/** The sanctions list and the overlay the config names, in that order (the first that names a depositor flags it). */
+export function configuredScreeningLists(config: { sanctionsList: string; overlayList: string }, logger: Logger): ScreeningLists {
+  return new ScreeningLists(
+    [
+      { name: "sanctions", file: config.sanctionsList },
+      { name: "overlay", file: config.overlayList },
+    ],
+    logger,
+  );
+}
+
 function digestOf(sources: readonly ListSource[], texts: string[]): string {
   const hash = createHash("sha256");
   sources.forEach((source, i) => hash.update(`${source.name}\n${texts[i]}\n`));

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { network } from "hardhat";
-import { fillStateTree } from "../../bench/gas/simulated-state-tree.js";
+import { fillStateTree } from "../../bench/simulated-state-tree.js";
 import { relayGasAt } from "../../relayer/pricing.js";
 import { createLeanIMT, createNote, labelOf, precommitmentOf } from "../../sdk/index.js";
 import { deployedFacilitator } from "../contracts/helpers/fixtures.js";

@@ -29,9 +29,11 @@ export async function depositNote(
   depositor: Signer,
   value: bigint,
   secrets: NoteSecrets,
+  /** `funded`: the depositor already holds and approved `value` (fundDepositor once for many notes). */
+  { funded = false }: { funded?: boolean } = {},
 ): Promise<Note> {
   const { usdc, entrypoint, privacyPool } = facilitator;
-  await fundDepositor(facilitator, depositor, value);
+  if (!funded) await fundDepositor(facilitator, depositor, value);
   const receipt = await (await entrypoint.connect(depositor).deposit(usdc, value, precommitmentOf(secrets))).wait();
   const deposited = receipt?.logs
     .map((log) => privacyPool.interface.parseLog(log))

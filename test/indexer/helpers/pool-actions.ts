@@ -19,9 +19,12 @@ import { buildAuthorization, signAuthorization } from "../../contracts/helpers/a
 import { depositNote, ragequitNote, secretsFor } from "../../contracts/helpers/notes.js";
 import type { LocalChain } from "./local-chain.js";
 
-/** A real deposit through the entrypoint; `tag` makes the note's secrets distinct and deterministic. */
-export function deposit(chain: LocalChain, depositor: Signer, tag: number, value = 1_000_000n): Promise<Note> {
-  return depositNote(chain.facilitator, depositor, value, secretsFor(BigInt(tag)));
+/**
+ * A real deposit through the entrypoint; `tag` makes the note's secrets distinct and deterministic. `funded`: the
+ * depositor already holds and approved `value` (one block, not three).
+ */
+export function deposit(chain: LocalChain, depositor: Signer, tag: number, value = 1_000_000n, options: { funded?: boolean } = {}): Promise<Note> {
+  return depositNote(chain.facilitator, depositor, value, secretsFor(BigInt(tag)), options);
 }
 
 /** Who a relay pays when not the fixture's recipient: a single-use payer and the one payment it will make. */

@@ -9,6 +9,7 @@ import { caip2NetworkOf, v1NetworkOf } from "../../../x402/networks.js";
 import { startPlain402 } from "../../../x402-peers/plain-402.js";
 import { startReferenceFacilitator, type ReferenceFacilitator } from "../../../x402-peers/reference-facilitator.js";
 import { startSeller, type Seller } from "../../../x402-peers/seller.js";
+import type { IndexerConfig } from "../../../indexer/config.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../../indexer/helpers/local-chain.js";
 import { buildRelayerConfig, startRelayer, treasury, type RunningRelayer } from "../../relayer/helpers/relayer-harness.js";
@@ -20,6 +21,11 @@ export interface PaymentWorldOptions {
   relayer?: Record<string, string>;
   /** The access-fee gate on: the entrypoint's treasury is set to the relayer's before the relayer starts. */
   accessFeeEnforced?: boolean;
+  /**
+   * Runs once the chain is deployed, before the indexer starts on `indexerConfig` (its database still empty): e.g.
+   * to put the pool and that database in the state of a pool that already holds many deposits.
+   */
+  beforeIndexer?: (chain: LocalChain, indexerConfig: IndexerConfig) => Promise<void>;
 }
 
 /**
@@ -35,7 +41,9 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
   const chainId = chain.facilitator.addressBook.chainId;
   const asset = await usdc.getAddress();
 
-  const indexer = await startIndexer(buildIndexerConfig(chain));
+  const indexerConfig = buildIndexerConfig(chain);
+  await options.beforeIndexer?.(chain, indexerConfig);
+  const indexer = await startIndexer(indexerConfig);
   if (options.accessFeeEnforced) await (await chain.facilitator.entrypoint.setAccessFeeTreasury(treasury.address)).wait();
   const gate: Record<string, string> = options.accessFeeEnforced ? { accessFeeEnforced: "true" } : {};
   const relayer = await startRelayer(buildRelayerConfig(chain, indexer, { pricingMode: "paid", ...gate, ...options.relayer }));

@@ -1,7 +1,7 @@
 import { AbiCoder, keccak256 } from "ethers";
 import type { NetworkConnection } from "hardhat/types/network";
-import { createLeanIMT } from "../../sdk/index.js";
-import type { PrivacyPool } from "../../types/ethers-contracts/index.js";
+import { createLeanIMT } from "../sdk/index.js";
+import type { PrivacyPool } from "../types/ethers-contracts/index.js";
 
 // PrivacyPool's storage layout, in declaration order (it inherits no state): nonce, then the state tree
 // {(size, depth, window, windowInserts, previousWindowInserts), sideNodes, roots[ROOT_HISTORY_SIZE], evicted}, the

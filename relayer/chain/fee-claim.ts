@@ -1,11 +1,10 @@
 import type { PoolChain } from "./pool-chain.js";
 
 export interface FeeClaim {
-  /** What the pool owed the treasury before this round (PrivacyPool.accruedFeesOf). */
-  accrued: bigint;
-  /** What the claim paid the treasury; absent when below the minimum, nothing was sent. */
-  claimed?: bigint;
-  txHash?: string;
+  /** What the pool owes the treasury after this round (PrivacyPool.accruedFeesOf): 1 after a claim. */
+  owed: bigint;
+  /** The claim sent, when the accrued takes reached the minimum. */
+  claim?: { amount: bigint; txHash: string };
 }
 
 /**
@@ -16,10 +15,10 @@ export interface FeeClaim {
  */
 export async function claimTreasuryFees(chain: PoolChain, treasury: string, minimum: bigint): Promise<FeeClaim> {
   const accrued = await chain.call(() => chain.pool.accruedFeesOf(treasury));
-  if (accrued <= 1n || accrued - 1n < minimum) return { accrued };
+  if (accrued <= 1n || accrued - 1n < minimum) return { owed: accrued };
   const data = chain.pool.interface.encodeFunctionData("claimFees", [treasury]);
   const sent = await chain.sendFromRelayer({ to: chain.deployment.privacyPool, data });
   const receipt = await chain.call(() => sent.wait());
   if (receipt === null || receipt.status !== 1) throw new Error(`fee claim transaction ${sent.hash} reverted`);
-  return { accrued, claimed: accrued - 1n, txHash: receipt.hash };
+  return { owed: 1n, claim: { amount: accrued - 1n, txHash: receipt.hash } };
 }

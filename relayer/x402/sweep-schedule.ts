@@ -64,8 +64,8 @@ export class SweepSchedule {
         metrics.recordSweep(records, 0);
         if (records.length > 0) logger.info({ payers: records.length, refunded: records.filter((r) => r.outcome === "deposited").length }, "payer sweep done");
         const fees = await claimTreasuryFees(chain, this.deps.treasury, this.deps.feeClaimMinimum);
-        metrics.treasuryAccruedFees.set(Number(fees.claimed === undefined ? fees.accrued : fees.accrued - fees.claimed));
-        if (fees.claimed !== undefined) logger.info({ claimed: fees.claimed.toString(), txHash: fees.txHash }, "treasury fees claimed");
+        metrics.treasuryAccruedFees.set(Number(fees.owed));
+        if (fees.claim) logger.info({ claimed: fees.claim.amount.toString(), txHash: fees.claim.txHash }, "treasury fees claimed");
       });
       result = ran ? "done" : "skipped";
     } catch (error) {

@@ -1,4 +1,3 @@
-import { decodePaymentResponseHeader } from "@x402/core/http";
 import { expect } from "chai";
 import { grossForNet } from "../../relayer/pricing.js";
 import { X402AgentError, type AgentEvent } from "../../sdk/agent/index.js";
@@ -8,6 +7,7 @@ import { WEATHER_REPORT } from "../../x402-peers/seller.js";
 import { treasury } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { expectAbsentFrom } from "./helpers/absent-from.js";
+import { sellerSettlement } from "./helpers/seller-settlement.js";
 import { startPaymentWorld, type PaymentWorld, type Seller } from "./helpers/payment-world.js";
 
 const TAKE_BPS = 500n;
@@ -26,13 +26,6 @@ describe("access fees paid out of the note: no address of the depositor appears 
   after(async function () {
     await world?.close();
   });
-
-  /** The seller's settlement transaction, from the payment response header of either version. */
-  function sellerSettlement(response: Response): string {
-    const header = response.headers.get("PAYMENT-RESPONSE") ?? response.headers.get("X-PAYMENT-RESPONSE");
-    expect(header, "payment response header").to.be.a("string");
-    return decodePaymentResponseHeader(header!).transaction;
-  }
 
   /** The AccessFeePaid events of a transaction, as the entrypoint emitted them. */
   async function accessFeesPaidIn(txHash: string) {

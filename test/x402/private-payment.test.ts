@@ -1,5 +1,4 @@
 import http from "node:http";
-import { decodePaymentResponseHeader } from "@x402/core/http";
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import { grossForNet } from "../../relayer/pricing.js";
@@ -16,6 +15,7 @@ import { PAYER_KEY_SECRET, relayerKey, treasury } from "../relayer/helpers/relay
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { startPaymentWorld, type PaymentWorld, type Seller } from "./helpers/payment-world.js";
 import { expectAbsentFrom } from "./helpers/absent-from.js";
+import { sellerSettlement } from "./helpers/seller-settlement.js";
 
 const TAKE_BPS = 500n;
 const SETTLE_X402 = "/api/facilitator/settle-x402";
@@ -30,13 +30,6 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
   after(async function () {
     await world?.close();
   });
-
-  /** The seller's settlement transaction, from the payment response header of either version. */
-  function sellerSettlement(response: Response): string {
-    const header = response.headers.get("PAYMENT-RESPONSE") ?? response.headers.get("X-PAYMENT-RESPONSE");
-    expect(header, "payment response header").to.be.a("string");
-    return decodePaymentResponseHeader(header!).transaction;
-  }
 
   /** A custodial payment: the agent sends the note, the relayer proves (test/x402/non-custodial.test.ts has the other mode). */
   async function paysPrivately(seller: Seller, payTo: string) {

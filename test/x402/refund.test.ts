@@ -1,16 +1,13 @@
 import { expect } from "chai";
-import { Wallet } from "ethers";
 import { grossForNet } from "../../relayer/pricing.js";
 import { proveLocally, recoverNotes } from "../../sdk/agent/index.js";
 import { FacilitatorClient, noteToWire } from "../../sdk/client/facilitator-client.js";
 import { createNote, deriveChangeSecrets, deriveRefundSecrets, precommitmentOf, type Note } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
 import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
-import { caip2NetworkOf } from "../../x402/networks.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
-import { startReferenceFacilitator, type ReferenceFacilitator } from "../../x402-peers/reference-facilitator.js";
-import { startSeller, type Seller } from "../../x402-peers/seller.js";
-import { PAYER_KEY_SECRET, relayerKey } from "../relayer/helpers/relayer-harness.js";
+import type { Seller } from "../../x402-peers/seller.js";
+import { PAYER_KEY_SECRET } from "../relayer/helpers/relayer-harness.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 
 const SETTLE_X402 = "/api/facilitator/settle-x402";
@@ -23,30 +20,14 @@ const PRICE = 50_000n;
 describe("refunds: a payment the seller refused after funding comes home as a note of the agent's seed", function () {
   let world: PaymentWorld;
   /** A seller whose x402 facilitator verifies payments but has no gas to settle them: it refuses after funding. */
-  let brokeFacilitator: ReferenceFacilitator;
   let seller: Seller;
 
   before(async function () {
     world = await startPaymentWorld({ price: PRICE });
-    const { entrypoint } = world.chain.facilitator;
-    await (await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), relayerKey.address)).wait();
-    brokeFacilitator = await startReferenceFacilitator({
-      rpcUrl: world.chain.rpc.url,
-      chainId: world.chainId,
-      privateKey: Wallet.createRandom().privateKey as `0x${string}`,
-    });
-    seller = await startSeller({
-      facilitatorUrl: brokeFacilitator.url,
-      asset: world.asset,
-      amountAtomic: PRICE.toString(),
-      x402Version: 2,
-      network: caip2NetworkOf(world.chainId),
-      payTo: Wallet.createRandom().address,
-    });
+    seller = await world.startBrokeSeller();
   });
   after(async function () {
     await seller?.close();
-    await brokeFacilitator?.close();
     await world?.close();
   });
 

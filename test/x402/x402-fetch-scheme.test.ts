@@ -1,7 +1,7 @@
 import { x402Client } from "@x402/core/client";
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from "@x402/fetch";
 import { expect } from "chai";
-import { Wallet, type Signer } from "ethers";
+import type { Signer } from "ethers";
 import { grossForNet } from "../../relayer/pricing.js";
 import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
 import {
@@ -15,10 +15,8 @@ import {
 } from "../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
 import { deriveRefundSecrets } from "../../sdk/index.js";
-import { caip2NetworkOf } from "../../x402/networks.js";
-import { startReferenceFacilitator, type ReferenceFacilitator } from "../../x402-peers/reference-facilitator.js";
-import { startSeller, WEATHER_REPORT, type Seller } from "../../x402-peers/seller.js";
-import { PAYER_KEY_SECRET, relayerKey } from "../relayer/helpers/relayer-harness.js";
+import { WEATHER_REPORT, type Seller } from "../../x402-peers/seller.js";
+import { PAYER_KEY_SECRET } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 import { expectAbsentFrom } from "./helpers/absent-from.js";
@@ -28,31 +26,15 @@ const TAKE_BPS = 500n;
 describe("@x402/fetch with only the private-pool scheme registered: an @x402/core client pays out of the pool", function () {
   let world: PaymentWorld;
   /** A seller whose x402 facilitator verifies payments but has no gas to settle them: it refuses after funding. */
-  let brokeFacilitator: ReferenceFacilitator;
   let brokeSeller: Seller;
   const gross = () => grossForNet(world.price, TAKE_BPS);
 
   before(async function () {
     world = await startPaymentWorld();
-    const { entrypoint } = world.chain.facilitator;
-    await (await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), relayerKey.address)).wait();
-    brokeFacilitator = await startReferenceFacilitator({
-      rpcUrl: world.chain.rpc.url,
-      chainId: world.chainId,
-      privateKey: Wallet.createRandom().privateKey as `0x${string}`,
-    });
-    brokeSeller = await startSeller({
-      facilitatorUrl: brokeFacilitator.url,
-      asset: world.asset,
-      amountAtomic: world.price.toString(),
-      x402Version: 2,
-      network: caip2NetworkOf(world.chainId),
-      payTo: Wallet.createRandom().address,
-    });
+    brokeSeller = await world.startBrokeSeller();
   });
   after(async function () {
     await brokeSeller?.close();
-    await brokeFacilitator?.close();
     await world?.close();
   });
 

@@ -12,7 +12,7 @@ import { startSeller, type Seller } from "../../../x402-peers/seller.js";
 import type { IndexerConfig } from "../../../indexer/config.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../../indexer/helpers/local-chain.js";
-import { buildRelayerConfig, startRelayer, treasury, type RunningRelayer } from "../../relayer/helpers/relayer-harness.js";
+import { buildRelayerConfig, relayerKey, startRelayer, treasury, type RunningRelayer } from "../../relayer/helpers/relayer-harness.js";
 
 export interface PaymentWorldOptions {
   /** The sellers' price in atomic USDC; at least the test network's minimum settle (40000). */
@@ -109,6 +109,32 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     return { agent, vault, seed, events, deposit: deposited, address: await wallet.getAddress() };
   };
 
+  /**
+   * A v2 seller of `price` whose x402 facilitator verifies payments but has no gas to settle them: it refuses after
+   * the pool funded the payer. The relaying key gets REFUNDER_ROLE, so the payer sweep can bring the payment home.
+   * Closing the seller closes its facilitator.
+   */
+  const startBrokeSeller = async (sellerPrice = price): Promise<Seller> => {
+    const { entrypoint } = chain.facilitator;
+    await (await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), relayerKey.address)).wait();
+    const broke = await startReferenceFacilitator({ rpcUrl: chain.rpc.url, chainId, privateKey: Wallet.createRandom().privateKey as `0x${string}` });
+    const seller = await startSeller({
+      facilitatorUrl: broke.url,
+      asset,
+      amountAtomic: sellerPrice.toString(),
+      x402Version: 2,
+      network: caip2NetworkOf(chainId),
+      payTo: Wallet.createRandom().address,
+    });
+    return {
+      ...seller,
+      async close() {
+        await seller.close();
+        await broke.close();
+      },
+    };
+  };
+
   const unspentNotes = async (vault: NoteVault): Promise<Note[]> =>
     (await vault.list()).filter((entry) => !entry.spent).map((entry) => entry.note);
 
@@ -136,6 +162,7 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     syncIndexer,
     whileIndexerFollows,
     newAgent,
+    startBrokeSeller,
     unspentNotes,
     async close() {
       provider.destroy();

@@ -14,6 +14,7 @@ import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain
 import { deposit } from "../indexer/helpers/pool-actions.js";
 import { spawnService } from "../helpers/service-process.js";
 import { startTcpProxy } from "../helpers/tcp-proxy.js";
+import { settleX402Body } from "./helpers/relayer-harness.js";
 import { relayerEnv, startRelayerProcess, type RelayerProcess } from "./helpers/relayer-process.js";
 
 const PRICE = 50_000n;
@@ -59,19 +60,7 @@ describe("relayer faults: a crash at each step of a spend, then a restart and a 
     return note;
   };
 
-  const settleX402Body = (note: Note) => ({
-    accepts: {
-      scheme: "exact",
-      network: "eip155:31337",
-      asset: chain.facilitator.addressBook.usdc,
-      payTo: Wallet.createRandom().address,
-      amount: PRICE.toString(),
-      maxTimeoutSeconds: 600,
-      extra: { name: "USDC", version: "2" },
-    },
-    serviceDeposit: noteToWire(note),
-    acceptNotPrivate: true,
-  });
+  const settleX402Of = (note: Note) => settleX402Body(chain, note, PRICE);
 
   /** The relay transactions that spent `note`, from the pool's Withdrawn events. */
   const withdrawalsOf = async (note: Note) => {
@@ -90,7 +79,7 @@ describe("relayer faults: a crash at each step of a spend, then a restart and a 
   /** Kills the relayer at `point` during a settle-x402 of `note`; returns the note and the request. */
   async function crashDuringSettleX402(point: FaultPoint, note?: Note) {
     note ??= await freshNote();
-    const body = settleX402Body(note);
+    const body = settleX402Of(note);
     const crashing = await start({ RELAYER_CRASH_AT: point });
     expect(await crashing.post(SETTLE_X402, body)).to.equal("lost");
     expect(await crashing.exited).to.equal("SIGKILL");
@@ -212,7 +201,7 @@ describe("relayer faults: a crash at each step of a spend, then a restart and a 
 
   it("with the indexer down: 503 and nothing spent; the same note settles once it is back", async function () {
     const note = await freshNote();
-    const body = settleX402Body(note);
+    const body = settleX402Of(note);
     // The relayer checks the indexer at start: it goes away after, through a proxy that is then cut.
     const proxy = await startTcpProxy(indexer.url);
     const cut = await start({ INDEXER_URL: proxy.url });

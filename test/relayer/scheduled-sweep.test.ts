@@ -7,7 +7,7 @@ import { createTestSchema, type TestSchema } from "../helpers/database.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
-import { buildRelayerConfig, relayerKey, startRelayer, treasury, type RunningRelayer } from "./helpers/relayer-harness.js";
+import { buildRelayerConfig, relayerKey, settleX402Body, startRelayer, treasury, type RunningRelayer } from "./helpers/relayer-harness.js";
 import { sample } from "../helpers/metrics.js";
 
 const SETTLE_X402 = "/api/facilitator/settle-x402";
@@ -50,19 +50,7 @@ describe("relayer: the payer sweep runs by itself", function () {
     await indexer.indexer.sync.catchUp();
     await indexer.indexer.curator.publish();
     await indexer.indexer.sync.catchUp();
-    const settled = await relayers[0]!.post(SETTLE_X402, {
-      accepts: {
-        scheme: "exact",
-        network: "eip155:31337",
-        asset: chain.facilitator.addressBook.usdc,
-        payTo: Wallet.createRandom().address,
-        amount: PRICE.toString(),
-        maxTimeoutSeconds: 600,
-        extra: { name: "USDC", version: "2" },
-      },
-      serviceDeposit: noteToWire(note),
-      acceptNotPrivate: true,
-    });
+    const settled = await relayers[0]!.post(SETTLE_X402, settleX402Body(chain, note, PRICE));
     expect(settled.status, JSON.stringify(settled.body)).to.equal(200);
     const payer = settled.body.payer as string;
     const { usdc, entrypoint } = chain.facilitator;

@@ -1,12 +1,11 @@
 import { expect } from "chai";
-import { Wallet } from "ethers";
 import { PgRelayerStore } from "../../relayer/store/pg-store.js";
-import { noteToWire } from "../../sdk/client/facilitator-client.js";
 import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { createTestSchema, type TestSchema } from "../helpers/database.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
+import { settleX402Body } from "./helpers/relayer-harness.js";
 import { relayerEnv, startRelayerProcess, type RelayerProcess } from "./helpers/relayer-process.js";
 
 /** A connection string whose sessions use `schema`, so the relayers share the test's schema and nothing else. */
@@ -33,20 +32,7 @@ describe("two relayer processes on one PostgreSQL", function () {
     await indexer.indexer.sync.catchUp();
     await indexer.indexer.curator.publish();
     await indexer.indexer.sync.catchUp();
-    const body = {
-      accepts: {
-        scheme: "exact",
-        network: "eip155:31337",
-        asset: chain.facilitator.addressBook.usdc,
-        payTo: Wallet.createRandom().address,
-        amount: "50000",
-        maxTimeoutSeconds: 600,
-        extra: { name: "USDC", version: "2" },
-      },
-      serviceDeposit: noteToWire(note),
-      acceptNotPrivate: true,
-    };
-    return { note, body };
+    return { note, body: settleX402Body(chain, note, 50_000n) };
   };
 
   const withdrawalsOf = async (note: Note) => {

@@ -4,7 +4,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { HDNodeWallet } from "ethers";
+import { HDNodeWallet, Wallet } from "ethers";
 import { pino, type DestinationStream } from "pino";
 import { RelayerConfigSchema, type RelayerConfig } from "../../../relayer/config.js";
 import { createRelayer, proverFor, type Relayer } from "../../../relayer/relayer.js";
@@ -117,3 +117,18 @@ export function logLines(): { lines: string[]; destination: DestinationStream } 
 
 /** A note as a request's `serviceDeposit`. */
 export const serviceDeposit = (note: Note) => noteToWire(note);
+
+/** A settle-x402 request paying `note` into a fresh seller's exact USDC entry of `amount` on the local chain. */
+export const settleX402Body = (chain: LocalChain, note: Note, amount: bigint) => ({
+  accepts: {
+    scheme: "exact",
+    network: "eip155:31337",
+    asset: chain.facilitator.addressBook.usdc,
+    payTo: Wallet.createRandom().address,
+    amount: amount.toString(),
+    maxTimeoutSeconds: 600,
+    extra: { name: "USDC", version: "2" },
+  },
+  serviceDeposit: noteToWire(note),
+  acceptNotPrivate: true,
+});

@@ -34,6 +34,7 @@ export const RELAYER_ENV = {
   prover: "RELAYER_PROVER",
   rateLimitGlobalPerSecond: "RELAYER_RATE_LIMIT_GLOBAL_PER_SECOND",
   rateLimitPerNotePerMinute: "RELAYER_RATE_LIMIT_PER_NOTE_PER_MINUTE",
+  treesBytesPerSecond: "RELAYER_TREES_BYTES_PER_SECOND",
   rpcTimeoutMs: "RELAYER_RPC_TIMEOUT_MS",
   relayBatch: "RELAYER_RELAY_BATCH",
   relayBatchMax: "RELAYER_RELAY_BATCH_MAX",
@@ -133,6 +134,8 @@ export const RelayerConfigSchema = z
     rateLimitGlobalPerSecond: positiveInt.default(100),
     /** Requests per minute naming one note (by its nullifier hash); bursts up to one minute's worth. */
     rateLimitPerNotePerMinute: positiveInt.default(60),
+    /** Bytes a second the trees route's bulk answers (whole trees) may take together (relayer/http/trees-pacing.ts). */
+    treesBytesPerSecond: positiveInt.default(32 * 1024 * 1024),
     /** Each chain RPC request gives up after this long and answers CHAIN_UNAVAILABLE. */
     rpcTimeoutMs: positiveInt.default(15_000),
     /**

@@ -10,23 +10,27 @@
 //
 // At each leaf count: BENCH_SETTLES sequential payments of each kind (default 10, after one warm-up); then
 // BENCH_AGENTS agents (default 4) each making BENCH_AGENT_PAYMENTS server-proof settle-x402 payments (default 3) at
-// once: on the automining chain, then on blocks every BLOCK_MS (BENCH_BLOCK_MS, default 2000, Base's block time)
-// with the relayer's batching on and off, and with batching on again as non-custodial agents (each proves, from its
-// own copy of the warm agent's trees). Checks that every concurrent settle's transaction spent its note on chain.
+// once on the automining chain; then BENCH_BLOCK_PAYMENTS each (default 6) on blocks every BLOCK_MS (BENCH_BLOCK_MS,
+// default 2000, Base's block time): back to back with the relayer's batching on, then with each agent waiting a
+// random 0 to BENCH_THINK_MS (default half a block) between payments, with batching on, as non-custodial agents
+// (each proves, from its own copy of the warm agent's trees) and with batching off. Checks that every concurrent
+// settle's transaction spent its note on chain.
 // The agent keeps its trees from payment to payment, as an X402Agent does; a cold agent's first payment (no trees
 // yet) is timed apart, and the bytes of the relayer's answers per warm payment are counted (content-length, at the
 // HTTP level). The CPU a trees request costs (process.cpuUsage over BENCH_TREES_REQUESTS requests one after
 // another, default 20, whole trees and a warm agent's few new leaves): the relayer, its indexer and the client run
 // in this one process, so the figure is theirs together, an upper bound of the relayer's. At leaf counts of at least
-// BENCH_LOAD_LEAVES (default 100000), the load test: BENCH_LOAD_CLIENTS clients (default 20) fetch whole trees in a
-// loop while the agents pay at once again (automine), its p50 against the run without them.
+// BENCH_LOAD_LEAVES (default 100000), the load test: BENCH_LOAD_CLIENTS clients (default 20), in a process of their
+// own, fetch whole trees in a loop while the agents pay at once again (automine), its p50 against the run without them.
 //
 // BENCH_PROVER (auto, native or wasm; default auto: the native prover when `npm ci` built it) picks the relayer's
 // prover; the agent proves with the SDK's LocalProver (the native prover when built, else the wasm engine). Prints
 // a table per leaf count and their comparison, and writes bench/results/settle.json (by leaf count).
+import { fork } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { Wallet } from "ethers";
 import { emptyTrees, loadTrees, proveLocally, saveTrees, type AgentTrees } from "../../sdk/agent/index.js";
 import { FacilitatorClient, noteToWire } from "../../sdk/client/facilitator-client.js";
@@ -48,6 +52,14 @@ const AGENTS = Number(process.env.BENCH_AGENTS ?? 4);
 const AGENT_PAYMENTS = Number(process.env.BENCH_AGENT_PAYMENTS ?? 3);
 /** Block time of the batching comparison: Base's 2 s. */
 const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 2000);
+/** Payments each agent makes on blocks: enough for a p95. */
+const BLOCK_PAYMENTS = Number(process.env.BENCH_BLOCK_PAYMENTS ?? 6);
+/**
+ * The most an agent waits between two payments on blocks, at random (the seller's answer and the agent's own work):
+ * an agent that pays again the moment its last payment was mined starts every payment at the same point of a block,
+ * and then waits for the next block whatever its payment costs.
+ */
+const THINK_MS = Number(process.env.BENCH_THINK_MS ?? BLOCK_MS / 2);
 const TREES_REQUESTS = Number(process.env.BENCH_TREES_REQUESTS ?? 20);
 const LOAD_LEAVES = Number(process.env.BENCH_LOAD_LEAVES ?? 100_000);
 const LOAD_CLIENTS = Number(process.env.BENCH_LOAD_CLIENTS ?? 20);
@@ -104,7 +116,7 @@ async function measureAt(leafCount: number) {
 
     const loadTest = leafCount >= LOAD_LEAVES;
     const batch = AGENTS * AGENT_PAYMENTS;
-    const noteCount = 4 * (SETTLES + 1) + 4 * batch + 1 + (loadTest ? batch : 0);
+    const noteCount = 4 * (SETTLES + 1) + batch + 4 * AGENTS * BLOCK_PAYMENTS + 1 + (loadTest ? batch : 0);
     console.log(`depositing ${noteCount} notes...`);
     let tag = 1_000;
     const depositors = Object.values(world.chain.depositors);
@@ -123,7 +135,13 @@ async function measureAt(leafCount: number) {
     const [coldAgentNote] = await notes(1);
     const agentNotes = await notes(batch);
     const loadNotes = loadTest ? await notes(batch) : [];
-    const blockNotes = { batched: await notes(batch), nonCustodial: await notes(batch), alone: await notes(batch) };
+    const onBlocksBatch = AGENTS * BLOCK_PAYMENTS;
+    const blockNotes = {
+      backToBack: await notes(onBlocksBatch),
+      batched: await notes(onBlocksBatch),
+      nonCustodial: await notes(onBlocksBatch),
+      alone: await notes(onBlocksBatch),
+    };
     await world.syncIndexer();
     const indexerRoot = world.indexer.indexer.sync.stateTree.root;
     const poolRoot = await pool.currentRoot();
@@ -281,7 +299,7 @@ async function measureAt(leafCount: number) {
      * mined and spent that settle's note; counts the transactions (a batch carries several settles) and their gas. A
      * failed settle throws, unless `countFailures` (under load): then it is counted, with the first failure's answer.
      */
-    async function concurrentPayments(spent: Note[], { relayer = world.relayer, countFailures = false, nonCustodial = false } = {}) {
+    async function concurrentPayments(spent: Note[], { relayer = world.relayer, countFailures = false, nonCustodial = false, thinkMs = 0 } = {}) {
       const answers: { ms: number; body: Record<string, unknown>; note: Note }[] = [];
       const failures: string[] = [];
       const treesFile = path.join(mkdtempSync(path.join(tmpdir(), "bench-trees-")), "trees");
@@ -295,8 +313,10 @@ async function measureAt(leafCount: number) {
         Promise.all(
           Array.from({ length: AGENTS }, async (_, agent) => {
             const trees = nonCustodial ? await loadTrees(treesFile) : null;
-            for (let payment = 0; payment < AGENT_PAYMENTS; payment++) {
-              const note = spent[agent * AGENT_PAYMENTS + payment]!;
+            const payments = spent.length / AGENTS;
+            for (let payment = 0; payment < payments; payment++) {
+              const note = spent[agent * payments + payment]!;
+              if (thinkMs > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * thinkMs));
               try {
                 answers.push({ ...(await pay(note, trees)), note });
               } catch (error) {
@@ -334,32 +354,35 @@ async function measureAt(leafCount: number) {
     const concurrent = await concurrentPayments(agentNotes);
 
     /**
-     * LOAD_CLIENTS clients fetching whole trees in a loop while the agents pay at once; a client answered other than
-     * 200 waits as Retry-After asks (1 s without one), and the answers are counted by status.
+     * LOAD_CLIENTS clients fetching whole trees in a loop, in a process of their own (bench/settle/trees-load-clients.ts)
+     * as other machines would be, while the agents pay at once; the answers are counted by status.
      */
     async function underTreesLoad() {
       const url = `${world.relayer.url}${TREES_PATH}?stateFrom=0&aspFrom=0`;
-      let stop = false;
-      const statuses: Record<string, number> = {};
-      const clients = Array.from({ length: LOAD_CLIENTS }, async () => {
-        while (!stop) {
-          const response = await realFetch(url);
-          const body = Buffer.from(await response.arrayBuffer());
-          const status = response.status === 200 ? "200" : `${response.status} ${/"code":"(\w+)"/.exec(body.toString("utf8"))?.[1] ?? ""}`.trim();
-          statuses[status] = (statuses[status] ?? 0) + 1;
-          if (response.status !== 200) await new Promise((resolve) => setTimeout(resolve, 1000 * Number(response.headers.get("retry-after") ?? 1)));
-        }
+      const clients = fork(fileURLToPath(new URL("./trees-load-clients.ts", import.meta.url)), [url, String(LOAD_CLIENTS)], { execArgv: ["--import", "tsx"] });
+      const report = new Promise<{ statuses: Record<string, number>; bytes: number }>((resolve, reject) => {
+        clients.on("message", (message: { ready?: boolean; statuses?: Record<string, number>; bytes?: number }) => {
+          if (message.statuses !== undefined) resolve({ statuses: message.statuses, bytes: message.bytes ?? 0 });
+        });
+        clients.on("exit", (code) => reject(new Error(`the trees load clients exited with ${code} before reporting`)));
       });
+      await new Promise<void>((resolve) => clients.once("message", () => resolve()));
       let paying!: Awaited<ReturnType<typeof concurrentPayments>>;
       const wallMs = await elapsedMs(async () => {
         try {
           paying = await concurrentPayments(loadNotes, { countFailures: true });
         } finally {
-          stop = true;
+          clients.send("stop");
         }
       });
-      await Promise.all(clients);
-      return { clients: LOAD_CLIENTS, treesPerSecond: Number((((statuses["200"] ?? 0) / wallMs) * 1000).toFixed(1)), treesAnswers: statuses, ...paying };
+      const { statuses, bytes } = await report;
+      return {
+        clients: LOAD_CLIENTS,
+        treesPerSecond: Number((((statuses["200"] ?? 0) / wallMs) * 1000).toFixed(1)),
+        treesMiBPerSecond: Number((bytes / 2 ** 20 / (wallMs / 1000)).toFixed(1)),
+        treesAnswers: statuses,
+        ...paying,
+      };
     }
     let underLoad: Awaited<ReturnType<typeof underTreesLoad>> | null = null;
     if (loadTest) {
@@ -374,14 +397,17 @@ async function measureAt(leafCount: number) {
     await chainProvider.request({ method: "evm_setIntervalMining", params: [BLOCK_MS] });
     const unbatched = await startRelayer(buildRelayerConfig(world.chain, world.indexer, { pricingMode: "paid", prover: PROVER, relayBatch: "false" }));
     type Load = Awaited<ReturnType<typeof concurrentPayments>>;
-    let onBlocks: { blockMs: number; batched: Load; alone: Load; nonCustodial: Load };
+    let onBlocks: { blockMs: number; thinkMs: number; backToBack: Load; batched: Load; alone: Load; nonCustodial: Load };
     try {
-      console.log(`the same on ${BLOCK_MS} ms blocks, batching on...`);
-      const batched = await concurrentPayments(blockNotes.batched);
-      console.log(`the same, non-custodial (each agent proves), batching on...`);
-      const nonCustodial = await concurrentPayments(blockNotes.nonCustodial, { nonCustodial: true });
-      console.log(`the same on ${BLOCK_MS} ms blocks, server proof, batching off...`);
-      onBlocks = { blockMs: BLOCK_MS, batched, nonCustodial, alone: await concurrentPayments(blockNotes.alone, { relayer: unbatched }) };
+      console.log(`the same on ${BLOCK_MS} ms blocks, ${BLOCK_PAYMENTS} payments each, back to back, batching on...`);
+      const backToBack = await concurrentPayments(blockNotes.backToBack);
+      console.log(`the same, each agent waiting up to ${THINK_MS} ms between payments...`);
+      const batched = await concurrentPayments(blockNotes.batched, { thinkMs: THINK_MS });
+      console.log(`the same, non-custodial (each agent proves)...`);
+      const nonCustodial = await concurrentPayments(blockNotes.nonCustodial, { nonCustodial: true, thinkMs: THINK_MS });
+      console.log(`the same, server proof, batching off...`);
+      const alone = await concurrentPayments(blockNotes.alone, { relayer: unbatched, thinkMs: THINK_MS });
+      onBlocks = { blockMs: BLOCK_MS, thinkMs: THINK_MS, backToBack, batched, nonCustodial, alone };
     } finally {
       await unbatched.stop();
       await chainProvider.request({ method: "evm_setIntervalMining", params: [0] });
@@ -451,12 +477,13 @@ for (const run of runs) {
         : ([
             [
               `  the same while ${underLoad.clients} clients fetch whole trees`,
-              `${onLoad(underLoad)}; ${underLoad.treesPerSecond} whole trees/s (answers ${JSON.stringify(underLoad.treesAnswers)}); p50 ${((underLoad.p50Ms / concurrent.p50Ms - 1) * 100).toFixed(0)}%`,
+              `${onLoad(underLoad)}; ${underLoad.treesPerSecond} whole trees/s, ${underLoad.treesMiBPerSecond} MiB/s (answers ${JSON.stringify(underLoad.treesAnswers)}); p50 ${((underLoad.p50Ms / concurrent.p50Ms - 1) * 100).toFixed(0)}%`,
             ],
           ] as [string, string][])),
-      [`  the same on ${BLOCK_MS} ms blocks, batching on`, onLoad(run.concurrentOnBlocks.batched)],
-      [`  the same on ${BLOCK_MS} ms blocks, client proof + relay (each agent proves), batching on`, onLoad(run.concurrentOnBlocks.nonCustodial)],
-      [`  the same on ${BLOCK_MS} ms blocks, batching off`, onLoad(run.concurrentOnBlocks.alone)],
+      [`${AGENTS} agents on ${BLOCK_MS} ms blocks, ${BLOCK_PAYMENTS} each, back to back, batching on`, onLoad(run.concurrentOnBlocks.backToBack)],
+      [`  each waiting 0-${THINK_MS} ms between payments, batching on`, onLoad(run.concurrentOnBlocks.batched)],
+      [`  the same, client proof + relay (each agent proves)`, onLoad(run.concurrentOnBlocks.nonCustodial)],
+      [`  the same, server proof, batching off`, onLoad(run.concurrentOnBlocks.alone)],
       ["settles per minute, sequential / concurrent (automine)", `${run.sequentialSettlesPerMinute} / ${concurrent.settlesPerMinute}`],
     ],
   );
@@ -470,7 +497,7 @@ if (base !== undefined && larger.length > 0) {
     larger.flatMap((run): [string, string][] => [
       [`${count(run.leaves)}: settle-x402, server proof, sequential`, change(run.settleX402.p50Ms, base.settleX402.p50Ms)],
       [`${count(run.leaves)}: settle-x402, warm agent (client proof + relay)`, change(run.nonCustodial.settleX402.p50Ms, base.nonCustodial.settleX402.p50Ms)],
-      [`${count(run.leaves)}: ${AGENTS} agents on ${BLOCK_MS} ms blocks, batching on`, change(run.concurrentOnBlocks.batched.p50Ms, base.concurrentOnBlocks.batched.p50Ms)],
+      [`${count(run.leaves)}: ${AGENTS} agents on ${BLOCK_MS} ms blocks (waiting between payments), batching on`, change(run.concurrentOnBlocks.batched.p50Ms, base.concurrentOnBlocks.batched.p50Ms)],
       [`${count(run.leaves)}: the same, client proof + relay`, change(run.concurrentOnBlocks.nonCustodial.p50Ms, base.concurrentOnBlocks.nonCustodial.p50Ms)],
       [`${count(run.leaves)}: cold agent's first payment`, change(run.coldAgent.totalMs, base.coldAgent.totalMs)],
     ]),

@@ -81,7 +81,7 @@ export class RateLimiter {
     return async (_ctx, next) => {
       const waitMs = this.global.take(this.now());
       if (waitMs > 0) {
-        throw refusal(`The relayer is at its limit of ${this.limits.globalPerSecond} requests per second`, waitMs);
+        throw rateLimitRefusal(`The relayer is at its limit of ${this.limits.globalPerSecond} requests per second`, waitMs);
       }
       return next();
     };
@@ -102,7 +102,7 @@ export class RateLimiter {
         }
         const waitMs = bucket.take(now);
         if (waitMs > 0) {
-          throw refusal(`This note has reached its limit of ${this.limits.perNotePerMinute} requests per minute`, waitMs);
+          throw rateLimitRefusal(`This note has reached its limit of ${this.limits.perNotePerMinute} requests per minute`, waitMs);
         }
       }
       return next();
@@ -122,7 +122,8 @@ export class RateLimiter {
   }
 }
 
-function refusal(what: string, waitMs: number): RelayerError {
+/** 429 RATE_LIMITED: `what` was refused, and a retry after `waitMs` can succeed. */
+export function rateLimitRefusal(what: string, waitMs: number): RelayerError {
   const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / SECOND_MS));
   return new RelayerError("RATE_LIMITED", `${what}. Nothing was done; retry in ${retryAfterSeconds} s.`, {}, 429, retryAfterSeconds);
 }

@@ -12,6 +12,7 @@ import type { RelayerConfig } from "./config.js";
 import { Facilitator } from "./facilitator.js";
 import { crashAt, NO_FAULTS } from "./faults.js";
 import { createRelayerApp } from "./http/app.js";
+import { BulkAnswerPacer } from "./http/trees-pacing.js";
 import { InFlightRequests } from "./http/in-flight.js";
 import { checkIndexer } from "./indexer-check.js";
 import { describeCause } from "./upstream-cause.js";
@@ -170,6 +171,7 @@ async function wireRelayer(
     agents,
     supported,
     trees,
+    treesPacer: new BulkAnswerPacer(config.treesBytesPerSecond),
     openapi: () => openapi,
     logger,
     rateLimiter,

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import Router from "@koa/router";
 import type { Context } from "koa";
 import type { z } from "zod";
@@ -14,6 +15,7 @@ import { VerifyRequestSchema } from "../schemas/verify.js";
 import type { X402Settler, X402Terms } from "../x402/settle-x402.js";
 import { ROUTES, type SupportedResponse } from "../supported.js";
 import { parseWith } from "./parse.js";
+import type { BulkAnswerPacer } from "./trees-pacing.js";
 import {
   agentPublicToWire,
   agentToWire,
@@ -33,6 +35,8 @@ export interface RouteDeps {
   supported: () => Promise<SupportedResponse>;
   /** Both trees with the leaves after `from`, as the indexer's JSON bytes, passed on unread (docs/api.md 4.10). */
   trees: (from: TreeLeavesQuery) => Promise<Uint8Array>;
+  /** Holds back whole-tree answers beyond the relayer's bandwidth budget for them. */
+  treesPacer: BulkAnswerPacer;
   openapi: () => unknown;
 }
 
@@ -42,7 +46,7 @@ const body = (ctx: Context) => (ctx.request as { body?: unknown }).body;
 const agentKeyOf = (ctx: Context) => ctx.get(AGENT_KEY_HEADER) || undefined;
 
 /** Thin routes: parse with the endpoint's schema, call the facilitator, serialize. */
-export function facilitatorRouter({ facilitator, x402, accessFee, accessFeeRelay, agents, supported, trees, openapi }: RouteDeps): Router {
+export function facilitatorRouter({ facilitator, x402, accessFee, accessFeeRelay, agents, supported, trees, treesPacer, openapi }: RouteDeps): Router {
   const router = new Router();
 
   router.get(ROUTES.supported, async (ctx) => {
@@ -127,8 +131,10 @@ export function facilitatorRouter({ facilitator, x402, accessFee, accessFeeRelay
 
   router.get(ROUTES.trees, async (ctx) => {
     const from = parseWith(TreeLeavesQuerySchema.strict(), ctx.query);
+    const answer = await trees(from);
+    await sleep(treesPacer.reserve(answer.byteLength));
     ctx.type = "json";
-    ctx.body = Buffer.from(await trees(from));
+    ctx.body = Buffer.from(answer);
   });
 
   router.post(ROUTES.quote, async (ctx) => {

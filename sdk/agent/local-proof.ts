@@ -85,8 +85,11 @@ export async function proveLocally(options: {
     checkQuote(quote, note, expected);
     const askedFrom = { state: trees.state.fetched, asp: trees.asp.fetched };
     receiveTrees(trees, await facilitator.trees(askedFrom));
-    const stateWitness = await witnessOf(trees.state, { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize }, note.commitment, "state");
-    const aspWitness = await witnessOf(trees.asp, { root: quote.aspRoot, depth: quote.aspTreeDepth, size: quote.aspTreeSize }, note.label, "ASP");
+    // Built side by side: one tree's JavaScript runs while the other is hashed natively.
+    const [stateWitness, aspWitness] = await Promise.all([
+      witnessOf(trees.state, { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize }, note.commitment, "state"),
+      witnessOf(trees.asp, { root: quote.aspRoot, depth: quote.aspTreeDepth, size: quote.aspTreeSize }, note.label, "ASP"),
+    ]);
     if (stateWitness instanceof X402AgentError || aspWitness instanceof X402AgentError) {
       // A tree kept from earlier that does not rebuild the quoted root was rebuilt since (an ASP revocation, a
       // reorg): witnessOf dropped it, and it is fetched whole at once.

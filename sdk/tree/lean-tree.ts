@@ -120,6 +120,21 @@ export class LeanTree {
     return this.levels.length - 1;
   }
 
+  /**
+   * The root of the tree of the first `size` leaves (0 for none), in at most one hash a level: a node whose
+   * leaves are all among those is the same in both trees, so only the prefix's right edge is hashed again.
+   */
+  rootAt(size: number): bigint {
+    if (!Number.isInteger(size) || size < 0 || size > this.size) throw new RangeError(`a tree of ${this.size} leaves has no prefix of ${size}`);
+    if (size === this.size) return this.root;
+    if (size === 0) return 0n;
+    let edge = this.levels[0]![size - 1]!;
+    for (let level = 0, last = size - 1; last > 0; level++, last >>= 1) {
+      if (last % 2 === 1) edge = nodeHash(this.levels[level]![last - 1]!, edge);
+    }
+    return edge;
+  }
+
   /** The leaves, in order; not to be changed. */
   get leaves(): readonly bigint[] {
     return this.levels[0]!;

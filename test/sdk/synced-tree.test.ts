@@ -66,6 +66,22 @@ describe("LeanTree: the pool's LeanIMT as levels", function () {
     expect((await LeanTree.buildFrom(list, [chunks[0]!.subarray(1), chunks[1]!])).reused).to.equal(0);
   });
 
+  it("gives the root of any prefix of its leaves, as a LeanIMT of that prefix has it", async function () {
+    const list = leaves(2 * CHUNK_LEAVES + 1);
+    const tree = await LeanTree.build(list);
+    const aroundPowers = Array.from({ length: 12 }, (_, k) => [(1 << k) - 1, 1 << k, (1 << k) + 1]).flat();
+    const sizes = [...new Set([...Array.from({ length: 10 }, (_, i) => i), ...aroundPowers, list.length])].sort((a, b) => a - b);
+    expect(sizes).to.include.members([CHUNK_LEAVES - 1, CHUNK_LEAVES, CHUNK_LEAVES + 1, 2 * CHUNK_LEAVES, list.length]);
+    // One LeanIMT grown through the sizes: at each it is the LeanIMT of that prefix.
+    const prefix = createLeanIMT();
+    for (const size of sizes) {
+      if (size > prefix.size) prefix.insertMany(list.slice(prefix.size, size));
+      expect(tree.rootAt(size), `root of the first ${size} leaves`).to.equal(size === 0 ? 0n : prefix.root);
+    }
+    for (const outside of [-1, list.length + 1, 1.5]) expect(() => tree.rootAt(outside)).to.throw(RangeError);
+    expect(LeanTree.empty().rootAt(0)).to.equal(0n);
+  });
+
   it("packs leaves as 64 hex characters each and refuses a broken packing", function () {
     const list = [0n, 1n, (1n << 253n) + 7n];
     expect(packLeaves(list)).to.have.length(3 * 64);

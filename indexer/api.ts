@@ -19,8 +19,9 @@ export const INDEXER_ROUTES = {
   /** Root, depth and size of the state tree and of the on-chain ASP tree. */
   trees: "/v1/trees",
   /**
-   * The same with the leaves from `?stateFrom=` and `?aspFrom=` on (default 0, every leaf): public data, from which
-   * an agent rebuilds both trees and takes its own paths.
+   * The same with the leaves from `?stateFrom=` and `?aspFrom=` on (default 0, every leaf; from 0 where the optional
+   * `?stateFromRoot=`/`?aspFromRoot=` is not the root of the tree's first leaves up to there): public data, from
+   * which an agent rebuilds both trees and takes its own paths.
    */
   treeLeaves: "/v1/trees/leaves",
 } as const;
@@ -81,12 +82,22 @@ const TreeSchema = z.object({ root: FieldElementSchema, depth: count.max(MAX_TRE
 /** The state tree up to lastBlock and the ASP tree whose root is on chain (the one ASP paths come from). */
 export const TreesSchema = z.object({ state: TreeSchema, asp: TreeSchema }).strict();
 
-/** How many leaves of each tree the caller has: the answer holds the leaves after those. */
-export const TreeLeavesQuerySchema = z.object({ stateFrom: z.coerce.number().pipe(count).default(0), aspFrom: z.coerce.number().pipe(count).default(0) });
+/**
+ * How many leaves of each tree the caller has: the answer holds the leaves after those. With `stateFromRoot`
+ * (`aspFromRoot`), the root the caller's first `stateFrom` (`aspFrom`) leaves make: a tree whose first leaves make
+ * another root was rebuilt since (an ASP revocation, a reorg), even when it has grown past them, and is answered
+ * from 0.
+ */
+export const TreeLeavesQuerySchema = z.object({
+  stateFrom: z.coerce.number().pipe(count).default(0),
+  aspFrom: z.coerce.number().pipe(count).default(0),
+  stateFromRoot: FieldElementSchema.optional(),
+  aspFromRoot: FieldElementSchema.optional(),
+});
 
 /**
  * A tree with its leaves from position `from` on (the position asked for, or 0 when the tree has fewer leaves than
- * that: it was rebuilt, and the caller must start again), packed: 64 hex characters (32 big-endian bytes) a leaf,
+ * that or its first leaves make another root than the caller's: it was rebuilt, and the caller must start again), packed: 64 hex characters (32 big-endian bytes) a leaf,
  * one string. The server keeps them packed, so a request prints no leaf, and the relayer passes them on unread.
  */
 const TreeWithLeavesSchema = TreeSchema.extend({ from: count, leaves: z.string().regex(/^(?:[0-9a-f]{64})*$/) }).strict();

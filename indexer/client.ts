@@ -70,7 +70,11 @@ export class IndexerClient {
 
   /** treeLeaves' answer as the indexer sent it, JSON bytes unread: what the relayer passes on to agents. */
   async treeLeavesJson(from: Partial<TreeLeavesQuery> = {}): Promise<Uint8Array> {
-    const query = new URLSearchParams(Object.entries(from).map(([name, value]): [string, string] => [name, String(value)]));
+    const query = new URLSearchParams(
+      Object.entries(from)
+        .filter(([, value]) => value !== undefined)
+        .map(([name, value]): [string, string] => [name, String(value)]),
+    );
     const response = await this.fetch(`${routePath(INDEXER_ROUTES.treeLeaves)}?${query}`);
     if (!response.ok) await this.throwError(response);
     return new Uint8Array(await response.arrayBuffer());

@@ -58,7 +58,7 @@ export class IndexerQueries {
    */
   treeLeavesJson(from: TreeLeavesQuery): string {
     const { state, asp } = this.currentTrees();
-    return `{"state":${treeSliceJson(state, from.stateFrom)},"asp":${treeSliceJson(asp, from.aspFrom)}}`;
+    return `{"state":${treeSliceJson(state, from.stateFrom, from.stateFromRoot)},"asp":${treeSliceJson(asp, from.aspFrom, from.aspFromRoot)}}`;
   }
 
   aspProof(label: bigint): AspProof {
@@ -122,8 +122,11 @@ export class IndexerQueries {
 
 const shapeOf = (tree: IndexedTree) => ({ root: tree.root, depth: tree.depth, size: tree.size });
 
-/** A tree's shape and its leaves from `from` on; from 0 when it has fewer leaves than that (it was rebuilt). */
-function treeSliceJson(tree: IndexedTree, from: number): string {
-  const start = from <= tree.size ? from : 0;
+/**
+ * A tree's shape and its leaves from `from` on; from 0 when it was rebuilt since the caller's leaves: it has fewer
+ * leaves than that, or its first `from` leaves make another root than `fromRoot` (when given).
+ */
+function treeSliceJson(tree: IndexedTree, from: number, fromRoot: bigint | undefined): string {
+  const start = from <= tree.size && (fromRoot === undefined || tree.rootAt(from) === fromRoot) ? from : 0;
   return `{"root":"${tree.root}","depth":${tree.depth},"size":${tree.size},"from":${start},"leaves":"${tree.packedLeaves(start)}"}`;
 }

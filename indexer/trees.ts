@@ -49,6 +49,11 @@ export class IndexedTree {
     return this.tree.depth;
   }
 
+  /** The root of the tree of the first `size` leaves (LeanTree.rootAt). */
+  rootAt(size: number): bigint {
+    return this.tree.rootAt(size);
+  }
+
   get leaves(): readonly bigint[] {
     return this.tree.leaves;
   }

@@ -33,7 +33,7 @@ function fieldParam(ctx: Context & { params: Record<string, string> }, name: str
 
 function treeLeavesQuery(query: unknown) {
   const parsed = TreeLeavesQuerySchema.safeParse(query);
-  if (!parsed.success) throw new IndexerError("INVALID_REQUEST", `stateFrom and aspFrom must be leaf counts: ${parsed.error.issues[0]?.message}`);
+  if (!parsed.success) throw new IndexerError("INVALID_REQUEST", `stateFrom and aspFrom must be leaf counts, stateFromRoot and aspFromRoot field elements: ${parsed.error.issues[0]?.path.join(".")} ${parsed.error.issues[0]?.message}`);
   return parsed.data;
 }
 

@@ -207,6 +207,36 @@ describe("ASP curator on a local chain", function () {
     expect(after.asp).to.deep.include({ from: 0, size: 1, leaves: packLeaves([approved.label]) });
   });
 
+  it("serves a tree rebuilt by a revocation and regrown past the caller's leaves from 0 when the caller names the root its leaves make", async function () {
+    const lists = writeScreeningLists();
+    const { indexer, client } = await start(lists);
+    const first = [await deposit(chain, alice, 1), await deposit(chain, bob, 2), await deposit(chain, carol, 3)];
+    await indexer.sync.catchUp();
+    await indexer.curator.publish();
+    const held = await client.treeLeaves();
+    expect(held.asp.size).to.equal(3);
+
+    rewriteScreeningList(lists.overlayList, [bob.address], "bridge exploit, 2025");
+    await indexer.curator.reloadLists();
+    const later = [await deposit(chain, dave, 4), await deposit(chain, erin, 5)];
+    await indexer.sync.catchUp();
+    await indexer.curator.publish();
+    const rebuilt = [first[0]!, first[2]!, ...later].map(({ label }) => label);
+    expect(await entrypoint.latestRoot()).to.equal(createLeanIMT(rebuilt).root);
+
+    // By sizes alone the rebuilt tree (4 labels) follows the 3 held: the slice would sit on a stale prefix.
+    const bySize = await client.treeLeaves({ aspFrom: 3 });
+    expect(bySize.asp).to.deep.include({ from: 3, size: 4 });
+    const named = await client.treeLeaves({ aspFrom: 3, aspFromRoot: held.asp.root, stateFrom: 3, stateFromRoot: held.state.root });
+    expect(named.asp).to.deep.include({ from: 0, size: 4, leaves: packLeaves(rebuilt), root: createLeanIMT(rebuilt).root });
+    expect(named.state, "the state tree only grew").to.deep.include({ from: 3, size: 5, leaves: packLeaves(later.map(({ commitment }) => commitment)) });
+    // The root of a prefix inside the tree is checked too: right, the slice; wrong, from 0.
+    const prefixRoot = createLeanIMT(rebuilt.slice(0, 2)).root;
+    expect((await client.treeLeaves({ aspFrom: 2, aspFromRoot: prefixRoot })).asp).to.deep.include({ from: 2, leaves: packLeaves(rebuilt.slice(2)) });
+    expect((await client.treeLeaves({ aspFrom: 2, aspFromRoot: prefixRoot + 1n })).asp).to.deep.include({ from: 0 });
+    await expectApiError(client.treeLeaves({ aspFrom: 2, aspFromRoot: -1n }), 400, "INVALID_REQUEST");
+  });
+
   it("serves ASP paths only under a root the entrypoint has, when another postman publishes", async function () {
     const note = await deposit(chain, alice, 1);
     const { indexer, client } = await start({ publishRoots: "false", postmanPrivateKey: undefined });

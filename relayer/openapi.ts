@@ -142,10 +142,21 @@ export function buildOpenApi(supportedSchema: Schema) {
         get: {
           summary:
             "Both trees with their leaves after those the agent has (packed, 64 hex characters a leaf): the state tree and the on-chain ASP tree, from which an agent takes its own paths (docs/api.md 4.10)",
-          parameters: ["stateFrom", "aspFrom"].map((name) => ({ name, in: "query", required: false, schema: { type: "integer", minimum: 0, default: 0 } })),
+          parameters: [
+            ...["stateFrom", "aspFrom"].map((name) => ({ name, in: "query", required: false, schema: { type: "integer", minimum: 0, default: 0 } })),
+            ...["stateFromRoot", "aspFromRoot"].map((name) => ({
+              name,
+              in: "query",
+              required: false,
+              description: `the root the agent's first ${name.replace("Root", "")} leaves make: a tree whose first leaves make another root was rebuilt, and is answered from 0`,
+              schema: { type: "string", pattern: "^(0|[1-9][0-9]*)$" },
+            })),
+          ],
           responses: {
             "200": { description: "success", ...json(TreeLeavesSchema, "input") },
-            "400": errorResponse("INVALID_REQUEST: stateFrom or aspFrom is not a non-negative integer, or an unknown query parameter"),
+            "400": errorResponse(
+              "INVALID_REQUEST: stateFrom or aspFrom is not a non-negative integer, stateFromRoot or aspFromRoot not a field element, or an unknown query parameter",
+            ),
             "422": errorResponse("INVALID_PROOF: no ASP root is on chain yet"),
             ...LIMITS,
             "503": errorResponse("INDEXER_COLD, INDEXER_UNAVAILABLE, SHUTTING_DOWN"),

@@ -32,6 +32,7 @@ import type { RelayerStore } from "./store/relayer-store.js";
 import { buildSupported } from "./supported.js";
 import { X402Settler } from "./x402/settle-x402.js";
 import { SweepSchedule } from "./x402/sweep-schedule.js";
+import { TreesCache } from "./trees-cache.js";
 import { RelayerMetrics } from "./metrics.js";
 import { Readiness } from "./readiness.js";
 
@@ -149,8 +150,9 @@ async function wireRelayer(
   const openapi = buildOpenApi(SupportedResponseSchema);
   const rateLimiter = new RateLimiter({ globalPerSecond: config.rateLimitGlobalPerSecond, perNotePerMinute: config.rateLimitPerNotePerMinute });
   const inFlight = new InFlightRequests();
-  const trees = (from: TreeLeavesQuery) =>
-    indexer.treeLeavesJson(from).catch((error: unknown) => {
+  const treesCache = new TreesCache(indexer);
+  const trees = (query: TreeLeavesQuery) =>
+    treesCache.answer(query).catch((error: unknown) => {
       throw indexerFailure(error);
     });
   const readiness = new Readiness({

@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import Router from "@koa/router";
 import type { Context } from "koa";
@@ -13,6 +14,7 @@ import { QuoteRequestSchema, SettleProofRequestSchema, SettleRequestSchema, With
 import { QuoteX402RequestSchema, SettleX402ProofRequestSchema, SettleX402RequestSchema } from "../schemas/settle-x402.js";
 import { VerifyRequestSchema } from "../schemas/verify.js";
 import type { X402Settler, X402Terms } from "../x402/settle-x402.js";
+import type { TreesBody } from "../trees-cache.js";
 import { ROUTES, type SupportedResponse } from "../supported.js";
 import { parseWith } from "./parse.js";
 import type { BulkAnswerPacer } from "./trees-pacing.js";
@@ -33,8 +35,8 @@ export interface RouteDeps {
   accessFeeRelay: AccessFeeRelay;
   agents: AgentRegistry;
   supported: () => Promise<SupportedResponse>;
-  /** Both trees with the leaves after `from`, as the indexer's JSON bytes, passed on unread (docs/api.md 4.10). */
-  trees: (from: TreeLeavesQuery) => Promise<Uint8Array>;
+  /** Both trees with the leaves after those the caller has, as JSON bytes in parts (docs/api.md 4.10, relayer/trees-cache.ts). */
+  trees: (query: TreeLeavesQuery) => Promise<TreesBody>;
   /** Holds back whole-tree answers beyond the relayer's bandwidth budget for them. */
   treesPacer: BulkAnswerPacer;
   openapi: () => unknown;
@@ -130,11 +132,12 @@ export function facilitatorRouter({ facilitator, x402, accessFee, accessFeeRelay
   });
 
   router.get(ROUTES.trees, async (ctx) => {
-    const from = parseWith(TreeLeavesQuerySchema.strict(), ctx.query);
-    const answer = await trees(from);
-    await sleep(treesPacer.reserve(answer.byteLength));
+    const { parts, byteLength } = await trees(parseWith(TreeLeavesQuerySchema.strict(), ctx.query));
+    await sleep(treesPacer.reserve(byteLength));
     ctx.type = "json";
-    ctx.body = Buffer.from(answer);
+    // The parts as they are: joining them would copy every leaf again, on each request.
+    ctx.body = Readable.from(parts, { objectMode: false });
+    ctx.length = byteLength;
   });
 
   router.post(ROUTES.quote, async (ctx) => {

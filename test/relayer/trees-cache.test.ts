@@ -1,0 +1,262 @@
+import { expect } from "chai";
+import { INDEXER_ROUTES, type TreeLeavesQuery } from "../../indexer/api.js";
+import { createLeanIMT, packLeaves, unpackLeaves, type Note } from "../../sdk/index.js";
+import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
+import {
+  buildIndexerConfig,
+  rewriteScreeningList,
+  startIndexer,
+  writeScreeningLists,
+  type RunningIndexer,
+  type ScreeningFiles,
+} from "../indexer/helpers/indexer-harness.js";
+import { startLocalChain } from "../indexer/helpers/local-chain.js";
+import { deposit } from "../indexer/helpers/pool-actions.js";
+import { buildRelayerConfig, startRelayer, type RunningRelayer } from "./helpers/relayer-harness.js";
+
+const TREES = "/api/facilitator/trees";
+
+interface ServedTree {
+  root: string;
+  depth: number;
+  size: number;
+  from: number;
+  leaves: string;
+}
+type ServedTrees = { state: ServedTree; asp: ServedTree };
+
+/** A tree-leaves request the relayer made to the indexer, and the indexer's answer (when it succeeded). */
+interface IndexerRequest {
+  query: Record<string, string>;
+  answer?: ServedTrees;
+}
+
+/**
+ * Watches the relayer's tree-leaves requests to the indexer at `origin` through the global fetch its IndexerClient
+ * calls. `hold` keeps answers back from the relayer until a promise settles: the indexer has answered, the relayer
+ * does not know it yet.
+ */
+function watchTreeLeavesRequests(origin: string) {
+  const requests: IndexerRequest[] = [];
+  let held: Promise<void> | undefined;
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async (input, init) => {
+    const response = await realFetch(input, init);
+    const url = new URL(input instanceof Request ? input.url : input);
+    if (url.origin !== origin || url.pathname !== INDEXER_ROUTES.treeLeaves) return response;
+    const answer = response.ok ? ((await response.clone().json()) as ServedTrees) : undefined;
+    requests.push({ query: Object.fromEntries(url.searchParams), answer });
+    await held;
+    return response;
+  };
+  return {
+    requests,
+    hold: (until: Promise<void> | undefined) => void (held = until),
+    restore: () => void (globalThis.fetch = realFetch),
+  };
+}
+
+const queryString = (query: Partial<TreeLeavesQuery>) => new URLSearchParams(Object.entries(query).map(([name, value]): [string, string] => [name, String(value)])).toString();
+
+const chain = await startLocalChain();
+const { privacyPool, entrypoint } = chain.facilitator;
+const { networkHelpers } = chain.connection;
+const { alice, bob, carol, dave, erin } = chain.depositors;
+
+describe("relayer: the trees route answers from its cache of the indexer's trees", function () {
+  let lists: ScreeningFiles;
+  let indexer: RunningIndexer;
+  let indexerProxy: TcpProxy;
+  let relayer: RunningRelayer;
+  let watch: ReturnType<typeof watchTreeLeavesRequests>;
+
+  beforeEach(async function () {
+    await chain.reset();
+    lists = writeScreeningLists();
+    indexer = await startIndexer(buildIndexerConfig(chain, lists));
+    indexerProxy = await startTcpProxy(indexer.url);
+    relayer = await startRelayer(buildRelayerConfig(chain, { ...indexer, url: indexerProxy.url }));
+    watch = watchTreeLeavesRequests(new URL(indexerProxy.url).origin);
+  });
+  afterEach(async function () {
+    watch.restore();
+    await relayer.stop();
+    await indexerProxy.cut();
+    await indexer.stop();
+  });
+  after(async function () {
+    await chain.close();
+  });
+
+  /** Follows the chain and publishes the ASP root, as the indexer's follow loop does. */
+  const syncAndPublish = async () => {
+    await indexer.indexer.sync.catchUp();
+    await indexer.indexer.curator.publish();
+    await indexer.indexer.sync.catchUp();
+  };
+  const deposits = async (...depositors: [typeof alice, number][]): Promise<Note[]> => {
+    const notes: Note[] = [];
+    for (const [depositor, tag] of depositors) notes.push(await deposit(chain, depositor, tag));
+    return notes;
+  };
+
+  /** The relayer's answer to a trees request (checked against its OpenAPI document). */
+  const served = async (query: Partial<TreeLeavesQuery> = {}): Promise<ServedTrees> => {
+    const { status, body } = await relayer.request(`${TREES}?${queryString(query)}`);
+    expect(status, JSON.stringify(body)).to.equal(200);
+    return body as unknown as ServedTrees;
+  };
+  /** The relayer answers `query` as the indexer's own route does now. */
+  const expectServedAsIndexer = async (query: Partial<TreeLeavesQuery>) => {
+    const direct = JSON.parse(Buffer.from(await indexer.client.treeLeavesJson(query)).toString("utf8")) as ServedTrees;
+    expect(await served(query), queryString(query)).to.deep.equal(direct);
+  };
+  /** The whole trees the relayer serves have the chain's roots, and their leaves make those roots. */
+  const expectWholeTreesOfChain = async () => {
+    const { state, asp } = await served();
+    expect(state).to.deep.include({ from: 0, root: String(await privacyPool.currentRoot()) });
+    expect(asp).to.deep.include({ from: 0, root: String(await entrypoint.latestRoot()) });
+    for (const tree of [state, asp]) expect(String(createLeanIMT(unpackLeaves(tree.leaves)).root), "root of the leaves served").to.equal(tree.root);
+    return { state, asp };
+  };
+  /** Waits until `condition` holds (polled), or fails. */
+  const until = async (condition: () => boolean, what: string) => {
+    for (let tries = 0; !condition(); tries++) {
+      if (tries === 200) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+
+  it("answers as the indexer from 0, inside the trees, at their end and past it, with a root right or wrong, and then asks only for new leaves", async function () {
+    await deposits([alice, 1], [bob, 2], [carol, 3], [dave, 4], [erin, 5]);
+    await syncAndPublish();
+    const { state, asp } = await expectWholeTreesOfChain();
+    expect(watch.requests.map(({ query }) => query)).to.deep.equal([{ stateFrom: "0", stateFromRoot: "0", aspFrom: "0", aspFromRoot: "0" }]);
+    const stateLeaves = unpackLeaves(state.leaves);
+    const innerRoot = createLeanIMT(stateLeaves.slice(0, 3)).root;
+    for (const query of [
+      { stateFrom: 2, aspFrom: 5 },
+      { stateFrom: 5, aspFrom: 2 },
+      { stateFrom: 9, aspFrom: 6 },
+      { stateFrom: 5, stateFromRoot: BigInt(state.root), aspFrom: 5, aspFromRoot: BigInt(asp.root) },
+      { stateFrom: 5, stateFromRoot: BigInt(state.root) + 1n, aspFrom: 5, aspFromRoot: BigInt(asp.root) },
+      { stateFrom: 3, stateFromRoot: innerRoot, aspFrom: 0, aspFromRoot: 7n },
+      { stateFrom: 3, stateFromRoot: innerRoot - 1n, aspFrom: 9, aspFromRoot: BigInt(asp.root) },
+    ]) {
+      await expectServedAsIndexer(query);
+    }
+
+    watch.requests.length = 0;
+    const later = await deposits([alice, 6], [bob, 7]);
+    await syncAndPublish();
+    const after = await expectWholeTreesOfChain();
+    expect(after.state.leaves).to.equal(packLeaves([...stateLeaves, ...later.map(({ commitment }) => commitment)]));
+    expect(await served({ stateFrom: 7, aspFrom: 7 })).to.deep.include({ state: { ...after.state, from: 7, leaves: "" } });
+    // One request each, for the leaves after those held, naming the roots they make: 2 new leaves, then none.
+    expect(watch.requests.map(({ query }) => query)).to.deep.equal([
+      { stateFrom: "5", stateFromRoot: state.root, aspFrom: "5", aspFromRoot: asp.root },
+      { stateFrom: "7", stateFromRoot: after.state.root, aspFrom: "7", aspFromRoot: after.asp.root },
+    ]);
+    expect(watch.requests.map(({ answer }) => [answer!.state.from, answer!.state.leaves.length / 64, answer!.asp.from, answer!.asp.leaves.length / 64])).to.deep.equal([
+      [5, 2, 5, 2],
+      [7, 0, 7, 0],
+    ]);
+  });
+
+  it("after an ASP revocation that rebuilt the ASP tree and regrew it past the leaves held, serves the new tree from 0, never on the stale prefix", async function () {
+    const [kept, revoked, alsoKept] = await deposits([alice, 1], [bob, 2], [carol, 3]);
+    await syncAndPublish();
+    const before = await served();
+    expect(before.asp.size).to.equal(3);
+
+    rewriteScreeningList(lists.overlayList, [bob.address], "bridge exploit, 2025");
+    await indexer.indexer.curator.reloadLists();
+    const later = await deposits([dave, 4], [erin, 5]);
+    await syncAndPublish();
+    const rebuilt = [kept!, alsoKept!, ...later].map(({ label }) => label);
+    expect(rebuilt).to.not.include(revoked!.label);
+
+    watch.requests.length = 0;
+    const { asp } = await expectWholeTreesOfChain();
+    expect(unpackLeaves(asp.leaves)).to.deep.equal(rebuilt);
+    expect(watch.requests.map(({ answer }) => [answer!.state.from, answer!.asp.from])).to.deep.equal([[3, 0]]);
+    // An agent holding the old tree: named by its root, from 0 (the indexer checks a root inside the tree); by size, as the indexer.
+    await expectServedAsIndexer({ aspFrom: 3, aspFromRoot: BigInt(before.asp.root) });
+    expect((await served({ aspFrom: 3, aspFromRoot: BigInt(before.asp.root) })).asp).to.deep.include({ from: 0, leaves: asp.leaves });
+    await expectServedAsIndexer({ aspFrom: 3 });
+    // An agent holding the new tree, named by its root: answered from the cache alone.
+    watch.requests.length = 0;
+    expect((await served({ stateFrom: 5, aspFrom: 4, aspFromRoot: BigInt(asp.root) })).asp).to.deep.include({ from: 4, leaves: "" });
+    expect(watch.requests.map(({ query }) => query.aspFrom)).to.deep.equal(["4"]);
+  });
+
+  it("after a reorg that rebuilt the state tree and regrew it past the leaves held, serves the new tree from 0, never on the stale prefix", async function () {
+    const [first] = await deposits([alice, 1]);
+    const fork = await networkHelpers.takeSnapshot();
+    await deposits([bob, 2], [bob, 3]);
+    await syncAndPublish();
+    const before = await served();
+    expect(before.state.size).to.equal(3);
+
+    await fork.restore();
+    const replacing = await deposits([carol, 4], [dave, 5], [erin, 6]);
+    await syncAndPublish();
+
+    watch.requests.length = 0;
+    const { state } = await expectWholeTreesOfChain();
+    expect(unpackLeaves(state.leaves)).to.deep.equal([first!, ...replacing].map(({ commitment }) => commitment));
+    expect(watch.requests.map(({ answer }) => answer!.state.from)).to.deep.equal([0]);
+    await expectServedAsIndexer({ stateFrom: 3, stateFromRoot: BigInt(before.state.root), aspFrom: 1 });
+  });
+
+  it("shares one indexer request among the trees requests that arrive while one is under way, and answers them with trees at least as new as it", async function () {
+    await deposits([alice, 1], [bob, 2]);
+    await syncAndPublish();
+    await served();
+    watch.requests.length = 0;
+
+    let release!: () => void;
+    watch.hold(new Promise<void>((resolve) => (release = resolve)));
+    const first = served();
+    await until(() => watch.requests.length === 1, "the first indexer request");
+    // A deposit the first indexer answer does not hold, made before the next requests arrive.
+    const [third] = await deposits([carol, 3]);
+    await syncAndPublish();
+    const next = Array.from({ length: 6 }, () => served());
+    await until(() => relayer.relayer.inFlight.count === 7, "the requests to arrive");
+    await new Promise((resolve) => setTimeout(resolve, 100)); // past the middleware, to the cache
+    release();
+    watch.hold(undefined);
+
+    expect((await first).state.size, "the first request's answer, begun before the deposit").to.equal(2);
+    for (const answer of await Promise.all(next)) {
+      expect(answer.state).to.deep.include({ size: 3, from: 0 });
+      expect(unpackLeaves(answer.state.leaves).at(-1)).to.equal(third!.commitment);
+    }
+    expect(watch.requests.map(({ query }) => query.stateFrom)).to.deep.equal(["2", "2"]);
+  });
+
+  it("answers the indexer's failures as before: cold, no ASP root on chain, unreachable; and serves again once it is back", async function () {
+    await deposits([alice, 1]);
+    const refused = async (code: string, status: number) => {
+      const answer = await relayer.request(TREES);
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(status);
+      expect(answer.body.code).to.equal(code);
+    };
+    await refused("INDEXER_COLD", 503);
+    await indexer.indexer.sync.catchUp();
+    await refused("INVALID_PROOF", 422); // the ASP root holding the label is not on chain yet
+    await syncAndPublish();
+    await expectWholeTreesOfChain();
+
+    await deposits([bob, 2]);
+    await syncAndPublish();
+    await indexerProxy.cut();
+    try {
+      await refused("INDEXER_UNAVAILABLE", 503);
+    } finally {
+      await indexerProxy.restore();
+    }
+    expect((await expectWholeTreesOfChain()).state.size).to.equal(2);
+  });
+});

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_TREE_DEPTH } from "../sdk/index.js";
+import { MAX_TREE_DEPTH, PACKED_LEAF_CHARS } from "../sdk/index.js";
 import {
   AddressSchema,
   AtomicAmountSchema,
@@ -100,7 +100,15 @@ export const TreeLeavesQuerySchema = z.object({
  * that or its first leaves make another root than the caller's: it was rebuilt, and the caller must start again), packed: 64 hex characters (32 big-endian bytes) a leaf,
  * one string. The server keeps them packed, so a request prints no leaf, and the relayer passes them on unread.
  */
-const TreeWithLeavesSchema = TreeSchema.extend({ from: count, leaves: z.string().regex(/^(?:[0-9a-f]{64})*$/) }).strict();
+const TreeWithLeavesSchema = TreeSchema.extend({
+  from: count,
+  // Whole leaves checked by length: a regular expression of repeated 64-character groups overflows the stack at 100k leaves.
+  leaves: z
+    .string()
+    .regex(/^[0-9a-f]*$/)
+    .refine((packed) => packed.length % PACKED_LEAF_CHARS === 0, `must be whole leaves of ${PACKED_LEAF_CHARS} hex characters`)
+    .describe(`${PACKED_LEAF_CHARS} lower-case hex characters (32 big-endian bytes) a leaf`),
+}).strict();
 
 /** The trees of TreesSchema with their leaves: commitments in leaf order, approved labels in tree order. */
 export const TreeLeavesSchema = z.object({ state: TreeWithLeavesSchema, asp: TreeWithLeavesSchema }).strict();

@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { createLeanIMT, hash1, packLeaves, rootOfWitness } from "../../sdk/index.js";
+import { TreeLeavesSchema } from "../../indexer/api.js";
 import { IndexedTree } from "../../indexer/trees.js";
 
 const leaves = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => hash1(BigInt(from + i)));
@@ -50,5 +51,18 @@ describe("IndexedTree", function () {
     expect(tree.root).to.equal(createLeanIMT(leaves(0, 5)).root);
     expect(tree.indexOf(hash1(7n))).to.equal(undefined);
     expect(copy.indexOf(hash1(7n))).to.equal(7);
+  });
+});
+
+describe("TreeLeavesSchema: the tree-leaves answer a client reads", function () {
+  const answer = (leaves: string) => {
+    const tree = { root: "1", depth: 17, size: 100_000, from: 0, leaves };
+    return { state: tree, asp: tree };
+  };
+
+  it("reads the leaves of a pool of 100k deposits, and refuses leaves that are not whole or not lower-case hex", function () {
+    const packed = "0123456789abcdef".repeat(4 * 100_000);
+    expect(TreeLeavesSchema.parse(answer(packed)).state.leaves).to.have.length(64 * 100_000);
+    for (const broken of [packed.slice(1), "A".repeat(64), "g".repeat(64)]) expect(TreeLeavesSchema.safeParse(answer(broken)).success, broken.slice(0, 8)).to.equal(false);
   });
 });

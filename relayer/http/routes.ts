@@ -42,6 +42,9 @@ export interface RouteDeps {
   openapi: () => unknown;
 }
 
+/** Trees answers up to this size are sent as one buffer, larger ones as the cache's slices (relayer/trees-cache.ts). */
+const JOIN_TREES_BODY_BYTES = 64 * 1024;
+
 const body = (ctx: Context) => (ctx.request as { body?: unknown }).body;
 
 /** The agent key the caller sent, if any. */
@@ -135,8 +138,9 @@ export function facilitatorRouter({ facilitator, x402, accessFee, accessFeeRelay
     const { parts, byteLength } = await trees(parseWith(TreeLeavesQuerySchema.strict(), ctx.query));
     await sleep(treesPacer.reserve(byteLength));
     ctx.type = "json";
-    // The parts as they are: joining them would copy every leaf again, on each request.
-    ctx.body = Readable.from(parts, { objectMode: false });
+    // A large answer is sent as its parts: joining them would copy every leaf again, on each request. A small one
+    // is joined: one write costs less than a stream's.
+    ctx.body = byteLength <= JOIN_TREES_BODY_BYTES ? Buffer.concat(parts, byteLength) : Readable.from(parts, { objectMode: false });
     ctx.length = byteLength;
   });
 

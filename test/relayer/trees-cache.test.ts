@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { seedPool } from "../../bench/settle/seeded-pool.js";
 import { INDEXER_ROUTES, type TreeLeavesQuery } from "../../indexer/api.js";
 import { createLeanIMT, packLeaves, unpackLeaves, type Note } from "../../sdk/index.js";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
@@ -70,19 +71,25 @@ describe("relayer: the trees route answers from its cache of the indexer's trees
   let relayer: RunningRelayer;
   let watch: ReturnType<typeof watchTreeLeavesRequests>;
 
-  beforeEach(async function () {
-    await chain.reset();
+  /** The indexer (on a pool seeded with `seeded` leaves, bench/settle/seeded-pool.ts) and the relayer, which reaches it through a proxy. */
+  const start = async (seeded = 0) => {
     lists = writeScreeningLists();
-    indexer = await startIndexer(buildIndexerConfig(chain, lists));
+    const config = buildIndexerConfig(chain, lists);
+    if (seeded > 0) await seedPool(chain, config, seeded);
+    indexer = await startIndexer(config);
     indexerProxy = await startTcpProxy(indexer.url);
     relayer = await startRelayer(buildRelayerConfig(chain, { ...indexer, url: indexerProxy.url }));
     watch = watchTreeLeavesRequests(new URL(indexerProxy.url).origin);
+  };
+
+  beforeEach(async function () {
+    await chain.reset();
   });
   afterEach(async function () {
-    watch.restore();
-    await relayer.stop();
-    await indexerProxy.cut();
-    await indexer.stop();
+    watch?.restore();
+    await relayer?.stop();
+    await indexerProxy?.cut();
+    await indexer?.stop();
   });
   after(async function () {
     await chain.close();
@@ -128,6 +135,7 @@ describe("relayer: the trees route answers from its cache of the indexer's trees
   };
 
   it("answers as the indexer from 0, inside the trees, at their end and past it, with a root right or wrong, and then asks only for new leaves", async function () {
+    await start();
     await deposits([alice, 1], [bob, 2], [carol, 3], [dave, 4], [erin, 5]);
     await syncAndPublish();
     const { state, asp } = await expectWholeTreesOfChain();
@@ -163,7 +171,24 @@ describe("relayer: the trees route answers from its cache of the indexer's trees
     ]);
   });
 
+  it("sends a whole answer too large to join as the slices of its cache, with its length, as the indexer's", async function () {
+    await start(1_500);
+    await deposits([alice, 1]);
+    await syncAndPublish();
+    const response = await fetch(`${relayer.url}${TREES}`);
+    const text = await response.text();
+    expect(Number(response.headers.get("content-length"))).to.equal(Buffer.byteLength(text)).and.above(2 * 1_500 * 64);
+    expect(JSON.parse(text)).to.deep.equal(JSON.parse(Buffer.from(await indexer.client.treeLeavesJson()).toString("utf8")));
+    expect((await expectWholeTreesOfChain()).state.size).to.equal(1_501);
+
+    await deposits([bob, 2]);
+    await syncAndPublish();
+    await expectServedAsIndexer({ stateFrom: 700, aspFrom: 0 });
+    expect(watch.requests.at(-1)!.answer!.state).to.deep.include({ from: 1_501, size: 1_502 });
+  });
+
   it("after an ASP revocation that rebuilt the ASP tree and regrew it past the leaves held, serves the new tree from 0, never on the stale prefix", async function () {
+    await start();
     const [kept, revoked, alsoKept] = await deposits([alice, 1], [bob, 2], [carol, 3]);
     await syncAndPublish();
     const before = await served();
@@ -191,6 +216,7 @@ describe("relayer: the trees route answers from its cache of the indexer's trees
   });
 
   it("after a reorg that rebuilt the state tree and regrew it past the leaves held, serves the new tree from 0, never on the stale prefix", async function () {
+    await start();
     const [first] = await deposits([alice, 1]);
     const fork = await networkHelpers.takeSnapshot();
     await deposits([bob, 2], [bob, 3]);
@@ -210,6 +236,7 @@ describe("relayer: the trees route answers from its cache of the indexer's trees
   });
 
   it("shares one indexer request among the trees requests that arrive while one is under way, and answers them with trees at least as new as it", async function () {
+    await start();
     await deposits([alice, 1], [bob, 2]);
     await syncAndPublish();
     await served();
@@ -237,6 +264,7 @@ describe("relayer: the trees route answers from its cache of the indexer's trees
   });
 
   it("answers the indexer's failures as before: cold, no ASP root on chain, unreachable; and serves again once it is back", async function () {
+    await start();
     await deposits([alice, 1]);
     const refused = async (code: string, status: number) => {
       const answer = await relayer.request(TREES);

@@ -18,15 +18,17 @@
 // The agent keeps its trees from payment to payment, as an X402Agent does; a cold agent's first payment (no trees
 // yet) is timed apart, and the bytes of the relayer's answers per warm payment are counted (content-length, at the
 // HTTP level). The CPU a trees request costs (process.cpuUsage over BENCH_TREES_REQUESTS requests one after
-// another, default 20, whole trees and a warm agent's few new leaves): the relayer, its indexer and the client run
-// in this one process, so the figure is theirs together, an upper bound of the relayer's. At leaf counts of at least
-// BENCH_LOAD_LEAVES (default 100000), the load test: BENCH_LOAD_CLIENTS clients (default 20), in a process of their
-// own, fetch whole trees in a loop while the agents pay at once again (automine), its p50 against the run without them.
+// another, default 20, whole trees and a warm agent's few new leaves, read by a child process): the relayer and its
+// indexer run in this one process, so the relayer's is what a request costs it less the indexer's answer to the
+// request the relayer makes for it (its cache's refresh). At leaf counts of at least BENCH_LOAD_LEAVES (default
+// 100000), the load test: BENCH_LOAD_CLIENTS clients (default 20), in a process of their own, fetch whole trees in a
+// loop while the agents pay at once again (automine), its p50 against the run without them.
 //
 // BENCH_PROVER (auto, native or wasm; default auto: the native prover when `npm ci` built it) picks the relayer's
 // prover; the agent proves with the SDK's LocalProver (the native prover when built, else the wasm engine). Prints
 // a table per leaf count and their comparison, and writes bench/results/settle.json (by leaf count).
-import { fork } from "node:child_process";
+import { fork, spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -36,9 +38,11 @@ import { emptyTrees, loadTrees, proveLocally, saveTrees, type AgentTrees } from 
 import { FacilitatorClient, noteToWire } from "../../sdk/client/facilitator-client.js";
 import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
+import { INDEXER_ROUTES } from "../../indexer/api.js";
 import { grossForNet } from "../../relayer/pricing.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
 import { fundDepositor } from "../../test/contracts/helpers/notes.js";
+import { TEST_TOKEN } from "../../test/indexer/helpers/indexer-harness.js";
 import { deposit } from "../../test/indexer/helpers/pool-actions.js";
 import { buildRelayerConfig, startRelayer, type RunningRelayer } from "../../test/relayer/helpers/relayer-harness.js";
 import { startPaymentWorld } from "../../test/x402/helpers/payment-world.js";
@@ -86,6 +90,25 @@ globalThis.fetch = async (input, init) => {
   if (url.pathname === TREES_PATH) fetched.trees += Number(length);
   return response;
 };
+
+/** Reads `url` `count` times one after another in a child process (whose reading costs this process nothing): the last answer's length, the time taken. */
+async function readInChild(url: string, count: number, token?: string): Promise<{ bytes: number; ms: number }> {
+  const reader = `const [url, count, token] = process.argv.slice(1);
+    const started = performance.now();
+    let bytes = 0;
+    for (let i = 0; i < Number(count); i++) {
+      const response = await fetch(url, { headers: token ? { authorization: "Bearer " + token } : {} });
+      bytes = (await response.arrayBuffer()).byteLength;
+      if (!response.ok) throw new Error(url + " answered " + response.status);
+    }
+    console.log(JSON.stringify({ bytes, ms: performance.now() - started }));`;
+  const child = spawn(process.execPath, ["--input-type=module", "-e", reader, url, String(count), token ?? ""], { stdio: ["ignore", "pipe", "inherit"] });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const [code] = (await once(child, "close")) as [number | null];
+  if (code !== 0) throw new Error(`the reader of ${url} exited with ${code}`);
+  return JSON.parse(output) as { bytes: number; ms: number };
+}
 
 const summary = (timings: number[]) => ({
   count: timings.length,
@@ -257,30 +280,38 @@ async function measureAt(leafCount: number) {
       treesBytes: cold.treesBytes,
     };
 
-    /** CPU of this process and wall time per request of `read` (its first, a warm-up, left out). */
-    async function costOf(read: () => Promise<Uint8Array | ArrayBuffer>) {
-      let bytes = (await read()).byteLength;
-      const cpu = process.cpuUsage();
-      const wallMs = await elapsedMs(async () => {
-        for (let i = 0; i < TREES_REQUESTS; i++) bytes = (await read()).byteLength;
-      });
-      const used = process.cpuUsage(cpu);
-      return { cpuMs: (used.user + used.system) / 1000 / TREES_REQUESTS, wallMs: wallMs / TREES_REQUESTS, bytes };
-    }
     /**
-     * A trees request through the relayer costs this process (the relayer, its indexer, the reading client) what
-     * the indexer's own route costs it (the indexer and a reading client), plus the relayer's reading of the
-     * indexer's answer and its serving of it: the difference is the relayer's CPU alone.
+     * CPU of this process (the relayer and its indexer, serving) and wall time per request to `url` (with the
+     * indexer's token when `token`), the answers read by a child process, its first request a warm-up left out.
+     */
+    async function servingCostOf(url: string, token?: string) {
+      await readInChild(url, 1, token);
+      const cpu = process.cpuUsage();
+      const { bytes, ms } = await readInChild(url, TREES_REQUESTS, token);
+      const used = process.cpuUsage(cpu);
+      return { cpuMs: (used.user + used.system) / 1000 / TREES_REQUESTS, wallMs: ms / TREES_REQUESTS, bytes };
+    }
+    const indexerTreeLeaves = (query: Record<string, number | bigint>) =>
+      `${world.indexer.url}${INDEXER_ROUTES.treeLeaves}?${new URLSearchParams(Object.entries(query).map(([name, value]): [string, string] => [name, String(value)]))}`;
+    /**
+     * A trees request through the relayer costs this process the relayer's serving it from its cache and the
+     * indexer's answer to the relayer's refresh of it (the leaves after those the cache holds: none new here); the
+     * difference is the relayer's CPU alone. The indexer's own route answering the same request is shown beside.
      */
     async function treesCost(from: { state: number; asp: number }) {
-      const url = `${world.relayer.url}${TREES_PATH}?stateFrom=${from.state}&aspFrom=${from.asp}`;
-      const viaRelayer = await costOf(async () => (await realFetch(url)).arrayBuffer());
-      const direct = await costOf(() => world.indexer.client.treeLeavesJson({ stateFrom: from.state, aspFrom: from.asp }));
+      const viaRelayer = await servingCostOf(`${world.relayer.url}${TREES_PATH}?stateFrom=${from.state}&aspFrom=${from.asp}`);
+      const { state, asp } = world.indexer.indexer.queries.trees();
+      const refresh = await servingCostOf(
+        indexerTreeLeaves({ stateFrom: state.size, stateFromRoot: state.root, aspFrom: asp.size, aspFromRoot: asp.root }),
+        TEST_TOKEN,
+      );
+      const direct = await servingCostOf(indexerTreeLeaves({ stateFrom: from.state, aspFrom: from.asp }), TEST_TOKEN);
       const round = (ms: number) => Number(ms.toFixed(2));
       return {
         bytes: viaRelayer.bytes,
-        relayerCpuMs: round(viaRelayer.cpuMs - direct.cpuMs),
-        oneProcessCpuMs: round(viaRelayer.cpuMs),
+        relayerCpuMs: round(viaRelayer.cpuMs - refresh.cpuMs),
+        servingCpuMs: round(viaRelayer.cpuMs),
+        indexerRefreshCpuMs: round(refresh.cpuMs),
         indexerDirectCpuMs: round(direct.cpuMs),
         wallMs: round(viaRelayer.wallMs),
       };
@@ -468,7 +499,7 @@ for (const run of runs) {
         const cost = treesRequest[kind];
         return [
           `trees request, ${kind === "warm" ? "a warm agent's" : "whole"} (${kb(cost.bytes)}): relayer CPU / wall`,
-          `${cost.relayerCpuMs} / ${cost.wallMs} ms (one process: ${cost.oneProcessCpuMs} ms CPU; the indexer's route direct ${cost.indexerDirectCpuMs} ms)`,
+          `${cost.relayerCpuMs} / ${cost.wallMs} ms (relayer and indexer: ${cost.servingCpuMs} ms CPU, of which the indexer's refresh answer ${cost.indexerRefreshCpuMs} ms; the indexer's route direct ${cost.indexerDirectCpuMs} ms)`,
         ];
       }),
       [`settle-x402, ${AGENTS} agents at once (${concurrent.settles}), automine`, onLoad(concurrent)],

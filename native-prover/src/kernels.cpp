@@ -29,6 +29,7 @@ void runThreads(int threads, Work& work) {
 }
 
 #include "field.hpp"
+#include "field-asm.hpp"
 #include "curve.hpp"
 #include "msm.hpp"
 #include "fft.hpp"
@@ -170,7 +171,7 @@ void leanTreeNodes(const uint64_t* constantWords, const uint64_t* leafWords, siz
     constexpr size_t CHUNK = 256;
     auto work = [&]() {
       for (size_t start; (start = next.fetch_add(CHUNK)) < pairs;) {
-        for (size_t i = start; i < std::min(pairs, start + CHUNK); i++) parents[i] = poseidon2Compress(constants, level[2 * i], level[2 * i + 1]);
+        poseidon2Parents(constants, &level[2 * start], std::min(pairs - start, CHUNK), &parents[start]);
       }
     };
     runThreads(pairs >= 2 * CHUNK ? threads : 1, work);

@@ -1,5 +1,12 @@
 import { expect } from "chai";
-import { CHUNK_LEAVES, createLeanIMT, hash1, LeanTree, merkleWitness, packLeaves, SyncedTree, unpackLeaves } from "../../sdk/index.js";
+import { execFile } from "node:child_process";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { CHUNK_LEAVES, createLeanIMT, hash1, LeanTree, merkleWitness, packLeaves, SNARK_SCALAR_FIELD, SyncedTree, unpackLeaves } from "../../sdk/index.js";
+import { builtNativeProver } from "../../sdk/prover/native-process.js";
+import { nativeLevels } from "../../sdk/tree/lean-tree.js";
 
 const leaves = (n: number, salt = 0n) => Array.from({ length: n }, (_, i) => hash1(BigInt(i + 1) + salt));
 
@@ -40,6 +47,32 @@ describe("LeanTree: the pool's LeanIMT as levels", function () {
     expectSameTree(LeanTree.fromBytes(built.toBytes(), list.length), list);
     expect(LeanTree.fromBytes(built.toBytes(), list.length + 1)).to.equal(undefined);
     expectSameTree(await LeanTree.build(list.slice(0, 700), "js"), list.slice(0, 700));
+  });
+
+  it("hashes every node natively as JavaScript does, with either kernel build, at sizes around the hasher's lanes", async function () {
+    const binary = builtNativeProver();
+    if (!binary) this.skip(); // `npm ci` without a compiler: build hashes in JavaScript
+    // The native hasher hashes 4 nodes at a time: trees smaller than that, of exactly that, with odd levels, and of
+    // more than one thread's share of a level, each node compared, so that nodes hashed in a wrong lane show.
+    const dir = await mkdtemp(path.join(tmpdir(), "lean-tree-"));
+    try {
+      const portable = path.join(dir, "portable-prover");
+      await writeFile(portable, `#!/bin/sh\nGROTH16_PROVER_CPU=portable exec ${JSON.stringify(binary)} "$@"\n`);
+      await chmod(portable, 0o755);
+      expect((await promisify(execFile)(portable, ["cpu"])).stdout.trim()).to.equal("portable");
+      const edges = [0n, 1n, SNARK_SCALAR_FIELD - 1n, SNARK_SCALAR_FIELD - 2n];
+      const list = [...edges, ...leaves(1_025 - edges.length, 77n)];
+      for (const size of [1, 2, 3, 4, 5, 7, 8, 9, 16, 1_023, 1_025]) {
+        const expected = (await LeanTree.build(list.slice(0, size), "js")).toBytes().toString("hex");
+        for (const hasher of [binary!, portable]) {
+          const levels = await nativeLevels(hasher, list.slice(0, size));
+          const hex = levels.flat().map((node) => node.toString(16).padStart(64, "0")).join("");
+          expect(hex, `the nodes of ${size} leaves (${hasher === portable ? "portable" : "this CPU's"} kernels)`).to.equal(expected);
+        }
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("builds again from saved chunks: reads back those that still hold the leaves and are intact, hashes the rest", async function () {

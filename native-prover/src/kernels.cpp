@@ -1,5 +1,5 @@
 // The arithmetic of a proof: the quotient's FFTs and the five multi-exponentiations, and what a long-lived prover
-// prepares once from the key. This file is compiled twice
+// prepares once from the key; and the lean-tree command's hashing (lean-tree.hpp). This file is compiled twice
 // (see scripts/native/build-prover.mjs): KERNEL_NS=portable with plain x86-64 instructions, and KERNEL_NS=bmi2adx
 // with -mbmi2 -madx (the compiler's mulx for the 64x64 products); main.cpp picks one at run time from what the
 // CPU reports.
@@ -29,10 +29,13 @@ void runThreads(int threads, Work& work) {
 }
 
 #include "field.hpp"
+#include "field-asm.hpp"
 #include "curve.hpp"
 #include "msm.hpp"
 #include "fft.hpp"
 #include "poseidon2.hpp"
+#include "poseidon2-ifma.hpp"
+#include "lean-tree.hpp"
 
 namespace {
 
@@ -151,35 +154,6 @@ void prepare(ProvingKey& key, int threads) {
   const View<G1Affine> table = key.hold(shiftedBases(basesOf<Fq>(key.pointsH), key.domainSize, H_TABLE_BITS, threads));
   key.hTable = {reinterpret_cast<const uint64_t*>(table.data), table.size * sizeof(G1Affine) / sizeof(uint64_t)};
   key.hTableBits = H_TABLE_BITS;
-}
-
-void leanTreeNodes(const uint64_t* constantWords, const uint64_t* leafWords, size_t leaves, int threads, std::vector<uint64_t>& nodeWords) {
-  Poseidon2Constants constants;
-  Fr* flat[80];
-  for (int i = 0; i < 12; i++) flat[i] = &constants.externalInitial[i / 3][i % 3];
-  for (int i = 0; i < 56; i++) flat[12 + i] = &constants.internal[i];
-  for (int i = 0; i < 12; i++) flat[68 + i] = &constants.externalFinal[i / 3][i % 3];
-  for (int i = 0; i < 80; i++) *flat[i] = Fr::fromStandard(constantWords + 4 * i);
-  std::vector<Fr> level(leaves);
-  for (size_t i = 0; i < leaves; i++) level[i] = Fr::fromStandard(leafWords + 4 * i);
-  nodeWords.clear();
-  while (level.size() > 1) {
-    std::vector<Fr> parents((level.size() + 1) / 2);
-    const size_t pairs = level.size() / 2;
-    std::atomic<size_t> next{0};
-    constexpr size_t CHUNK = 256;
-    auto work = [&]() {
-      for (size_t start; (start = next.fetch_add(CHUNK)) < pairs;) {
-        for (size_t i = start; i < std::min(pairs, start + CHUNK); i++) parents[i] = poseidon2Compress(constants, level[2 * i], level[2 * i + 1]);
-      }
-    };
-    runThreads(pairs >= 2 * CHUNK ? threads : 1, work);
-    if (level.size() % 2 == 1) parents.back() = level.back();  // a node without a sibling moves up unchanged
-    const size_t at = nodeWords.size();
-    nodeWords.resize(at + 4 * parents.size());
-    for (size_t i = 0; i < parents.size(); i++) parents[i].toStandard(&nodeWords[at + 4 * i]);
-    level.swap(parents);
-  }
 }
 
 /** Known answers for this variant's arithmetic: a wrong instruction path must not prove. */

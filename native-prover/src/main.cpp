@@ -6,12 +6,13 @@
 //                                          stdout: one JSON line per witness; length 0 or end of input stops it;
 //                                          the key as it proves with it, H's table prepared, is mapped from, or
 //                                          written to, the cache folder)
-//   groth16-prover cpu                    (prints the kernel variant this CPU gets)
+//   groth16-prover cpu                    (prints the kernel variants this CPU gets: the prover's, lean-tree's)
 //   groth16-prover lean-tree              (stdin: u32 little-endian leaf count, Poseidon2's 80 round constants, the
 //                                          leaves; stdout: the nodes of every level above the leaves, bottom up;
 //                                          every number 32 bytes big-endian: a LeanIMT built in one call)
 //
-// GROTH16_PROVER_CPU=portable forces the portable kernels; GROTH16_PROVER_THREADS caps the threads (default: all cores).
+// GROTH16_PROVER_CPU=portable forces the portable kernels, =bmi2adx the BMI2/ADX ones without AVX-512 (where the CPU has
+// them); GROTH16_PROVER_THREADS caps the threads (default: all cores).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -36,16 +37,21 @@ struct Kernels {
   const char* name;
   ProveFn prove;
   PrepareFn prepare;
+  const char* treeName;  // the lean-tree hashing: name's, or avx512ifma
   TreeFn leanTreeNodes;
 };
 
 Kernels chooseKernels() {
-  const char* forced = std::getenv("GROTH16_PROVER_CPU");
-  const bool portableOnly = forced && std::string(forced) == "portable";
+  const char* forcedName = std::getenv("GROTH16_PROVER_CPU");
+  const std::string forced = forcedName ? forcedName : "";
   __builtin_cpu_init();
-  if (!portableOnly && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("adx") && bmi2adx::selfTest()) return {"bmi2adx", bmi2adx::prove, bmi2adx::prepare, bmi2adx::leanTreeNodes};
+  const bool avx512 = forced.empty() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+  if (forced != "portable" && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("adx") && bmi2adx::selfTest()) {
+    if (avx512 && bmi2adx::avx512SelfTest()) return {"bmi2adx", bmi2adx::prove, bmi2adx::prepare, "avx512ifma", bmi2adx::leanTreeNodesAvx512};
+    return {"bmi2adx", bmi2adx::prove, bmi2adx::prepare, "bmi2adx", bmi2adx::leanTreeNodes};
+  }
   if (!portable::selfTest()) throw std::runtime_error("the portable kernels fail their self-test");
-  return {"portable", portable::prove, portable::prepare, portable::leanTreeNodes};
+  return {"portable", portable::prove, portable::prepare, "portable", portable::leanTreeNodes};
 }
 
 int threadCount() {
@@ -227,7 +233,7 @@ int main(int argc, char** argv) {
     const Kernels kernels = chooseKernels();
     const int threads = threadCount();
     if (argc == 2 && std::string(argv[1]) == "cpu") {
-      std::printf("%s\n", kernels.name);
+      std::printf("%s %s\n", kernels.name, kernels.treeName);
       return 0;
     }
     if (argc == 2 && std::string(argv[1]) == "lean-tree") return leanTree(kernels, threads);

@@ -63,6 +63,10 @@ struct Blinding {
   void prepare(ProvingKey& key, int threads);                                                                      \
   void leanTreeNodes(const uint64_t* constants, const uint64_t* leaves, size_t count, int threads,                 \
                      std::vector<uint64_t>& nodes);                                                                \
+  /* The same on AVX-512 IFMA: only where the CPU has AVX512F and AVX512IFMA and avx512SelfTest passes. */        \
+  void leanTreeNodesAvx512(const uint64_t* constants, const uint64_t* leaves, size_t count, int threads,           \
+                           std::vector<uint64_t>& nodes);                                                          \
+  bool avx512SelfTest();                                                                                           \
   }
 DECLARE_KERNELS(portable)
 DECLARE_KERNELS(bmi2adx)

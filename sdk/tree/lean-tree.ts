@@ -239,8 +239,8 @@ function readChunk(bytes: Uint8Array, leaves: readonly bigint[], offset: number)
   return levels;
 }
 
-/** The levels of the tree of `leaves`, hashed by `binary lean-tree` in one call. */
-async function nativeLevels(binary: string, leaves: readonly bigint[]): Promise<bigint[][]> {
+/** The levels of the tree of `leaves`, hashed by `binary lean-tree` in one call (at any size: build falls back to JavaScript, this throws). */
+export async function nativeLevels(binary: string, leaves: readonly bigint[]): Promise<bigint[][]> {
   const { externalInitial, internal, externalFinal } = POSEIDON2_T3_CONSTANTS;
   const constants = [...externalInitial.flat(), ...internal, ...externalFinal.flat()];
   const input = Buffer.alloc(4 + (constants.length + leaves.length) * WORD_BYTES);

@@ -1,5 +1,12 @@
 import { expect } from "chai";
-import { CHUNK_LEAVES, createLeanIMT, hash1, LeanTree, merkleWitness, packLeaves, SyncedTree, unpackLeaves } from "../../sdk/index.js";
+import { execFile } from "node:child_process";
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { CHUNK_LEAVES, createLeanIMT, hash1, LeanTree, merkleWitness, packLeaves, SNARK_SCALAR_FIELD, SyncedTree, unpackLeaves } from "../../sdk/index.js";
+import { builtNativeProver } from "../../sdk/prover/native-process.js";
+import { nativeLevels } from "../../sdk/tree/lean-tree.js";
 
 const leaves = (n: number, salt = 0n) => Array.from({ length: n }, (_, i) => hash1(BigInt(i + 1) + salt));
 
@@ -40,6 +47,41 @@ describe("LeanTree: the pool's LeanIMT as levels", function () {
     expectSameTree(LeanTree.fromBytes(built.toBytes(), list.length), list);
     expect(LeanTree.fromBytes(built.toBytes(), list.length + 1)).to.equal(undefined);
     expectSameTree(await LeanTree.build(list.slice(0, 700), "js"), list.slice(0, 700));
+  });
+
+  it("hashes every node natively as JavaScript does, with each kernel build, at sizes around the hasher's lanes", async function () {
+    const binary = builtNativeProver();
+    if (!binary) this.skip(); // `npm ci` without a compiler: build hashes in JavaScript
+    // The native hasher hashes 4 nodes at a time (24 with AVX-512) and shares levels of 768 pairs or more out to the
+    // threads: trees smaller than that, of exactly that, with odd levels, and of more than a thread's run, each node
+    // compared, so that a node hashed in a wrong lane shows.
+    const dir = await mkdtemp(path.join(tmpdir(), "lean-tree-"));
+    try {
+      const hashers: { binary: string; kernels: string }[] = [];
+      for (const forced of ["", "bmi2adx", "portable"]) {
+        const forcing = path.join(dir, `prover-${forced || "auto"}`);
+        await writeFile(forcing, `#!/bin/sh\nGROTH16_PROVER_CPU=${forced} exec ${JSON.stringify(binary)} "$@"\n`);
+        await chmod(forcing, 0o755);
+        hashers.push({ binary: forcing, kernels: (await promisify(execFile)(forcing, ["cpu"])).stdout.trim() });
+      }
+      // A CPU with AVX-512 IFMA hashes with it: a failed self-test (a wrong AVX-512 path) would fall back unseen.
+      const cpuFlags = await readFile("/proc/cpuinfo", "utf8").catch(() => "");
+      if (/\bavx512ifma\b/.test(cpuFlags)) expect(hashers[0]!.kernels).to.equal("bmi2adx avx512ifma");
+      expect(hashers[1]!.kernels, "no AVX-512 when BMI2/ADX is forced").to.be.oneOf(["bmi2adx bmi2adx", "portable portable"]);
+      expect(hashers[2]!.kernels).to.equal("portable portable");
+      const edges = [0n, 1n, SNARK_SCALAR_FIELD - 1n, SNARK_SCALAR_FIELD - 2n];
+      const list = [...edges, ...leaves(1_800 - edges.length, 77n)];
+      for (const size of [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 47, 48, 49, 50, 1_023, 1_025, 1_800]) {
+        const expected = (await LeanTree.build(list.slice(0, size), "js")).toBytes().toString("hex");
+        for (const { binary: hasher, kernels } of hashers) {
+          const levels = await nativeLevels(hasher, list.slice(0, size));
+          const hex = levels.flat().map((node) => node.toString(16).padStart(64, "0")).join("");
+          expect(hex, `the nodes of ${size} leaves (kernels: ${kernels})`).to.equal(expected);
+        }
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("builds again from saved chunks: reads back those that still hold the leaves and are intact, hashes the rest", async function () {

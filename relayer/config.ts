@@ -135,7 +135,7 @@ export const RelayerConfigSchema = z
     /** Requests per minute naming one note (by its nullifier hash); bursts up to one minute's worth. */
     rateLimitPerNotePerMinute: positiveInt.default(60),
     /** Bytes a second the trees route's bulk answers (whole trees) may take together (relayer/http/trees-pacing.ts). */
-    treesBytesPerSecond: positiveInt.default(32 * 1024 * 1024),
+    treesBytesPerSecond: positiveInt.default(16 * 1024 * 1024),
     /** Each chain RPC request gives up after this long and answers CHAIN_UNAVAILABLE. */
     rpcTimeoutMs: positiveInt.default(15_000),
     /**

@@ -21,8 +21,9 @@
 // another, default 20, whole trees and a warm agent's few new leaves, read by a child process): the relayer and its
 // indexer run in this one process, so the relayer's is what a request costs it less the indexer's answer to the
 // request the relayer makes for it (its cache's refresh). At leaf counts of at least BENCH_LOAD_LEAVES (default
-// 100000), the load test: BENCH_LOAD_CLIENTS clients (default 20), in a process of their own, fetch whole trees in a
-// loop while the agents pay at once again (automine), its p50 against the run without them.
+// 100000), the load test: BENCH_LOAD_ROUNDS rounds (default 3) of the agents paying at once (automine) alone, then
+// while BENCH_LOAD_CLIENTS clients (default 20), in a process of their own, fetch whole trees in a loop; the p50 of
+// every loaded payment against that of every payment alone.
 //
 // BENCH_PROVER (auto, native or wasm; default auto: the native prover when `npm ci` built it) picks the relayer's
 // prover; the agent proves with the SDK's LocalProver (the native prover when built, else the wasm engine). Prints
@@ -67,6 +68,8 @@ const THINK_MS = Number(process.env.BENCH_THINK_MS ?? BLOCK_MS / 2);
 const TREES_REQUESTS = Number(process.env.BENCH_TREES_REQUESTS ?? 20);
 const LOAD_LEAVES = Number(process.env.BENCH_LOAD_LEAVES ?? 100_000);
 const LOAD_CLIENTS = Number(process.env.BENCH_LOAD_CLIENTS ?? 20);
+/** Rounds of the load test, each the agents paying without the clients, then with them: the two alternate. */
+const LOAD_ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 3);
 
 const PROVER = process.env.BENCH_PROVER ?? "auto";
 const NOTE_VALUE = 1_000_000n;
@@ -139,7 +142,7 @@ async function measureAt(leafCount: number) {
 
     const loadTest = leafCount >= LOAD_LEAVES;
     const batch = AGENTS * AGENT_PAYMENTS;
-    const noteCount = 4 * (SETTLES + 1) + batch + 4 * AGENTS * BLOCK_PAYMENTS + 1 + (loadTest ? batch : 0);
+    const noteCount = 4 * (SETTLES + 1) + batch + 4 * AGENTS * BLOCK_PAYMENTS + 1 + (loadTest ? 2 * LOAD_ROUNDS * batch : 0);
     console.log(`depositing ${noteCount} notes...`);
     let tag = 1_000;
     const depositors = Object.values(world.chain.depositors);
@@ -157,7 +160,7 @@ async function measureAt(leafCount: number) {
     const provenX402Notes = await notes(SETTLES + 1);
     const [coldAgentNote] = await notes(1);
     const agentNotes = await notes(batch);
-    const loadNotes = loadTest ? await notes(batch) : [];
+    const loadNotes = loadTest ? await notes(2 * LOAD_ROUNDS * batch) : [];
     const onBlocksBatch = AGENTS * BLOCK_PAYMENTS;
     const blockNotes = {
       backToBack: await notes(onBlocksBatch),
@@ -373,6 +376,7 @@ async function measureAt(leafCount: number) {
         agents: AGENTS,
         settles: answers.length,
         ...summary(answers.map(({ ms }) => ms)),
+        timingsMs: answers.map(({ ms }) => Math.round(ms)),
         errors: failures.length,
         ...(failures.length > 0 && { firstError: failures[0]!.slice(0, 300) }),
         transactions: txs.size,
@@ -388,7 +392,7 @@ async function measureAt(leafCount: number) {
      * LOAD_CLIENTS clients fetching whole trees in a loop, in a process of their own (bench/settle/trees-load-clients.ts)
      * as other machines would be, while the agents pay at once; the answers are counted by status.
      */
-    async function underTreesLoad() {
+    async function underTreesLoad(spent: Note[]) {
       const url = `${world.relayer.url}${TREES_PATH}?stateFrom=0&aspFrom=0`;
       const clients = fork(fileURLToPath(new URL("./trees-load-clients.ts", import.meta.url)), [url, String(LOAD_CLIENTS)], { execArgv: ["--import", "tsx"] });
       const report = new Promise<{ statuses: Record<string, number>; bytes: number }>((resolve, reject) => {
@@ -401,7 +405,7 @@ async function measureAt(leafCount: number) {
       let paying!: Awaited<ReturnType<typeof concurrentPayments>>;
       const wallMs = await elapsedMs(async () => {
         try {
-          paying = await concurrentPayments(loadNotes, { countFailures: true });
+          paying = await concurrentPayments(spent, { countFailures: true });
         } finally {
           clients.send("stop");
         }
@@ -415,11 +419,39 @@ async function measureAt(leafCount: number) {
         ...paying,
       };
     }
-    let underLoad: Awaited<ReturnType<typeof underTreesLoad>> | null = null;
-    if (loadTest) {
-      console.log(`the same while ${LOAD_CLIENTS} clients fetch whole trees in a loop...`);
-      underLoad = await underTreesLoad();
+    /**
+     * LOAD_ROUNDS rounds of the agents paying at once without the clients, then with them: alternating, so that the
+     * machine's drift shows in both. The p50s are of every round's payments together.
+     */
+    async function loadTestRounds() {
+      const quiet: Load[] = [];
+      const loaded: Awaited<ReturnType<typeof underTreesLoad>>[] = [];
+      for (let round = 0; round < LOAD_ROUNDS; round++) {
+        const notesOf = (phase: number) => loadNotes.slice((2 * round + phase) * batch, (2 * round + phase + 1) * batch);
+        console.log(`round ${round + 1} of ${LOAD_ROUNDS}: the agents alone, then while ${LOAD_CLIENTS} clients fetch whole trees in a loop...`);
+        quiet.push(await concurrentPayments(notesOf(0)));
+        loaded.push(await underTreesLoad(notesOf(1)));
+      }
+      const all = (runs: Load[]) => runs.flatMap((run) => run.timingsMs);
+      const answers: Record<string, number> = {};
+      for (const run of loaded) for (const [status, n] of Object.entries(run.treesAnswers)) answers[status] = (answers[status] ?? 0) + n;
+      const quietP50 = percentile(all(quiet), 50);
+      const loadedP50 = percentile(all(loaded), 50);
+      return {
+        rounds: LOAD_ROUNDS,
+        clients: LOAD_CLIENTS,
+        quiet: summary(all(quiet)),
+        loaded: summary(all(loaded)),
+        p50Change: Number((loadedP50 / quietP50 - 1).toFixed(3)),
+        errors: loaded.reduce((sum, run) => sum + run.errors, 0),
+        treesPerSecond: Math.min(...loaded.map((run) => run.treesPerSecond)),
+        treesMiBPerSecond: Math.min(...loaded.map((run) => run.treesMiBPerSecond)),
+        treesAnswers: answers,
+        runs: { quiet, loaded },
+      };
     }
+    type Load = Awaited<ReturnType<typeof concurrentPayments>>;
+    const underLoad = loadTest ? await loadTestRounds() : null;
 
     // Batching pays off where a relay waits for its block: the same load on blocks every BLOCK_MS, with batching (the
     // relayer's default) and with it off (a second relayer on the same chain, store of its own).
@@ -427,7 +459,6 @@ async function measureAt(leafCount: number) {
     await chainProvider.request({ method: "evm_setAutomine", params: [false] });
     await chainProvider.request({ method: "evm_setIntervalMining", params: [BLOCK_MS] });
     const unbatched = await startRelayer(buildRelayerConfig(world.chain, world.indexer, { pricingMode: "paid", prover: PROVER, relayBatch: "false" }));
-    type Load = Awaited<ReturnType<typeof concurrentPayments>>;
     let onBlocks: { blockMs: number; thinkMs: number; backToBack: Load; batched: Load; alone: Load; nonCustodial: Load };
     try {
       console.log(`the same on ${BLOCK_MS} ms blocks, ${BLOCK_PAYMENTS} payments each, back to back, batching on...`);
@@ -507,8 +538,10 @@ for (const run of runs) {
         ? []
         : ([
             [
-              `  the same while ${underLoad.clients} clients fetch whole trees`,
-              `${onLoad(underLoad)}; ${underLoad.treesPerSecond} whole trees/s, ${underLoad.treesMiBPerSecond} MiB/s (answers ${JSON.stringify(underLoad.treesAnswers)}); p50 ${((underLoad.p50Ms / concurrent.p50Ms - 1) * 100).toFixed(0)}%`,
+              `  ${underLoad.rounds} rounds alternating: alone / while ${underLoad.clients} clients fetch whole trees`,
+              `p50 ${underLoad.quiet.p50Ms} / ${underLoad.loaded.p50Ms} ms (${underLoad.p50Change >= 0 ? "+" : ""}${(underLoad.p50Change * 100).toFixed(0)}%), ` +
+                `p95 ${underLoad.quiet.p95Ms} / ${underLoad.loaded.p95Ms} ms, ${underLoad.errors} errors; at least ${underLoad.treesPerSecond} whole trees/s, ` +
+                `${underLoad.treesMiBPerSecond} MiB/s a round (answers ${JSON.stringify(underLoad.treesAnswers)})`,
             ],
           ] as [string, string][])),
       [`${AGENTS} agents on ${BLOCK_MS} ms blocks, ${BLOCK_PAYMENTS} each, back to back, batching on`, onLoad(run.concurrentOnBlocks.backToBack)],

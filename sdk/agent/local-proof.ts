@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { encodeAccessFeeData, encodeRelayData, withdrawalContext } from "../circuit/context.js";
 import type { WithdrawProof } from "../circuit/prover.js";
 import { buildWithdrawInput } from "../circuit/withdraw-input.js";
-import type { FacilitatorClient, QuoteAnswer, TreesAnswer } from "../client/facilitator-client.js";
+import { FacilitatorError, type FacilitatorClient, type QuoteAnswer, type TreesAnswer } from "../client/facilitator-client.js";
 import { feeOf } from "../fees/relay-fee.js";
 import { changeNoteOf, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../note/note.js";
 import type { EngineName, ProofEngine } from "../prover/local-prover.js";
@@ -52,6 +52,11 @@ export interface LocalProof {
  */
 const NOTE_WAIT_MS = 10_000;
 const NOTE_POLL_MS = 500;
+/**
+ * How long the agent waits out trees answers the facilitator holds back (429 RATE_LIMITED with Retry-After: whole
+ * trees beyond its bandwidth budget, which a cold agent asks for): well within a quote's life.
+ */
+const TREES_WAIT_MS = 30_000;
 
 /**
  * Proves a spend of `note` as the facilitator's quote of `fields` says (docs/sdk.md, "Non-custodial mode"): the quote
@@ -84,7 +89,7 @@ export async function proveLocally(options: {
     const { quote } = await requestQuote();
     checkQuote(quote, note, expected);
     const askedFrom = { state: trees.state.fetched, asp: trees.asp.fetched };
-    receiveTrees(trees, await facilitator.trees(askedFrom));
+    receiveTrees(trees, await treesAfter(facilitator, askedFrom));
     // Built side by side: one tree's JavaScript runs while the other is hashed natively.
     const [stateWitness, aspWitness] = await Promise.all([
       witnessOf(trees.state, { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize }, note.commitment, "state"),
@@ -125,6 +130,20 @@ export async function proveLocally(options: {
       change: changeNoteOf(note, withdrawnValue, changeSecrets),
       body: { ...options.fields, quote, proof: { proof, publicSignals }, ...refund },
     };
+  }
+}
+
+/** The leaves after `from`, asked again after the wait a 429 names, for up to TREES_WAIT_MS in all. */
+async function treesAfter(facilitator: FacilitatorClient, from: { state: number; asp: number }): Promise<TreesAnswer> {
+  const deadline = Date.now() + TREES_WAIT_MS;
+  for (;;) {
+    try {
+      return await facilitator.trees(from);
+    } catch (error) {
+      const waitMs = error instanceof FacilitatorError && error.status === 429 && error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : undefined;
+      if (waitMs === undefined || Date.now() + waitMs > deadline) throw error;
+      await sleep(waitMs);
+    }
   }
 }
 

@@ -187,6 +187,26 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     expectNothingOfTheNotes(proxy.requests, [deposit.note, first, second!], deposit.note);
   });
 
+  it("waits out a trees answer the relayer holds back (429 with Retry-After) and proves with the trees it then gets", async function () {
+    // A relayer admitting one request a second: the quote takes it, and the trees request right after is refused.
+    const limited = await startRelayer(buildRelayerConfig(world.chain, world.indexer, { pricingMode: "paid", rateLimitGlobalPerSecond: "1" }));
+    const limitedProxy = await startRecordingProxy(limited.url);
+    try {
+      const { deposit } = await world.newAgent(world.chain.depositors.carol, 1_000_000n);
+      await sleep(1_100); // the bucket full again: the harness's readiness check took its token
+      const { body } = await provenRequest(deposit.note, new FacilitatorClient(limitedProxy.url));
+      const trees = limitedProxy.requests.filter((request) => request.url.startsWith("/api/facilitator/trees"));
+      expect(trees.map((request) => request.status)).to.deep.equal([429, 200]);
+      expect(body.proof.publicSignals).to.have.length.greaterThan(0);
+      // The proof is one the relayer takes: it pays the seller.
+      const answer = await world.relayer.post("/api/facilitator/settle-x402-proof", body);
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    } finally {
+      await limitedProxy.close();
+      await limited.stop();
+    }
+  });
+
   it("settles an invoice with the agent's proof (quote, settle-proof): payTo gets the amount less the take", async function () {
     const { agent, vault, deposit } = await world.newAgent(world.chain.depositors.dave, 1_000_000n, {
       custody: "non-custodial",

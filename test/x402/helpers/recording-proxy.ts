@@ -7,6 +7,8 @@ export interface RecordedRequest {
   /** Path and query. */
   url: string;
   body: string;
+  /** The service's answer status, once it answered. */
+  status?: number;
 }
 
 export interface RecordingProxy {
@@ -25,21 +27,24 @@ async function readBody(request: http.IncomingMessage): Promise<string> {
 }
 
 /**
- * An HTTP proxy in front of `target` that records every request (method, path and body) before forwarding it, so a
- * test can read exactly what the service was sent; `rewrite` may change its JSON answers.
+ * An HTTP proxy in front of `target` that records every request (method, path and body) before forwarding it, and
+ * the status it was answered, so a test can read exactly what the service was sent; `rewrite` may change its JSON
+ * answers.
  */
 export async function startRecordingProxy(target: string, rewrite?: AnswerRewrite): Promise<RecordingProxy> {
   const requests: RecordedRequest[] = [];
   const server = await listenLocal((request, response) => {
     void (async () => {
       const body = await readBody(request);
-      requests.push({ method: request.method!, url: request.url!, body });
+      const recorded: RecordedRequest = { method: request.method!, url: request.url!, body };
+      requests.push(recorded);
       const forwarded = await fetch(new URL(request.url!, target), {
         method: request.method,
         headers: { ...(request.headers["content-type"] === undefined ? {} : { "content-type": request.headers["content-type"] }) },
         body: body === "" ? undefined : body,
         redirect: "manual",
       });
+      recorded.status = forwarded.status;
       let text = await forwarded.text();
       if (rewrite !== undefined && forwarded.ok) text = JSON.stringify(rewrite(new URL(request.url!, target).pathname, JSON.parse(text) as Record<string, unknown>));
       const headers: Record<string, string> = { "content-type": forwarded.headers.get("content-type") ?? "application/json" };

@@ -13,6 +13,7 @@ import {
 } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
+import { TreesCache } from "../../relayer/trees-cache.js";
 import { buildRelayerConfig, startRelayer, type RunningRelayer } from "./helpers/relayer-harness.js";
 
 const TREES = "/api/facilitator/trees";
@@ -286,5 +287,37 @@ describe("relayer: the trees route answers from its cache of the indexer's trees
       await indexerProxy.restore();
     }
     expect((await expectWholeTreesOfChain()).state.size).to.equal(2);
+  });
+});
+
+describe("TreesCache: the bytes of an answer being sent", function () {
+  /** An indexer's answers, one per refresh, in order: the trees as they stand at each. */
+  function indexerAnswering(states: bigint[][]) {
+    let refresh = 0;
+    const treeOf = (leaves: bigint[]) => ({ root: leaves.length === 0 ? 0n : createLeanIMT(leaves).root, depth: leaves.length <= 1 ? 0 : createLeanIMT(leaves).depth, size: leaves.length, from: 0, leaves: packLeaves(leaves) });
+    return {
+      treeLeaves: async () => {
+        const state = states[Math.min(refresh++, states.length - 1)]!;
+        return { state: treeOf(state), asp: treeOf([]) };
+      },
+      treeLeavesJson: async (): Promise<Uint8Array> => {
+        throw new Error("not asked in this test");
+      },
+    };
+  }
+  const whole: TreeLeavesQuery = { stateFrom: 0, aspFrom: 0 };
+  const text = (parts: Buffer[]) => Buffer.concat(parts).toString("latin1");
+
+  it("keeps them when the tree is rebuilt, emptied first and regrown: bytes an answer may still read are never written again", async function () {
+    const before = [11n, 12n, 13n];
+    const after = [21n, 22n, 23n];
+    const cache = new TreesCache(indexerAnswering([before, [], after]));
+    const sending = await cache.answer(whole);
+    const sent = text(sending.parts);
+    expect(sent).to.contain(packLeaves(before));
+    await cache.answer(whole); // the tree emptied
+    const rebuilt = await cache.answer(whole);
+    expect(text(rebuilt.parts)).to.contain(packLeaves(after));
+    expect(text(sending.parts), "the answer sent before the rebuild").to.equal(sent);
   });
 });

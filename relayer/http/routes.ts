@@ -136,7 +136,8 @@ export function facilitatorRouter({ facilitator, x402, accessFee, accessFeeRelay
 
   router.get(ROUTES.trees, async (ctx) => {
     const { parts, byteLength } = await trees(parseWith(TreeLeavesQuerySchema.strict(), ctx.query));
-    await sleep(treesPacer.reserve(byteLength));
+    const heldMs = treesPacer.reserve(byteLength);
+    if (heldMs > 0) await sleep(heldMs); // a warm agent's answer is never held, not even for a timer's turn
     ctx.type = "json";
     // A large answer is sent as its parts: joining them would copy every leaf again, on each request. A small one
     // is joined: one write costs less than a stream's.

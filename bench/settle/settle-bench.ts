@@ -28,7 +28,7 @@
 // BENCH_PROVER (auto, native or wasm; default auto: the native prover when `npm ci` built it) picks the relayer's
 // prover; the agent proves with the SDK's LocalProver (the native prover when built, else the wasm engine). Prints
 // a table per leaf count and their comparison, and writes bench/results/settle.json (by leaf count).
-import { fork, spawn } from "node:child_process";
+import { fork } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -94,23 +94,34 @@ globalThis.fetch = async (input, init) => {
   return response;
 };
 
-/** Reads `url` `count` times one after another in a child process (whose reading costs this process nothing): the last answer's length, the time taken. */
-async function readInChild(url: string, count: number, token?: string): Promise<{ bytes: number; ms: number }> {
-  const reader = `const [url, count, token] = process.argv.slice(1);
-    const started = performance.now();
-    let bytes = 0;
-    for (let i = 0; i < Number(count); i++) {
-      const response = await fetch(url, { headers: token ? { authorization: "Bearer " + token } : {} });
-      bytes = (await response.arrayBuffer()).byteLength;
-      if (!response.ok) throw new Error(url + " answered " + response.status);
-    }
-    console.log(JSON.stringify({ bytes, ms: performance.now() - started }));`;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", reader, url, String(count), token ?? ""], { stdio: ["ignore", "pipe", "inherit"] });
-  let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const [code] = (await once(child, "close")) as [number | null];
-  if (code !== 0) throw new Error(`the reader of ${url} exited with ${code}`);
-  return JSON.parse(output) as { bytes: number; ms: number };
+/** What bench/settle/http-readers.ts reports. */
+interface ReadersReport {
+  statuses: Record<string, number>;
+  bytes: number;
+  lastBytes: number;
+  ms: number;
+}
+
+/**
+ * bench/settle/http-readers.ts in a process of its own, loaded: `readers` readers of `url`, `count` requests each (0:
+ * until `stop`). `run` sets them reading and resolves with their report.
+ */
+async function startReaders(url: string, { readers = 1, count = 0, token = "" } = {}) {
+  const child = fork(fileURLToPath(new URL("./http-readers.ts", import.meta.url)), [url, String(readers), String(count), token], { execArgv: ["--import", "tsx"] });
+  const report = new Promise<ReadersReport>((resolve, reject) => {
+    child.on("message", (message) => {
+      if (typeof message === "object" && message !== null) resolve(message as ReadersReport);
+    });
+    child.on("exit", (code) => reject(new Error(`the readers of ${url} exited with ${code} before reporting`)));
+  });
+  await once(child, "message");
+  return {
+    run: () => {
+      child.send("go");
+      return report;
+    },
+    stop: () => child.send("stop"),
+  };
 }
 
 const summary = (timings: number[]) => ({
@@ -288,11 +299,16 @@ async function measureAt(leafCount: number) {
      * indexer's token when `token`), the answers read by a child process, its first request a warm-up left out.
      */
     async function servingCostOf(url: string, token?: string) {
-      await readInChild(url, 1, token);
-      const cpu = process.cpuUsage();
-      const { bytes, ms } = await readInChild(url, TREES_REQUESTS, token);
-      const used = process.cpuUsage(cpu);
-      return { cpuMs: (used.user + used.system) / 1000 / TREES_REQUESTS, wallMs: ms / TREES_REQUESTS, bytes };
+      const read = async (count: number) => {
+        const readers = await startReaders(url, { count, token });
+        const cpu = process.cpuUsage();
+        const { statuses, lastBytes, ms } = await readers.run();
+        const used = process.cpuUsage(cpu);
+        if (statuses["200"] !== count) throw new Error(`${url} answered ${JSON.stringify(statuses)}`);
+        return { cpuMs: (used.user + used.system) / 1000 / count, wallMs: ms / count, bytes: lastBytes };
+      };
+      await read(1);
+      return read(TREES_REQUESTS);
     }
     const indexerTreeLeaves = (query: Record<string, number | bigint>) =>
       `${world.indexer.url}${INDEXER_ROUTES.treeLeaves}?${new URLSearchParams(Object.entries(query).map(([name, value]): [string, string] => [name, String(value)]))}`;
@@ -389,25 +405,18 @@ async function measureAt(leafCount: number) {
     const concurrent = await concurrentPayments(agentNotes);
 
     /**
-     * LOAD_CLIENTS clients fetching whole trees in a loop, in a process of their own (bench/settle/trees-load-clients.ts)
+     * LOAD_CLIENTS clients fetching whole trees in a loop, in a process of their own (startReaders)
      * as other machines would be, while the agents pay at once; the answers are counted by status.
      */
     async function underTreesLoad(spent: Note[]) {
-      const url = `${world.relayer.url}${TREES_PATH}?stateFrom=0&aspFrom=0`;
-      const clients = fork(fileURLToPath(new URL("./trees-load-clients.ts", import.meta.url)), [url, String(LOAD_CLIENTS)], { execArgv: ["--import", "tsx"] });
-      const report = new Promise<{ statuses: Record<string, number>; bytes: number }>((resolve, reject) => {
-        clients.on("message", (message: { ready?: boolean; statuses?: Record<string, number>; bytes?: number }) => {
-          if (message.statuses !== undefined) resolve({ statuses: message.statuses, bytes: message.bytes ?? 0 });
-        });
-        clients.on("exit", (code) => reject(new Error(`the trees load clients exited with ${code} before reporting`)));
-      });
-      await new Promise<void>((resolve) => clients.once("message", () => resolve()));
+      const clients = await startReaders(`${world.relayer.url}${TREES_PATH}?stateFrom=0&aspFrom=0`, { readers: LOAD_CLIENTS });
+      const report = clients.run();
       let paying!: Awaited<ReturnType<typeof concurrentPayments>>;
       const wallMs = await elapsedMs(async () => {
         try {
           paying = await concurrentPayments(spent, { countFailures: true });
         } finally {
-          clients.send("stop");
+          clients.stop();
         }
       });
       const { statuses, bytes } = await report;
@@ -435,14 +444,14 @@ async function measureAt(leafCount: number) {
       const all = (runs: Load[]) => runs.flatMap((run) => run.timingsMs);
       const answers: Record<string, number> = {};
       for (const run of loaded) for (const [status, n] of Object.entries(run.treesAnswers)) answers[status] = (answers[status] ?? 0) + n;
-      const quietP50 = percentile(all(quiet), 50);
-      const loadedP50 = percentile(all(loaded), 50);
+      const alone = summary(all(quiet));
+      const underClients = summary(all(loaded));
       return {
         rounds: LOAD_ROUNDS,
         clients: LOAD_CLIENTS,
-        quiet: summary(all(quiet)),
-        loaded: summary(all(loaded)),
-        p50Change: Number((loadedP50 / quietP50 - 1).toFixed(3)),
+        quiet: alone,
+        loaded: underClients,
+        p50Change: Number((underClients.p50Ms / alone.p50Ms - 1).toFixed(3)),
         errors: loaded.reduce((sum, run) => sum + run.errors, 0),
         treesPerSecond: Math.min(...loaded.map((run) => run.treesPerSecond)),
         treesMiBPerSecond: Math.min(...loaded.map((run) => run.treesMiBPerSecond)),

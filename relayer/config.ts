@@ -3,8 +3,8 @@ import { z } from "zod";
 import { loadEnvConfig } from "../lib/env-config.js";
 import { DatabaseUrlSchema } from "../lib/postgres.js";
 import { AddressSchema } from "../sdk/schema/primitives.js";
-import { FAULT_POINTS } from "./faults.js";
-import { parseUsdc } from "./pricing.js";
+import { FAULT_POINTS } from "./ops/faults.js";
+import { parseUsdc } from "./pricing/pricing.js";
 import { DEFAULT_LEASE_TIMING } from "./settlement/leased-withdrawals.js";
 import { payerKeySecretWeakness, SECRET_RECIPE } from "./x402/payer-keys.js";
 import { DEFAULT_PAYMENT_WINDOW } from "./x402/seller-terms.js";
@@ -109,7 +109,7 @@ export const RelayerConfigSchema = z
     pricingMode: z.enum(["free-for-testing", "paid"]).optional(),
     tier: z.enum(["standard", "compliance"]).default("standard"),
     /**
-     * The ETH price in USDC that converts a relay's gas cost into the fee floor (relayer/pricing.ts). Set it near
+     * The ETH price in USDC that converts a relay's gas cost into the fee floor (relayer/pricing/pricing.ts). Set it near
      * the market price: a low one lets paid relays cost the operator more than their take. Unset: 3000, or 2 on
      * the local chain (defaultUsdcPerEth).
      */
@@ -185,7 +185,7 @@ export const RelayerConfigSchema = z
       .regex(/^[0-9]+$/, "must be a whole number of USDC atomic units")
       .transform(BigInt)
       .default(1_000_000n),
-    /** Test-only fault injection (relayer/faults.ts): steps at which the process kills itself. */
+    /** Test-only fault injection (relayer/ops/faults.ts): steps at which the process kills itself. */
     crashAt: z
       .string()
       .transform((list) => list.split(",").map((point) => point.trim()))

@@ -23,7 +23,7 @@ export const RELAYER_ERROR_STATUS = {
   // ---- the rest ----
   /**
    * Paid mode: the take on the amount would not cover the relay's gas at the current depth and gas price (the fee
-   * floor, relayer/pricing.ts); the message names the floor and the smallest amount that passes.
+   * floor, relayer/pricing/pricing.ts); the message names the floor and the smallest amount that passes.
    */
   BELOW_FEE_FLOOR: 400,
   /** The body or query does not match the endpoint's schema. */

@@ -40,7 +40,7 @@ import { FacilitatorClient, noteToWire } from "../../sdk/client/facilitator-clie
 import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
 import { INDEXER_ROUTES } from "../../indexer/api.js";
-import { grossForNet } from "../../relayer/pricing.js";
+import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
 import { fundDepositor } from "../../test/contracts/helpers/notes.js";
 import { TEST_TOKEN } from "../../test/indexer/helpers/indexer-harness.js";

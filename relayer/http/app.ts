@@ -1,8 +1,8 @@
 import Koa from "koa";
 import type { Logger } from "pino";
 import { metricsRoute } from "../../lib/metrics-http.js";
-import type { RelayerMetrics } from "../metrics.js";
-import type { Readiness } from "../readiness.js";
+import type { RelayerMetrics } from "../ops/metrics.js";
+import type { Readiness } from "../ops/readiness.js";
 import type { RelayerStore } from "../store/relayer-store.js";
 import { errorHandler } from "./error-handler.js";
 import { failureFieldsByRoute } from "./failure-fields.js";

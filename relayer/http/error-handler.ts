@@ -1,7 +1,7 @@
 import type { Middleware } from "koa";
 import type { Logger } from "pino";
 import { RelayerError } from "../errors.js";
-import { describeCause } from "../upstream-cause.js";
+import { describeCause } from "../ops/upstream-cause.js";
 
 /**
  * The one place errors become responses: a RelayerError keeps its code, status and message; anything else is

@@ -1,5 +1,5 @@
 import type { Middleware } from "koa";
-import { ROUTES } from "../supported.js";
+import { ROUTES } from "./paths.js";
 
 /**
  * What every failure of a route says besides the error (docs/api.md 4.3, 4.5, 7): spends are not settled, and an

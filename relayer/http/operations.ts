@@ -1,7 +1,7 @@
 import type { Middleware } from "koa";
 import { METRICS_PATH, timeRequests } from "../../lib/metrics-http.js";
-import type { RelayerMetrics } from "../metrics.js";
-import type { Readiness } from "../readiness.js";
+import type { RelayerMetrics } from "../ops/metrics.js";
+import type { Readiness } from "../ops/readiness.js";
 import type { RelayerStore } from "../store/relayer-store.js";
 import { isSpendRoute } from "./failure-fields.js";
 import type { InFlightRequests } from "./in-flight.js";
@@ -12,7 +12,7 @@ export const HEALTH_ROUTES = { live: "/health/live", ready: "/health/ready" } as
 
 /**
  * GET /health/live: the process answers (restart it when not). GET /health/ready: 200 when every readiness check
- * passes, else 503; both with each check and what it found (relayer/readiness.ts); 503 at once while shutting down.
+ * passes, else 503; both with each check and what it found (relayer/ops/readiness.ts); 503 at once while shutting down.
  */
 export function healthRoutes(readiness: Readiness, inFlight: InFlightRequests): Middleware {
   return async (ctx, next) => {
@@ -33,7 +33,7 @@ export function healthRoutes(readiness: Readiness, inFlight: InFlightRequests): 
 }
 
 /**
- * Refuses a new spend while the relayer is not ready (relayer/readiness.ts), before any proof or lease: a note
+ * Refuses a new spend while the relayer is not ready (relayer/ops/readiness.ts), before any proof or lease: a note
  * with no lease here has nothing sent for it, so the refusal's "nothing was spent" holds. A note that holds a
  * lease passes on: its retry resolves the lease from the chain (a replay, or an uncertain relay's outcome).
  */

@@ -4,9 +4,9 @@ import Router from "@koa/router";
 import type { Context } from "koa";
 import type { z } from "zod";
 import type { AgentRegistry } from "../agents/registry.js";
-import type { AccessFeeGate } from "../access-fee.js";
-import type { AccessFeeRelay } from "../access-fee-relay.js";
-import type { Facilitator } from "../facilitator.js";
+import type { AccessFeeGate } from "../buyer/access-fee-gate.js";
+import type { AccessFeeRelay } from "../buyer/access-fee-relay.js";
+import type { Facilitator } from "../buyer/facilitator.js";
 import { AGENT_KEY_HEADER, AgentListResponseSchema, AgentLookupQuerySchema, AgentRegisterRequestSchema } from "../schemas/agent.js";
 import { AccessFeeProofRequestSchema, AuthorizeRequestSchema, QuoteAccessFeeRequestSchema } from "../schemas/authorize.js";
 import { TreeLeavesQuerySchema, type TreeLeavesQuery } from "../../indexer/api.js";
@@ -14,8 +14,9 @@ import { QuoteRequestSchema, SettleProofRequestSchema, SettleRequestSchema, With
 import { QuoteX402RequestSchema, SettleX402ProofRequestSchema, SettleX402RequestSchema } from "../schemas/settle-x402.js";
 import { VerifyRequestSchema } from "../schemas/verify.js";
 import type { X402Settler, X402Terms } from "../x402/settle-x402.js";
-import type { TreesBody } from "../trees-cache.js";
-import { ROUTES, type SupportedResponse } from "../supported.js";
+import type { TreesBody } from "../trees/trees-cache.js";
+import type { SupportedResponse } from "../pricing/supported.js";
+import { ROUTES } from "./paths.js";
 import { parseWith } from "./parse.js";
 import type { BulkAnswerPacer } from "./trees-pacing.js";
 import {
@@ -35,14 +36,14 @@ export interface RouteDeps {
   accessFeeRelay: AccessFeeRelay;
   agents: AgentRegistry;
   supported: () => Promise<SupportedResponse>;
-  /** Both trees with the leaves after those the caller has, as JSON bytes in parts (docs/api.md 4.10, relayer/trees-cache.ts). */
+  /** Both trees with the leaves after those the caller has, as JSON bytes in parts (docs/api.md 4.10, relayer/trees/trees-cache.ts). */
   trees: (query: TreeLeavesQuery) => Promise<TreesBody>;
   /** Holds back whole-tree answers beyond the relayer's bandwidth budget for them. */
   treesPacer: BulkAnswerPacer;
   openapi: () => unknown;
 }
 
-/** Trees answers up to this size are sent as one buffer, larger ones as the cache's slices (relayer/trees-cache.ts). */
+/** Trees answers up to this size are sent as one buffer, larger ones as the cache's slices (relayer/trees/trees-cache.ts). */
 const JOIN_TREES_BODY_BYTES = 64 * 1024;
 
 const body = (ctx: Context) => (ctx.request as { body?: unknown }).body;

@@ -1,6 +1,6 @@
 import { noteToWire } from "../../sdk/client/facilitator-client.js";
 import type { AgentPublicView, AgentView } from "../agents/registry.js";
-import type { ProvenSpendResult, SettledSpend, SpendResult } from "../facilitator.js";
+import type { ProvenSpendResult, SettledSpend, SpendResult } from "../buyer/facilitator.js";
 import type { SignedQuote } from "../settlement/quote.js";
 import type { X402Payment, X402ProvenSettlement, X402Settlement } from "../x402/settle-x402.js";
 

@@ -110,7 +110,7 @@ export const SupportedResponseSchema = z
           })
           .strict(),
         treasury: z.string(),
-        /** The fee floor now (relayer/pricing.ts); null when the chain cannot be read. */
+        /** The fee floor now (relayer/pricing/pricing.ts); null when the chain cannot be read. */
         feeFloor: z
           .object({
             enforced: z.boolean(),

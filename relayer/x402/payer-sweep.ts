@@ -1,7 +1,7 @@
 import { AbiCoder, hexlify, keccak256, randomBytes, zeroPadValue, type Wallet } from "ethers";
 import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import type { IEntrypoint } from "../../types/ethers-contracts/contracts/Entrypoint.js";
-import { feeOf } from "../pricing.js";
+import { feeOf } from "../pricing/pricing.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import type { LeaseRecord, RelayerStore, SweepRecord } from "../store/relayer-store.js";
 import { eip3009Types, type TokenDomainNames } from "../../x402/eip712-domain.js";

@@ -12,13 +12,13 @@ import {
   type ResourceInfo,
 } from "../../x402/index.js";
 import { hexlify, randomBytes, type Wallet } from "ethers";
-import type { AccessFeeGate } from "../access-fee.js";
+import type { AccessFeeGate } from "../buyer/access-fee-gate.js";
 import type { AgentRegistry } from "../agents/registry.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
-import { spendRecordOf, type Facilitator, type ProvenSpendResult, type SettledSpend, type SpendResult } from "../facilitator.js";
-import { grossForNet } from "../pricing.js";
-import { isPrivate, privacyDisclosure } from "../privacy.js";
+import { spendRecordOf, type Facilitator, type ProvenSpendResult, type SettledSpend, type SpendResult } from "../buyer/facilitator.js";
+import { grossForNet } from "../pricing/pricing.js";
+import { isPrivate, privacyDisclosure } from "../pricing/privacy.js";
 import type { SellerEntry } from "../schemas/settle-x402.js";
 import type { SignedQuote } from "../settlement/quote.js";
 import type { LeasePayment } from "../store/relayer-store.js";

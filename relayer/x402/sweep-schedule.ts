@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { claimTreasuryFees } from "../chain/fee-claim.js";
-import type { RelayerMetrics } from "../metrics.js";
+import type { RelayerMetrics } from "../ops/metrics.js";
 import { sweepExpiredPayers, type PayerSweepDeps } from "./payer-sweep.js";
 
 export interface SweepScheduleDeps extends Omit<PayerSweepDeps, "log"> {

@@ -12,7 +12,7 @@ import { JsonRpcProvider, Wallet, parseEther, type Signer } from "ethers";
 import { ConfigError } from "../../lib/env-config.js";
 import { depositNote, NoteVault, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
 import { FacilitatorClient, type SettleX402Answer, type SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
-import { formatUsdc } from "../../relayer/pricing.js";
+import { formatUsdc } from "../../relayer/pricing/pricing.js";
 import { Entrypoint__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import type { AddressBook } from "../../lib/address-book.js";
 import { DEV_ROLES, devAccount, LOCAL_CHAIN_ID } from "../stack/dev-accounts.js";

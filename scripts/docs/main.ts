@@ -1,4 +1,4 @@
-// Rewrites the generated part of docs/api.md (the endpoint reference) from relayer/openapi.ts: npm run docs:api.
+// Rewrites the generated part of docs/api.md (the endpoint reference) from relayer/http/openapi.ts: npm run docs:api.
 // test/docs.test.ts fails while docs/api.md differs from what this writes.
 import { readFile, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";

@@ -153,7 +153,7 @@ async function startServices(options: StackOptions, run: Run) {
     INDEXER_TOKEN: indexerToken,
     TREASURY_ADDRESS: keys.treasury,
     PAYER_KEY_SECRET: `0x${randomBytes(32).toString("hex")}`,
-    // Paid mode at the local chain's default ETH price (2 USDC/ETH, relayer/pricing.ts): the floor stays under a
+    // Paid mode at the local chain's default ETH price (2 USDC/ETH, relayer/pricing/pricing.ts): the floor stays under a
     // 5% take of a 0.05 USDC price at this node's ~1 gwei.
     PRICING_MODE: "paid",
   });

@@ -7,7 +7,7 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { grossForNet } from "../../relayer/pricing.js";
+import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { depositSecretsOf, masterKeysOf, recoverNotes } from "../../sdk/agent/index.js";
 import { changeNoteOf, createNote } from "../../sdk/index.js";
 import { startSeller, WEATHER_REPORT, type Seller } from "../../x402-peers/seller.js";

@@ -83,7 +83,7 @@ describe("relayer config", function () {
   });
 
   it("reads the USDC/ETH price of the fee floor, 3000 unless set, refusing zero and more than six decimals", function () {
-    expect(loadRelayerConfig(VALID).usdcPerEth, "unset: the chain's default (relayer/pricing.ts)").to.equal(undefined);
+    expect(loadRelayerConfig(VALID).usdcPerEth, "unset: the chain's default (relayer/pricing/pricing.ts)").to.equal(undefined);
     expect(loadRelayerConfig({ ...VALID, RELAYER_USDC_PER_ETH: "2512.25" }).usdcPerEth).to.equal(2_512_250_000n);
     expect(loadRelayerConfig({ ...VALID, RELAYER_USDC_PER_ETH: "0.5" }).usdcPerEth).to.equal(500_000n);
     expect(() => loadRelayerConfig({ ...VALID, RELAYER_USDC_PER_ETH: "0" })).to.throw(ConfigError, /RELAYER_USDC_PER_ETH must be above zero/);

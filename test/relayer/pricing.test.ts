@@ -11,7 +11,7 @@ import {
   relayGasAt,
   smallestGrossForFee,
   takeBpsFor,
-} from "../../relayer/pricing.js";
+} from "../../relayer/pricing/pricing.js";
 
 describe("relayer pricing", function () {
   it("rounds the fee down as Entrypoint.relay does", function () {

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { network } from "hardhat";
 import { fillStateTree } from "../../bench/simulated-state-tree.js";
-import { relayGasAt } from "../../relayer/pricing.js";
+import { relayGasAt } from "../../relayer/pricing/pricing.js";
 import { createLeanIMT, createNote, labelOf, precommitmentOf } from "../../sdk/index.js";
 import { deployedFacilitator } from "../contracts/helpers/fixtures.js";
 import { fundDepositor, secretsFor } from "../contracts/helpers/notes.js";

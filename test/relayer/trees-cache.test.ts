@@ -13,7 +13,7 @@ import {
 } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
-import { TreesCache } from "../../relayer/trees-cache.js";
+import { TreesCache } from "../../relayer/trees/trees-cache.js";
 import { buildRelayerConfig, startRelayer, type RunningRelayer } from "./helpers/relayer-harness.js";
 
 const TREES = "/api/facilitator/trees";

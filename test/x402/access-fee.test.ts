@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { grossForNet } from "../../relayer/pricing.js";
+import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { X402AgentError, type AgentEvent } from "../../sdk/agent/index.js";
 import type { AccessFeeProofAnswer, SettleX402Answer, SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
 import { changeNoteOf, nullifierHashOf, type Note } from "../../sdk/index.js";

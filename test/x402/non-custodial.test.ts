@@ -4,7 +4,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { grossForNet } from "../../relayer/pricing.js";
+import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { proveLocally, recoverNotes, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
 import { FacilitatorClient, type QuoteAnswer, type SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
 import {

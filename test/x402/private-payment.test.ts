@@ -1,7 +1,7 @@
 import http from "node:http";
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { grossForNet } from "../../relayer/pricing.js";
+import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { recoverNotes, X402AgentError } from "../../sdk/agent/index.js";
 import { noteToWire, type SettleX402Answer } from "../../sdk/client/facilitator-client.js";
 import { setTimeout as sleep } from "node:timers/promises";

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { grossForNet } from "../../relayer/pricing.js";
+import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { proveLocally, recoverNotes } from "../../sdk/agent/index.js";
 import { FacilitatorClient, noteToWire } from "../../sdk/client/facilitator-client.js";
 import { createNote, deriveChangeSecrets, deriveRefundSecrets, precommitmentOf, type Note } from "../../sdk/index.js";

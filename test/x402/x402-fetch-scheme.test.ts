@@ -2,7 +2,7 @@ import { x402Client } from "@x402/core/client";
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from "@x402/fetch";
 import { expect } from "chai";
 import type { Signer } from "ethers";
-import { grossForNet } from "../../relayer/pricing.js";
+import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
 import {
   PaymentNotAcceptedError,

@@ -1,9 +1,9 @@
-import type { WithdrawProof } from "../sdk/index.js";
-import type { AccessFeeGate } from "./access-fee.js";
-import type { PoolChain } from "./chain/pool-chain.js";
-import { RelayerError } from "./errors.js";
+import type { WithdrawProof } from "../../sdk/index.js";
+import type { AccessFeeGate } from "./access-fee-gate.js";
+import type { PoolChain } from "../chain/pool-chain.js";
+import { RelayerError } from "../errors.js";
 import type { Facilitator, ProvenSpendResult } from "./facilitator.js";
-import type { SignedQuote } from "./settlement/quote.js";
+import type { SignedQuote } from "../settlement/quote.js";
 
 export interface AccessFeeRelayDeps {
   facilitator: Facilitator;

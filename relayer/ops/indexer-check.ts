@@ -1,7 +1,7 @@
-import { IndexerApiError, type IndexerClient } from "../indexer/client.js";
-import type { AddressBook } from "../lib/address-book.js";
-import { ConfigError } from "../lib/env-config.js";
-import { RELAYER_ENV } from "./config.js";
+import { IndexerApiError, type IndexerClient } from "../../indexer/client.js";
+import type { AddressBook } from "../../lib/address-book.js";
+import { ConfigError } from "../../lib/env-config.js";
+import { RELAYER_ENV } from "../config.js";
 import { describeCause } from "./upstream-cause.js";
 
 /** The parts of an address book that must agree for the relayer and the indexer to serve the same pool. */

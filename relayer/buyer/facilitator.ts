@@ -1,9 +1,9 @@
-import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, type Note, type NoteSecrets, type WithdrawProof } from "../sdk/index.js";
-import type { IndexerClient } from "../indexer/client.js";
-import type { AccessFeeGate } from "./access-fee.js";
-import type { AgentRegistry } from "./agents/registry.js";
-import type { PoolChain } from "./chain/pool-chain.js";
-import { RelayerError } from "./errors.js";
+import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, type Note, type NoteSecrets, type WithdrawProof } from "../../sdk/index.js";
+import type { IndexerClient } from "../../indexer/client.js";
+import type { AccessFeeGate } from "./access-fee-gate.js";
+import type { AgentRegistry } from "../agents/registry.js";
+import type { PoolChain } from "../chain/pool-chain.js";
+import { RelayerError } from "../errors.js";
 import {
   feeOf,
   formatUsdc,
@@ -12,16 +12,17 @@ import {
   relayGasAt,
   smallestGrossForFee,
   takeBpsFor,
+  type FeeFloor,
   type NetworkPricing,
   type TierName,
-} from "./pricing.js";
-import { privacyBlock, type Custody, type PrivacyBlock } from "./privacy.js";
-import type { LeasedWithdrawalOrder, LeasedWithdrawals } from "./settlement/leased-withdrawals.js";
-import { spendableNote } from "./settlement/note-status.js";
-import type { ProvenSpends, QuotedPayment } from "./settlement/proven-spends.js";
-import type { QuoteRoute, SignedQuote } from "./settlement/quote.js";
-import type { RelayTerms, Spend } from "./settlement/spend.js";
-import type { LeaseRecord } from "./store/relayer-store.js";
+} from "../pricing/pricing.js";
+import { privacyBlock, type Custody, type PrivacyBlock } from "../pricing/privacy.js";
+import type { LeasedWithdrawalOrder, LeasedWithdrawals } from "../settlement/leased-withdrawals.js";
+import { spendableNote } from "../settlement/note-status.js";
+import type { ProvenSpends, QuotedPayment } from "../settlement/proven-spends.js";
+import type { QuoteRoute, SignedQuote } from "../settlement/quote.js";
+import type { RelayTerms, Spend } from "../settlement/spend.js";
+import type { LeaseRecord } from "../store/relayer-store.js";
 
 export interface FacilitatorDeps {
   chain: PoolChain;
@@ -35,25 +36,6 @@ export interface FacilitatorDeps {
   treasury: string;
   /** Atomic USDC per ETH: converts a relay's gas cost into the fee floor (RELAYER_USDC_PER_ETH). */
   usdcPerEth: bigint;
-}
-
-/** What a relay costs now, in atomic USDC: the least take a spend must pay while a take is charged. */
-export interface FeeFloor {
-  /** The pool's state tree depth, which the relay's insert hashes through. */
-  depth: bigint;
-  /** relayGasAt(depth): the most gas a relay at this depth uses. */
-  relayGas: bigint;
-  gasPriceWei: bigint;
-  usdcPerEth: bigint;
-  /** relayGas x gasPriceWei in atomic USDC, rounded up. */
-  floor: bigint;
-  /**
-   * Whether a spend's take must reach the floor: when a take is charged (paid mode). On free-for-testing
-   * networks the operator pays relays knowingly; the minimum settle still applies.
-   */
-  enforced: boolean;
-  /** The smallest withdrawal (gross) the minimum settle and, when enforced, the floor let through. */
-  smallestGross: bigint;
 }
 
 /** A payment: to whom, how much, and the optional agent it is made for. */
@@ -120,7 +102,7 @@ export interface SpendTerms {
   terms: LeasedWithdrawalOrder["terms"];
   buildPayment?: LeasedWithdrawalOrder["buildPayment"];
   /**
-   * An access fee paid out of the note (relayer/access-fee-relay.ts): the nullifier hash it authorizes. The whole
+   * An access fee paid out of the note (relayer/buyer/access-fee-relay.ts): the nullifier hash it authorizes. The whole
    * amount goes to the recipient, the treasury: no take, and the operator pays its relay (no fee floor).
    */
   authorizedNullifierHash?: bigint;

@@ -1,9 +1,9 @@
 import { formatEther } from "ethers";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { WithdrawCircuitInput, WithdrawProof } from "../sdk/index.js";
-import type { TimedProof } from "../sdk/prover/index.js";
-import type { Prover } from "./settlement/prover.js";
-import type { LeaseState, SweepRecord } from "./store/relayer-store.js";
+import type { WithdrawCircuitInput, WithdrawProof } from "../../sdk/index.js";
+import type { TimedProof } from "../../sdk/prover/index.js";
+import type { Prover } from "../settlement/prover.js";
+import type { LeaseState, SweepRecord } from "../store/relayer-store.js";
 
 /** Seconds buckets of a request: from a cached answer to a settle whose relay waited several blocks. */
 const REQUEST_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64];

@@ -1,4 +1,4 @@
-import { IndexerApiError } from "../indexer/client.js";
+import { IndexerApiError } from "../../indexer/client.js";
 
 /** An error's name, message and, for a failed fetch, the network cause (ECONNREFUSED): no URLs with tokens, no bodies. */
 export function describeCause(error: unknown): string {

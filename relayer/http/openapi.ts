@@ -1,21 +1,21 @@
 import { z } from "zod";
-import { TreeLeavesSchema } from "../indexer/api.js";
+import { TreeLeavesSchema } from "../../indexer/api.js";
 import {
   AgentListResponseSchema,
   AgentPublicViewSchema,
   AgentRegisterRequestSchema,
   AgentRegisterResponseSchema,
   AgentViewSchema,
-} from "./schemas/agent.js";
+} from "../schemas/agent.js";
 import {
   AccessFeeProofRequestSchema,
   AccessFeeProofResponseSchema,
   AuthorizeRequestSchema,
   AuthorizeResponseSchema,
   QuoteAccessFeeRequestSchema,
-} from "./schemas/authorize.js";
-import { ErrorBodySchema } from "./schemas/error.js";
-import { QuoteResponseSchema } from "./schemas/quote.js";
+} from "../schemas/authorize.js";
+import { ErrorBodySchema } from "../schemas/error.js";
+import { QuoteResponseSchema } from "../schemas/quote.js";
 import {
   QuoteRequestSchema,
   SettleProofRequestSchema,
@@ -26,16 +26,16 @@ import {
   WithdrawResponseSchema,
   X402PayRequestSchema,
   X402PayResponseSchema,
-} from "./schemas/settle.js";
+} from "../schemas/settle.js";
 import {
   QuoteX402RequestSchema,
   SettleX402ProofRequestSchema,
   SettleX402ProofResponseSchema,
   SettleX402RequestSchema,
   SettleX402ResponseSchema,
-} from "./schemas/settle-x402.js";
-import { VerifyRequestSchema, VerifyResponseSchema } from "./schemas/verify.js";
-import { ROUTES } from "./supported.js";
+} from "../schemas/settle-x402.js";
+import { VerifyRequestSchema, VerifyResponseSchema } from "../schemas/verify.js";
+import { ROUTES } from "./paths.js";
 
 type Schema = z.ZodType;
 

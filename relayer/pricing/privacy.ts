@@ -1,4 +1,4 @@
-import { WITHDRAW_PUBLIC_SIGNALS } from "../sdk/index.js";
+import { WITHDRAW_PUBLIC_SIGNALS } from "../../sdk/index.js";
 
 /** docs/api.md 2.4: every settlement says whether it was private, honestly (docs/design.md section 9). */
 export const MINIMUM_FOR_PRIVACY = 30;

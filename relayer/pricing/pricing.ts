@@ -1,8 +1,8 @@
 /** Pricing of docs/api.md section 8: per-settle take by tier, access fee and minimum settle by network class. */
 
-import { BPS_DENOMINATOR } from "../sdk/fees/relay-fee.js";
+import { BPS_DENOMINATOR } from "../../sdk/fees/relay-fee.js";
 
-export { BPS_DENOMINATOR, feeOf, grossForNet } from "../sdk/fees/relay-fee.js";
+export { BPS_DENOMINATOR, feeOf, grossForNet } from "../../sdk/fees/relay-fee.js";
 
 export type PricingMode = "free-for-testing" | "paid";
 export type TierName = "standard" | "compliance" | "enterprise";
@@ -133,4 +133,23 @@ export function smallestGrossForFee(fee: bigint, bps: bigint): bigint | undefine
 export function parseUsdc(decimal: string): bigint {
   const [whole = "", fraction = ""] = decimal.split(".");
   return BigInt(whole) * 1_000_000n + BigInt(fraction.padEnd(6, "0"));
+}
+
+/** What a relay costs now, in atomic USDC: the least take a spend must pay while a take is charged. */
+export interface FeeFloor {
+  /** The pool's state tree depth, which the relay's insert hashes through. */
+  depth: bigint;
+  /** relayGasAt(depth): the most gas a relay at this depth uses. */
+  relayGas: bigint;
+  gasPriceWei: bigint;
+  usdcPerEth: bigint;
+  /** relayGas x gasPriceWei in atomic USDC, rounded up. */
+  floor: bigint;
+  /**
+   * Whether a spend's take must reach the floor: when a take is charged (paid mode). On free-for-testing
+   * networks the operator pays relays knowingly; the minimum settle still applies.
+   */
+  enforced: boolean;
+  /** The smallest withdrawal (gross) the minimum settle and, when enforced, the floor let through. */
+  smallestGross: bigint;
 }

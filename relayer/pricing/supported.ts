@@ -1,8 +1,8 @@
-import type { IndexerStatus } from "../indexer/api.js";
-import type { FeeFloor } from "./facilitator.js";
-import { ENTERPRISE_TIER, formatUsdc, KNOWN_NETWORKS, networkPricing, TIERS, type NetworkPricing } from "./pricing.js";
+import type { IndexerStatus } from "../../indexer/api.js";
+import { ENTERPRISE_TIER, formatUsdc, KNOWN_NETWORKS, networkPricing, TIERS, type FeeFloor, type NetworkPricing } from "./pricing.js";
+import { ROUTES } from "../http/paths.js";
 import { isPrivate, MINIMUM_FOR_PRIVACY, RELAYER_LEARNS } from "./privacy.js";
-import { FACILITATOR_MARGIN_SECONDS, type PaymentWindow } from "./x402/seller-terms.js";
+import { FACILITATOR_MARGIN_SECONDS, type PaymentWindow } from "../x402/seller-terms.js";
 
 /** Facts about this deployment that `supported` reports; everything else in it is computed live. */
 export interface SupportedContext {
@@ -27,24 +27,6 @@ export interface SupportedContext {
   nonCustodial: { quoteTtlSeconds: number; verificationKeySha256: string };
 }
 
-export const ROUTES = {
-  supported: "/api/facilitator/supported",
-  verify: "/api/facilitator/verify",
-  settle: "/api/facilitator/settle",
-  settleX402: "/api/facilitator/settle-x402",
-  quote: "/api/facilitator/quote",
-  settleProof: "/api/facilitator/settle-proof",
-  quoteX402: "/api/facilitator/quote-x402",
-  settleX402Proof: "/api/facilitator/settle-x402-proof",
-  quoteAccessFee: "/api/facilitator/quote-access-fee",
-  accessFeeProof: "/api/facilitator/access-fee-proof",
-  trees: "/api/facilitator/trees",
-  authorize: "/api/facilitator/authorize",
-  withdraw: "/api/withdraw",
-  x402Pay: "/api/x402-pay",
-  agentRegister: "/api/agent/register",
-  openapi: "/api/openapi.json",
-} as const;
 
 /** The operator documentation, a path in this facilitator's repository. */
 const REPO_DOCS = "docs/relayer.md";

@@ -1,10 +1,10 @@
 import { getAddress, type Log } from "ethers";
-import { ConfigError } from "../lib/env-config.js";
-import type { PoolChain } from "./chain/pool-chain.js";
-import { RelayerError } from "./errors.js";
-import { formatUsdc } from "./pricing.js";
-import type { RelayerStore } from "./store/relayer-store.js";
-import { ROUTES } from "./supported.js";
+import { ConfigError } from "../../lib/env-config.js";
+import type { PoolChain } from "../chain/pool-chain.js";
+import { RelayerError } from "../errors.js";
+import { formatUsdc } from "../pricing/pricing.js";
+import type { RelayerStore } from "../store/relayer-store.js";
+import { ROUTES } from "../http/paths.js";
 
 export interface AccessFeeTerms {
   enforced: boolean;

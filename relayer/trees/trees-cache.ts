@@ -1,6 +1,6 @@
-import type { TreeLeaves, TreeLeavesQuery } from "../indexer/api.js";
-import type { IndexerClient } from "../indexer/client.js";
-import { PACKED_LEAF_CHARS } from "../sdk/index.js";
+import type { TreeLeaves, TreeLeavesQuery } from "../../indexer/api.js";
+import type { IndexerClient } from "../../indexer/client.js";
+import { PACKED_LEAF_CHARS } from "../../sdk/index.js";
 
 /** A trees answer as JSON bytes in parts (the leaves are slices of the cache, not copies), and its length. */
 export interface TreesBody {

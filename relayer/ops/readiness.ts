@@ -1,12 +1,12 @@
 import { formatEther } from "ethers";
 import type { Logger } from "pino";
-import type { IndexerClient } from "../indexer/client.js";
-import type { PoolChain } from "./chain/pool-chain.js";
-import { RelayerError } from "./errors.js";
-import type { Facilitator } from "./facilitator.js";
+import type { IndexerClient } from "../../indexer/client.js";
+import type { PoolChain } from "../chain/pool-chain.js";
+import { RelayerError } from "../errors.js";
+import type { Facilitator } from "../buyer/facilitator.js";
 import type { RelayerMetrics } from "./metrics.js";
-import { indexerFailure } from "./settlement/note-status.js";
-import type { RelayerStore } from "./store/relayer-store.js";
+import { indexerFailure } from "../settlement/note-status.js";
+import type { RelayerStore } from "../store/relayer-store.js";
 
 export const READINESS_CHECKS = ["database", "rpc", "indexer", "prover", "balance"] as const;
 export type ReadinessCheck = (typeof READINESS_CHECKS)[number];

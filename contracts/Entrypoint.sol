@@ -40,6 +40,8 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
 
     /// @dev abi.encode(RelayData): five static words.
     uint256 private constant RELAY_DATA_LENGTH = 160;
+    /// @dev abi.encode(SellerPayment): six static words.
+    uint256 private constant SELLER_PAYMENT_LENGTH = 192;
     /// @dev abi.encode(AccessFeeData): two static words. Neither kind of data has the other's length, so a proof made
     ///      for one call is refused by the other instead of being read as its kind.
     uint256 private constant ACCESS_FEE_DATA_LENGTH = 64;
@@ -124,9 +126,10 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
             revert BatchSizeOutOfRange();
         }
         RelayTarget memory target = _relayTarget(scope);
+        uint256 maxRelayFeeBPS = target.maxRelayFeeBPS;
         IPrivacyPool.Payout[] memory payouts = new IPrivacyPool.Payout[](count);
         for (uint256 i; i < count; ++i) {
-            payouts[i] = _payout(withdrawals[i], proofs[i], scope, target.maxRelayFeeBPS);
+            payouts[i] = _payout(withdrawals[i], proofs[i], scope, maxRelayFeeBPS);
         }
         target.pool.withdrawBatch(proofs, stateTreeSizes, payouts);
     }
@@ -266,9 +269,9 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         if (address(target.pool) == address(0)) revert UnknownScope();
     }
 
-    /// @dev What the entrypoint checks of a relayed withdrawal (its processing, its relay data's fee under the maximum
-    ///      and the proof's, its context) and where its value goes, from its relay data; for a payment, the record a
-    ///      refund of it must later present.
+    /// @dev What the entrypoint checks of a relayed withdrawal (its processing, its data's fee against the maximum and
+    ///      the proof's, its context) and where its value goes, from its data: RelayData (and, for a single-use
+    ///      payer's payment, the record a refund of it must later present), or a SellerPayment.
     function _payout(
         IPrivacyPool.Withdrawal calldata withdrawal,
         ProofLib.WithdrawProof calldata proof,
@@ -276,7 +279,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         uint256 maxRelayFeeBPS
     ) private view returns (IPrivacyPool.Payout memory) {
         _checkProcessing(withdrawal, proof);
-        if (withdrawal.data.length != RELAY_DATA_LENGTH) revert InvalidWithdrawalData();
+        if (withdrawal.data.length != RELAY_DATA_LENGTH) return _sellerPayout(withdrawal, proof, scope);
         RelayData memory relayData = abi.decode(withdrawal.data, (RelayData));
         if (relayData.relayFeeBPS > maxRelayFeeBPS) revert RelayFeeAboveMaximum();
         if (relayData.relayFeeBPS != proof.relayFeeBPS()) revert RelayFeeMismatch();
@@ -297,6 +300,22 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
                 )
             );
         return IPrivacyPool.Payout(relayData.recipient, relayData.feeRecipient, feeAmount, spendRecord);
+    }
+
+    /// @dev A seller's price paid straight to payTo: the withdrawn value is exactly amount + fee, the fee is no rate
+    ///      (the proof's relayFeeBPS is 0, and its refund commitment never used), and the spend records the context.
+    function _sellerPayout(IPrivacyPool.Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof, uint256 scope)
+        private
+        view
+        returns (IPrivacyPool.Payout memory)
+    {
+        if (withdrawal.data.length != SELLER_PAYMENT_LENGTH) revert InvalidWithdrawalData();
+        SellerPayment memory payment = abi.decode(withdrawal.data, (SellerPayment));
+        if (block.timestamp >= payment.validBefore) revert SellerPaymentExpired();
+        if (proof.relayFeeBPS() != 0) revert RelayFeeMismatch();
+        if (proof.withdrawnValue() != payment.amount + payment.fee) revert SellerPaymentValueMismatch();
+        _checkContext(withdrawal, proof, scope);
+        return IPrivacyPool.Payout(payment.payTo, payment.feeRecipient, payment.fee, bytes32(proof.context()));
     }
 
     /// @dev What every withdrawal the entrypoint sends to a pool must show before its data is read (relay, relayBatch,

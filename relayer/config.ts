@@ -51,6 +51,7 @@ export const RELAYER_ENV = {
   metricsToken: "RELAYER_METRICS_TOKEN",
   sweepIntervalSeconds: "RELAYER_SWEEP_INTERVAL_SECONDS",
   feeClaimMinimum: "RELAYER_FEE_CLAIM_MINIMUM_ATOMIC",
+  sellerFee: "RELAYER_SELLER_FEE_ATOMIC",
   crashAt: "RELAYER_CRASH_AT",
   nodeEnv: "NODE_ENV",
 } as const;
@@ -185,6 +186,15 @@ export const RelayerConfigSchema = z
       .regex(/^[0-9]+$/, "must be a whole number of USDC atomic units")
       .transform(BigInt)
       .default(1_000_000n),
+    /**
+     * The least fee (USDC atomic) a seller's shielded-proof entry names for the relayer's seller routes (docs/api.md
+     * 4.9); each payment must also pay its relay's gas at the gas price of the moment.
+     */
+    sellerFee: z
+      .string()
+      .regex(/^[0-9]+$/, "must be a whole number of USDC atomic units")
+      .transform(BigInt)
+      .default(10_000n),
     /** Test-only fault injection (relayer/ops/faults.ts): steps at which the process kills itself. */
     crashAt: z
       .string()

@@ -33,6 +33,7 @@ import { buildSupported } from "./pricing/supported.js";
 import { X402Settler } from "./x402/settle-x402.js";
 import { SweepSchedule } from "./x402/sweep-schedule.js";
 import { TreesCache } from "./trees/trees-cache.js";
+import { sellerFacilitator } from "./seller/seller-facilitator.js";
 import { RelayerMetrics } from "./ops/metrics.js";
 import { Readiness } from "./ops/readiness.js";
 
@@ -108,6 +109,7 @@ async function wireRelayer(
     timing: { ...DEFAULT_LEASE_TIMING, waitForLeaseMs: config.leaseWaitMs, staleLeaseMs: config.leaseStaleMs },
     logger,
   });
+  const usdcPerEth = config.usdcPerEth ?? defaultUsdcPerEth(chain.network);
   const proofs = new ProvenSpends({ chain, indexer, prover: provers, signer: new QuoteSigner(config.payerKeySecret), ttlSeconds: config.quoteTtlSeconds });
   const facilitator = new Facilitator({
     chain,
@@ -119,7 +121,7 @@ async function wireRelayer(
     pricing,
     tier: config.tier,
     treasury: config.treasury,
-    usdcPerEth: config.usdcPerEth ?? defaultUsdcPerEth(chain.network),
+    usdcPerEth,
   });
   const paymentWindow = { minimumSeconds: config.x402MinWindowSeconds, maximumSeconds: config.x402MaxWindowSeconds };
   const nonCustodial = { quoteTtlSeconds: config.quoteTtlSeconds, verificationKeySha256: await verificationKeySha256() };
@@ -182,6 +184,17 @@ async function wireRelayer(
     metrics,
     metricsToken: config.metricsToken,
     store,
+    seller: {
+      payments: sellerFacilitator({
+        chain,
+        indexer,
+        store,
+        feeRecipient: config.treasury,
+        minimumFee: config.sellerFee,
+        usdcPerEth,
+      }),
+      relayer: chain.relayer.address,
+    },
   });
   const sweeps =
     config.sweepIntervalSeconds === 0

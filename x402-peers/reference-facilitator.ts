@@ -1,12 +1,14 @@
 import { x402Facilitator } from "@x402/core/facilitator";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { toFacilitatorEvmSigner, type FacilitatorEvmSigner } from "@x402/evm";
-import { registerExactEvmScheme } from "@x402/evm/exact/facilitator";
+import { ExactEvmScheme, registerExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { ExactEvmSchemeV1 } from "@x402/evm/exact/v1/facilitator";
 import { EVM_NETWORK_CHAIN_ID_MAP, NETWORKS } from "@x402/evm/v1";
 import express, { type Request, type Response } from "express";
 import { createWalletClient, defineChain, http, publicActions, type Address, type Hex } from "viem";
 import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { JsonRpcProvider, Wallet } from "ethers";
+import { ShieldedFacilitatorScheme, type ShieldedFacilitatorSchemeOptions } from "../seller/index.js";
 import { listenLocal, type LocalServer } from "./local-server.js";
 import { caip2NetworkOf, v1NetworkOf } from "../x402/networks.js";
 
@@ -18,6 +20,11 @@ export interface ReferenceFacilitatorOptions {
   privateKey: Hex;
   /** 0 (default) picks a free port. */
   port?: number;
+  /**
+   * Also relay shielded-proof payments (seller/shielded-facilitator-scheme.ts) of this pool, from the account of
+   * `privateKey` (its own nonces: the viem account settles EIP-3009 payments).
+   */
+  shielded?: Pick<ShieldedFacilitatorSchemeOptions, "deployment" | "minimumFee" | "usdcPerEth" | "feeRecipient"> & { privateKey: string };
 }
 
 export interface ReferenceFacilitator extends LocalServer {
@@ -61,10 +68,18 @@ function viemFacilitatorSigner(account: PrivateKeyAccount, options: ReferenceFac
 export async function startReferenceFacilitator(options: ReferenceFacilitatorOptions): Promise<ReferenceFacilitator> {
   const account = privateKeyToAccount(options.privateKey);
   const signer = viemFacilitatorSigner(account, options);
-  const facilitator = registerExactEvmScheme(new x402Facilitator(), {
-    signer,
-    networks: caip2NetworkOf(options.chainId),
-  });
+  const network = caip2NetworkOf(options.chainId);
+  const facilitator =
+    options.shielded === undefined
+      ? registerExactEvmScheme(new x402Facilitator(), { signer, networks: network })
+      : new x402Facilitator().register(
+          network,
+          new ShieldedFacilitatorScheme({
+            ...options.shielded,
+            inner: new ExactEvmScheme(signer),
+            wallet: new Wallet(options.shielded.privateKey, new JsonRpcProvider(options.rpcUrl, options.chainId, { staticNetwork: true })),
+          }),
+        );
   const v1Network = v1NetworkOf(options.chainId);
   if (v1Network !== undefined && !NETWORKS.includes(v1Network)) {
     (EVM_NETWORK_CHAIN_ID_MAP as Record<string, number>)[v1Network] = options.chainId;

@@ -4,6 +4,8 @@ import type { PaymentRequirementsV1 } from "@x402/core/types/v1";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { paymentMiddleware, x402ResourceServer } from "@x402/express";
 import express, { type Request, type RequestHandler } from "express";
+import { ShieldedServerScheme } from "../seller/index.js";
+import { SHIELDED_PROOF } from "../x402/shielded.js";
 import { listenLocal, type LocalServer } from "./local-server.js";
 import { v1PaymentMiddleware } from "./v1-seller.js";
 
@@ -31,6 +33,11 @@ export interface SellerOptions {
   maxTimeoutSeconds?: number;
   /** 0 (default) picks a free port. */
   port?: number;
+  /**
+   * v2: what the seller's 402 offers: an EIP-3009 payment (the default), payment by shielded proof (its server
+   * registers ShieldedServerScheme), or both, the shielded-proof entry first.
+   */
+  offers?: "eip3009" | "shielded-proof" | "both";
 }
 
 export interface Seller extends LocalServer {
@@ -44,20 +51,25 @@ const MIME_TYPE = "application/json";
 /** v2: the reference seller, `paymentMiddleware` of @x402/express over the `exact` EVM server scheme. */
 function v2Middleware(options: Required<SellerOptions>): RequestHandler {
   const network = options.network as Network;
+  const shielded = options.offers !== "eip3009";
+  const exact = new ExactEvmScheme();
   const server = new x402ResourceServer(new HTTPFacilitatorClient({ url: options.facilitatorUrl })).register(
     network,
-    new ExactEvmScheme(),
+    shielded ? new ShieldedServerScheme(options.offers === "both" ? { inner: exact } : {}) : exact,
   );
+  const entry = {
+    scheme: "exact",
+    network,
+    payTo: options.payTo,
+    maxTimeoutSeconds: options.maxTimeoutSeconds,
+  };
+  // An explicit amount and asset: the reference knows no default asset on a local chain.
+  const eip3009Entry = { ...entry, price: { amount: options.amountAtomic, asset: options.asset, extra: options.assetDomain ?? undefined } };
+  const shieldedEntry = { ...entry, price: { amount: options.amountAtomic, asset: options.asset }, extra: { assetTransferMethod: SHIELDED_PROOF } };
+  const accepts = { eip3009: [eip3009Entry], "shielded-proof": [shieldedEntry], both: [shieldedEntry, eip3009Entry] }[options.offers];
   const routes = {
     [`GET ${PAID_PATH}`]: {
-      accepts: {
-        scheme: "exact",
-        network,
-        payTo: options.payTo,
-        // An explicit amount and asset: the reference knows no default asset on a local chain.
-        price: { amount: options.amountAtomic, asset: options.asset, extra: options.assetDomain ?? undefined },
-        maxTimeoutSeconds: options.maxTimeoutSeconds,
-      },
+      accepts,
       description: DESCRIPTION,
       mimeType: MIME_TYPE,
     },
@@ -94,6 +106,7 @@ export async function startSeller(options: SellerOptions): Promise<Seller> {
     assetDomain: options.assetDomain === undefined ? { name: "USDC", version: "2" } : options.assetDomain,
     maxTimeoutSeconds: options.maxTimeoutSeconds ?? 60,
     port: options.port ?? 0,
+    offers: options.offers ?? "eip3009",
   };
   const app = express();
   app.get(PAID_PATH, resolved.x402Version === 2 ? v2Middleware(resolved) : v1Middleware(resolved), (_request, response) => {

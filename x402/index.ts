@@ -6,3 +6,4 @@ export * from "./eip712-domain.js";
 export * from "./payload.js";
 export * from "./payment-required.js";
 export * from "./probe.js";
+export * from "./shielded.js";

@@ -1,6 +1,7 @@
 import { AbiCoder, concat, hexlify, keccak256, randomBytes, recoverAddress, TypedDataEncoder, type Signer, type TypedDataDomain } from "ethers";
 import { eip3009Types } from "./eip712-domain.js";
 import { chainIdOfNetwork } from "./networks.js";
+import type { ShieldedPaymentPayload } from "./shielded.js";
 import type {
   ExactEvmPayload,
   ExactRequirement,
@@ -110,7 +111,7 @@ export async function buildPaymentPayload({ accepted, resource, payer, window, n
 }
 
 /** The `xPayment` value: base64 of the payload's JSON, as both x402 versions put it in their header. */
-export function encodeXPayment(payload: PaymentPayload): string {
+export function encodeXPayment(payload: PaymentPayload | ShieldedPaymentPayload): string {
   return Buffer.from(JSON.stringify(payload), "utf8").toString("base64");
 }
 

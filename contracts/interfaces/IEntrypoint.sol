@@ -35,6 +35,25 @@ interface IEntrypoint {
         uint256 paymentValidBefore;
     }
 
+    /// @notice A seller's x402 price paid straight from the pool by the relay of the agent's proof, with no single-use
+    ///         payer between them; abi-encoded into IPrivacyPool.Withdrawal.data (192 bytes, where a RelayData takes
+    ///         160), so the proof's context binds every field, and the relay answers only these terms, once.
+    /// @param payTo The seller, which receives exactly `amount`.
+    /// @param amount The seller's price in atomic units.
+    /// @param feeRecipient Whoever the seller's facilitator names to be paid for relaying; accrues `fee` in the pool.
+    /// @param fee What relaying is paid, in atomic units: the withdrawn value is exactly amount + fee.
+    /// @param requestReference The seller's reference of the request being paid (its 402 gave it).
+    /// @param validBefore The relay is refused from this time on (block.timestamp >= validBefore): a payload the
+    ///        seller never settled stops binding the note.
+    struct SellerPayment {
+        address payTo;
+        uint256 amount;
+        address feeRecipient;
+        uint256 fee;
+        bytes32 requestReference;
+        uint256 validBefore;
+    }
+
     /// @notice What an access fee paid by a withdrawal proof pays and for which note (relayAccessFee); abi-encoded into
     ///         IPrivacyPool.Withdrawal.data (64 bytes, where a RelayData takes 160), so the proof's context binds both.
     /// @param treasury The access-fee treasury, which receives the whole withdrawn value; must be accessFeeTreasury.
@@ -195,12 +214,19 @@ interface IEntrypoint {
     error PaymentAlreadyUsed();
 
     /// @notice The relay data's relayFeeBPS is not the proof's: the refund note's value would not be the payout. For
-    ///         relayAccessFee, whose data has no fee, the proof's relayFeeBPS is not 0.
+    ///         relayAccessFee and seller payments, whose fee is no rate, the proof's relayFeeBPS is not 0.
     error RelayFeeMismatch();
 
-    /// @notice The withdrawal's data is not the length of its call's kind: abi.encode(RelayData), 160 bytes, for relay
-    ///         and relayBatch; abi.encode(AccessFeeData), 64 bytes, for relayAccessFee.
+    /// @notice The withdrawal's data is not the length of its call's kind: abi.encode(RelayData), 160 bytes, or
+    ///         abi.encode(SellerPayment), 192 bytes, for relay and relayBatch; abi.encode(AccessFeeData), 64 bytes, for
+    ///         relayAccessFee.
     error InvalidWithdrawalData();
+
+    /// @notice A seller payment's withdrawn value is not its amount plus its fee.
+    error SellerPaymentValueMismatch();
+
+    /// @notice A seller payment's validBefore has passed: the payload no longer binds the note.
+    error SellerPaymentExpired();
 
     /// @notice The access fee's AccessFeeData.treasury is not the entrypoint's accessFeeTreasury.
     error AccessFeeTreasuryMismatch();
@@ -242,11 +268,14 @@ interface IEntrypoint {
 
     /// @notice Relays a withdrawal: the pool pays the recipient and the relay fee directly.
     /// @dev Open to anyone: the proof's context binds recipient, fee recipient and fee, so a relayer cannot
-    ///      redirect the funds. Pays fee = withdrawnValue * relayFeeBPS / BPS_DENOMINATOR to the fee recipient and
-    ///      the rest to the recipient.
-    /// @param withdrawal The withdrawal; processooor must be this contract, data abi.encode(RelayData) (else
-    ///      InvalidWithdrawalData). Reverts with AspRootRevoked when the proof's ASP root was revoked, and AspTreeDepthMismatch when its
-    ///      declared ASP tree depth is not the one published with the root.
+    ///      redirect the funds. With RelayData, pays fee = withdrawnValue * relayFeeBPS / BPS_DENOMINATOR to the fee
+    ///      recipient and the rest to the recipient. With a SellerPayment, pays exactly `amount` to `payTo` and `fee`
+    ///      to the fee recipient, before `validBefore`, with the proof's relayFeeBPS 0; the spend records the proof's
+    ///      context, by which anyone recognizes that these terms were paid, whoever sent the transaction.
+    /// @param withdrawal The withdrawal; processooor must be this contract, data abi.encode(RelayData) or
+    ///      abi.encode(SellerPayment) (else InvalidWithdrawalData). Reverts with AspRootRevoked when the proof's ASP
+    ///      root was revoked, and AspTreeDepthMismatch when its declared ASP tree depth is not the one published with
+    ///      the root.
     /// @param proof The Groth16 proof; its ASP root must be accepted (isKnownAspRoot).
     /// @param scope The scope of the pool to withdraw from.
     /// @param stateTreeSize The number of leaves of the state tree whose root the proof uses (the pool's

@@ -5,7 +5,9 @@ pragma solidity 0.8.28;
 /// @notice What the pool keeps in a spent nullifier hash's slot, the one slot a withdrawal writes anyway: zero while
 ///         the note is unspent; PLAIN for a spend that paid no single-use payer (a ragequit, or a relay whose
 ///         RelayData names no payment); for a relay that funded a single-use payer, the hash of what it paid
-///         (IEntrypoint.PaymentRecord), which the one refund of that payment must present; REFUNDED once it has.
+///         (IEntrypoint.PaymentRecord), which the one refund of that payment must present; REFUNDED once it has; for
+///         a relay that paid a seller straight from the pool (IEntrypoint.SellerPayment), the proof's context, which
+///         binds the seller's terms: never refundable, and how anyone recognizes the payment by its effect.
 library SpendRecord {
     bytes32 internal constant PLAIN = bytes32(uint256(1));
     bytes32 internal constant REFUNDED = bytes32(uint256(2));

@@ -3,11 +3,11 @@ import type { IndexerClient } from "../../indexer/client.js";
 import type { AccessFeeGate } from "./access-fee-gate.js";
 import type { AgentRegistry } from "../agents/registry.js";
 import type { PoolChain } from "../chain/pool-chain.js";
+import { gasCostInUsdc } from "../../lib/gas-cost.js";
 import { RelayerError } from "../errors.js";
 import {
   feeOf,
   formatUsdc,
-  gasCostInUsdc,
   minimumSettleFor,
   relayGasAt,
   smallestGrossForFee,

@@ -12,6 +12,7 @@ import { healthRoutes, requestMetrics, spendAdmission } from "./operations.js";
 import type { RateLimiter } from "./rate-limit.js";
 import { requestLog, stripClientIdentity } from "./request-log.js";
 import { facilitatorRouter, type RouteDeps } from "./routes.js";
+import { sellerRouter, type SellerRouteDeps } from "../seller/seller-routes.js";
 
 export interface AppDeps extends RouteDeps {
   logger: Logger;
@@ -23,6 +24,8 @@ export interface AppDeps extends RouteDeps {
   /** Serves GET /metrics on this port to bearers of the token; absent: not here (a port of its own, or none). */
   metricsToken?: string;
   store: RelayerStore;
+  /** The seller-side routes' shielded-proof payments (docs/api.md 4.9). */
+  seller: Omit<SellerRouteDeps, "readiness">;
 }
 
 /** The facilitator's HTTP API (docs/relayer.md). */
@@ -41,8 +44,9 @@ export function createRelayerApp(deps: AppDeps): Koa {
   app.use(jsonBody());
   app.use(deps.rateLimiter.perNoteLimit());
   app.use(spendAdmission(deps.readiness, deps.store));
-  const router = facilitatorRouter(deps);
-  app.use(router.routes());
-  app.use(router.allowedMethods());
+  for (const router of [facilitatorRouter(deps), sellerRouter({ ...deps.seller, readiness: deps.readiness })]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods());
+  }
   return app;
 }

@@ -16,4 +16,7 @@ export const ROUTES = {
   x402Pay: "/api/x402-pay",
   agentRegister: "/api/agent/register",
   openapi: "/api/openapi.json",
+  sellerSupported: "/api/seller/supported",
+  sellerVerify: "/api/seller/verify",
+  sellerSettle: "/api/seller/settle",
 } as const;

@@ -115,13 +115,6 @@ export function relayGasAt(depth: bigint): bigint {
   return RELAY_GAS.base + RELAY_GAS.perLevel * (depth > 1n ? depth : 1n);
 }
 
-const WEI_PER_ETH = 10n ** 18n;
-
-/** What `gas` at `gasPriceWei` costs in atomic USDC at `usdcPerEth` (atomic USDC per ETH), rounded up. */
-export function gasCostInUsdc(gas: bigint, gasPriceWei: bigint, usdcPerEth: bigint): bigint {
-  return (gas * gasPriceWei * usdcPerEth + WEI_PER_ETH - 1n) / WEI_PER_ETH;
-}
-
 /** The smallest gross whose take (rounded down as the relay does) reaches `fee`; undefined when no take is charged. */
 export function smallestGrossForFee(fee: bigint, bps: bigint): bigint | undefined {
   if (fee === 0n) return 1n;

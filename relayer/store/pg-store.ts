@@ -38,6 +38,8 @@ CREATE TABLE IF NOT EXISTS sweeps (
   nullifier_hash NUMERIC(78) PRIMARY KEY REFERENCES leases (nullifier_hash), payer TEXT NOT NULL,
   amount NUMERIC(78) NOT NULL, outcome TEXT NOT NULL, deposit_tx_hash TEXT, swept_at TEXT NOT NULL,
   CONSTRAINT sweeps_outcome_check CHECK (outcome IN ('deposited', 'used', 'not-recorded', 'empty', 'held')));
+CREATE TABLE IF NOT EXISTS seller_payments (
+  nullifier_hash NUMERIC(78) PRIMARY KEY, valid_before BIGINT NOT NULL, claimed_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS agent_spend (
   agent_id TEXT NOT NULL REFERENCES agents (id), day TEXT NOT NULL, amount NUMERIC(78) NOT NULL,
   count INTEGER NOT NULL, PRIMARY KEY (agent_id, day));
@@ -78,6 +80,22 @@ export class PgRelayerStore implements RelayerStore {
         record.authorizedAt,
       ],
     );
+  }
+
+  async claimSellerPayment(nullifierHash: bigint, validBefore: number): Promise<boolean> {
+    return this.changedOne("INSERT INTO seller_payments (nullifier_hash, valid_before, claimed_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
+      nullifierHash.toString(),
+      validBefore,
+      new Date().toISOString(),
+    ]);
+  }
+
+  async isSellerPaymentClaimed(nullifierHash: bigint): Promise<boolean> {
+    return (await this.all("SELECT 1 FROM seller_payments WHERE nullifier_hash = $1", [nullifierHash.toString()])).length > 0;
+  }
+
+  async releaseSellerPayment(nullifierHash: bigint): Promise<void> {
+    await this.query("DELETE FROM seller_payments WHERE nullifier_hash = $1", [nullifierHash.toString()], { idempotent: true });
   }
 
   async isAuthorized(nullifierHash: bigint): Promise<boolean> {

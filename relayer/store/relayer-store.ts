@@ -148,6 +148,15 @@ export interface RelayerStore {
   /** Carries an authorization over to the change note of an authorized note (one access fee per deposit). */
   inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint): Promise<void>;
 
+  /**
+   * Takes a seller-side shielded-proof payment (relayer/seller/) for one settle, by its nullifier hash: false when one
+   * was taken already. Atomic across the relayers sharing the database: one settle answers success per payment.
+   */
+  claimSellerPayment(nullifierHash: bigint, validBefore: number): Promise<boolean>;
+  isSellerPaymentClaimed(nullifierHash: bigint): Promise<boolean>;
+  /** Gives a claim back, for a settle that sent nothing. */
+  releaseSellerPayment(nullifierHash: bigint): Promise<void>;
+
   createAgent(agent: AgentRecord): Promise<void>;
   getAgent(id: string): Promise<AgentRecord | undefined>;
   listAgents(): Promise<AgentRecord[]>;

@@ -29,6 +29,8 @@ CREATE TABLE IF NOT EXISTS agents (
   categories TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS leases (${LEASE_COLUMNS});
 CREATE TABLE IF NOT EXISTS sweeps (${SWEEP_COLUMNS});
+CREATE TABLE IF NOT EXISTS seller_payments (
+  nullifier_hash TEXT PRIMARY KEY, valid_before INTEGER NOT NULL, claimed_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS agent_spend (
   agent_id TEXT NOT NULL REFERENCES agents (id), day TEXT NOT NULL, amount TEXT NOT NULL, count INTEGER NOT NULL,
   PRIMARY KEY (agent_id, day));
@@ -90,6 +92,19 @@ export class SqliteRelayerStore implements RelayerStore {
       )
       .run(record.nullifierHash.toString(), record.network, record.accessTokenTxHash.toLowerCase(), record.amount.toString(), record.authorizedAt);
     return result.changes === 1;
+  }
+
+  async claimSellerPayment(nullifierHash: bigint, validBefore: number): Promise<boolean> {
+    const claim = this.statement("INSERT INTO seller_payments (nullifier_hash, valid_before, claimed_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING");
+    return claim.run(nullifierHash.toString(), validBefore, new Date().toISOString()).changes === 1;
+  }
+
+  async isSellerPaymentClaimed(nullifierHash: bigint): Promise<boolean> {
+    return this.statement("SELECT 1 FROM seller_payments WHERE nullifier_hash = ?").get(nullifierHash.toString()) !== undefined;
+  }
+
+  async releaseSellerPayment(nullifierHash: bigint): Promise<void> {
+    this.statement("DELETE FROM seller_payments WHERE nullifier_hash = ?").run(nullifierHash.toString());
   }
 
   async isAuthorized(nullifierHash: bigint): Promise<boolean> {

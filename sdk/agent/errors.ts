@@ -26,7 +26,14 @@ export type X402AgentErrorCode =
    * The facilitator asks an access fee the agent will not pay out of the note: above maxAccessFeeAtomic, or it relays
    * no proofs of this SDK's circuit. Nothing was paid.
    */
-  | "ACCESS_FEE_REFUSED";
+  | "ACCESS_FEE_REFUSED"
+  /** The pool's association set is below the privacy minimum and acceptNotPrivate is not set: nothing was paid. */
+  | "PRIVACY_NOT_ACKNOWLEDGED"
+  /**
+   * The seller refused a shielded-proof payment (ShieldedPaymentRefusedError): nothing moved unless its facilitator
+   * relays it before its validBefore; the note is held until then.
+   */
+  | "SHIELDED_PAYMENT_REFUSED";
 
 export class X402AgentError extends Error {
   constructor(

@@ -20,5 +20,6 @@ export { ragequitNote, type RagequitOptions } from "./ragequit.js";
 export * from "./vault.js";
 export * from "./x402-agent.js";
 export { proveLocally, type LocalProof, type QuoteExpectation } from "./local-proof.js";
-export { privatePoolScheme, registerPrivatePoolScheme, PrivatePoolScheme, type PrivatePoolSchemeOptions } from "./private-pool-scheme.js";
+export { preferShieldedProof, privatePoolScheme, registerPrivatePoolScheme, PrivatePoolScheme, type PrivatePoolSchemeOptions } from "./private-pool-scheme.js";
+export { proveShieldedPayment, type AgentPool, type ShieldedProof } from "./shielded-proof.js";
 export { emptyTrees, loadTrees, saveTrees, type AgentTrees } from "./tree-file.js";

@@ -134,7 +134,7 @@ export async function proveLocally(options: {
 }
 
 /** The leaves after `from`, asked again after the wait a 429 names, for up to TREES_WAIT_MS in all. */
-async function treesAfter(facilitator: FacilitatorClient, from: { state: number; asp: number }): Promise<TreesAnswer> {
+export async function treesAfter(facilitator: FacilitatorClient, from: { state: number; asp: number }): Promise<TreesAnswer> {
   const deadline = Date.now() + TREES_WAIT_MS;
   for (;;) {
     try {
@@ -148,7 +148,7 @@ async function treesAfter(facilitator: FacilitatorClient, from: { state: number;
 }
 
 /** Takes the served leaves into the agent's trees; a slice that is not whole leaves, or starts past them, is refused. */
-function receiveTrees(trees: AgentTrees, served: TreesAnswer): void {
+export function receiveTrees(trees: AgentTrees, served: TreesAnswer): void {
   try {
     trees.state.receive(served.state.from, served.state.leaves);
     trees.asp.receive(served.asp.from, served.asp.leaves);
@@ -220,7 +220,7 @@ function paymentProblems(payment: ReturnType<typeof quotedPayment>, expected: Qu
  * and depth; else why not: the leaves do not rebuild the quoted root (and `synced` is dropped, to be fetched whole),
  * or `leaf` is not among them.
  */
-async function witnessOf(
+export async function witnessOf(
   synced: SyncedTree,
   quoted: { root: string; depth: number; size: number },
   leaf: bigint,

@@ -1,4 +1,4 @@
-import type { PaymentResponseContext, x402Client } from "@x402/core/client";
+import type { PaymentResponseContext, SelectPaymentRequirements, x402Client } from "@x402/core/client";
 import type {
   DefaultAsset,
   PaymentPayloadContext,
@@ -8,8 +8,18 @@ import type {
   SchemeClientHooks,
   SchemeNetworkClient,
 } from "@x402/core/types";
-import { caip2NetworkOf, chainIdOfNetwork, decodeXPayment, v1NetworkOf, type PaymentRequired, type ResourceInfo } from "../../x402/index.js";
-import { paymentNotAccepted, X402Agent, type X402AgentOptions, type X402Settlement } from "./x402-agent.js";
+import {
+  caip2NetworkOf,
+  chainIdOfNetwork,
+  decodeXPayment,
+  offersShieldedProof,
+  v1NetworkOf,
+  type PaymentRequired,
+  type ResourceInfo,
+} from "../../x402/index.js";
+import type { ShieldedProof } from "./shielded-proof.js";
+import type { Note } from "../note/note.js";
+import { paymentNotAccepted, ShieldedPaymentRefusedError, X402Agent, type X402AgentOptions, type X402Settlement } from "./x402-agent.js";
 
 /**
  * What the scheme pays with: an X402Agent's options (the facilitator, the notes, the caps, the budget, custody). It
@@ -38,6 +48,8 @@ export class PrivatePoolScheme implements SchemeNetworkClient {
   private readonly requiredOf = new WeakMap<object, CorePaymentRequired>();
   /** v2 payments by their authorization's nonce, until the seller answers them. */
   private readonly pending = new Map<string, PendingPayment>();
+  /** Shielded-proof payments by the spent note's nullifier hash, until the seller answers them. */
+  private readonly pendingShielded = new Map<string, { url: string; proven: ShieldedProof & { note: Note } }>();
 
   readonly schemeHooks: SchemeClientHooks = {
     onBeforePaymentCreation: async ({ paymentRequired, selectedRequirements }) => {
@@ -64,9 +76,16 @@ export class PrivatePoolScheme implements SchemeNetworkClient {
     const required = this.requiredOf.get(requirements);
     const resource: ResourceInfo | undefined = x402Version === 2 && required !== undefined ? { ...required.resource } : undefined;
     const url = resource?.url ?? v1ResourceOf(requirements) ?? `the seller paid at ${requirements.payTo}`;
+    const cap = context?.maxAmountPerPayment;
+    const shielded = x402Version === 2 && resource !== undefined ? await this.agent.shieldedEntryOf({ x402Version: 2, resource, accepts: [requirements] }) : undefined;
+    if (shielded !== undefined) {
+      // Paid by the agent's own proof, relayed by the seller's facilitator when it settles: nothing moves before.
+      const proven = await this.agent.proveShieldedRequirement(url, shielded, cap === undefined ? undefined : BigInt(cap));
+      this.pendingShielded.set(proven.payload.nullifiers[0]!, { url, proven });
+      return { x402Version: 2, payload: { ...proven.payload } };
+    }
     // The entry the client selected, checked as fetch checks a 402's entries: exact, the facilitator's USDC and chain.
     const accepted = this.agent.usableEntry({ x402Version: 1, accepts: [requirements] } as PaymentRequired, url);
-    const cap = context?.maxAmountPerPayment;
     const settlement = await this.agent.payRequirement(accepted, { url, resource, ...(cap !== undefined && { maxPaymentAtomic: BigInt(cap) }) });
     const payment = decodeXPayment(settlement.xPayment);
     if (payment.x402Version === 2) this.pending.set(payment.payload.authorization.nonce, { url, settlement });
@@ -79,7 +98,27 @@ export class PrivatePoolScheme implements SchemeNetworkClient {
    * error) is PaymentNotAcceptedError, with the refund path, as X402Agent.fetch throws it. @x402/core runs this hook
    * for v2 payments only: a v1 seller's refusal comes back as its response, and the refund comes home all the same.
    */
-  private async onPaymentResponse({ paymentPayload, settleResponse, paymentRequired }: PaymentResponseContext): Promise<void> {
+  private async onPaymentResponse(context: PaymentResponseContext): Promise<void> {
+    if (offersShieldedProof(context.paymentPayload.accepted ?? {})) return this.onShieldedPaymentResponse(context);
+    return this.onEip3009PaymentResponse(context);
+  }
+
+  /**
+   * The seller's answer to a shielded-proof payment: settled, the note is spent and its change saved; refused, the note
+   * is held until the payment's validBefore and ShieldedPaymentRefusedError thrown, as X402Agent.fetch does.
+   */
+  private async onShieldedPaymentResponse({ paymentPayload, settleResponse, paymentRequired }: PaymentResponseContext): Promise<void> {
+    const nullifier = (paymentPayload.payload as { nullifiers?: unknown[] }).nullifiers?.[0];
+    const pending = typeof nullifier === "string" ? this.pendingShielded.get(nullifier) : undefined;
+    if (pending === undefined) return;
+    this.pendingShielded.delete(nullifier as string);
+    if (settleResponse?.success === true) return this.agent.confirmShielded(pending.proven);
+    this.agent.refuseShielded(pending.proven);
+    const reason = settleResponse?.errorReason ?? paymentRequired?.error;
+    throw new ShieldedPaymentRefusedError(pending.url, { status: 402, ...(reason !== undefined && { reason }) }, Number(pending.proven.payment.validBefore));
+  }
+
+  private async onEip3009PaymentResponse({ paymentPayload, settleResponse, paymentRequired }: PaymentResponseContext): Promise<void> {
     const nonce = (paymentPayload.payload as { authorization?: { nonce?: unknown } }).authorization?.nonce;
     const pending = typeof nonce === "string" ? this.pending.get(nonce) : undefined;
     if (pending === undefined) return;
@@ -90,6 +129,13 @@ export class PrivatePoolScheme implements SchemeNetworkClient {
     throw paymentNotAccepted(pending.url, { status: 402, ...(reason !== undefined && { reason }) }, pending.settlement);
   }
 }
+
+/**
+ * An @x402/core client's selector (`new x402Client(preferShieldedProof)`) that picks a seller's shielded-proof entry
+ * when its 402 offers one (nothing moves before the seller settles, in one transaction), else the first entry.
+ */
+export const preferShieldedProof: SelectPaymentRequirements = (_x402Version, requirements) =>
+  requirements.find((entry) => offersShieldedProof(entry)) ?? requirements[0]!;
 
 /** A scheme that pays out of the privacy pool, for an @x402/core client (see PrivatePoolScheme). */
 export function privatePoolScheme(options: PrivatePoolSchemeOptions): PrivatePoolScheme {

@@ -30,13 +30,17 @@ import {
   settlementErrorOf,
   whyNoExactRequirement,
   x402VersionOf,
+  ShieldedRequirementSchema,
+  offersShieldedProof,
   type ExactRequirement,
   type PaymentRequired,
   type ProbeVerdict,
   type ResourceInfo,
+  type ShieldedRequirement,
 } from "../../x402/index.js";
 import { X402AgentError } from "./errors.js";
 import { proveLocally, type QuoteExpectation } from "./local-proof.js";
+import { proveShieldedPayment, type AgentPool, type ShieldedProof } from "./shielded-proof.js";
 import type { VaultEntry } from "./vault.js";
 import { emptyTrees, loadTrees, saveTrees, type AgentTrees } from "./tree-file.js";
 
@@ -95,6 +99,28 @@ export class PaymentNotAcceptedError extends X402AgentError {
   }
 }
 
+/**
+ * The seller did not answer a shielded-proof payment with 2xx. Nothing moved when its facilitator did not settle; but
+ * the payment binds the note until its validBefore (a facilitator could still relay it until then, paying exactly the
+ * seller's terms), so the agent does not spend that note elsewhere before then.
+ */
+export class ShieldedPaymentRefusedError extends X402AgentError {
+  constructor(
+    readonly url: string,
+    readonly seller: UnacceptedPayment["seller"],
+    /** Unix seconds: from then on the pool refuses the payment, and the note is free for another. */
+    readonly validBefore: number,
+  ) {
+    super(
+      "SHIELDED_PAYMENT_REFUSED",
+      `${url} answered the shielded-proof payment with ${seller.status}${seller.reason === undefined ? "" : ` (${seller.reason})`}. Nothing moved unless ` +
+        `its facilitator relays the payment before ${new Date(validBefore * 1000).toISOString()} (validBefore ${validBefore}), which would pay exactly its price; ` +
+        "the agent holds the note until then.",
+    );
+    this.name = "ShieldedPaymentRefusedError";
+  }
+}
+
 /** Every answer a settlement can have: custodial (the facilitator proved) or non-custodial (the agent did). */
 export type SettlementAnswer = SettleX402Answer | SettleAnswer | SettleX402ProofAnswer | SettleProofAnswer;
 
@@ -104,6 +130,8 @@ export type AgentEvent =
   | { step: "probe"; verdict: ProbeVerdict; status: number }
   /** Non-custodial: the agent proved the spend itself, against the facilitator's quote. */
   | { step: "proved"; proofTimeMs: number; engine: EngineName; quote: QuoteAnswer }
+  /** Shielded proof: the agent proved the seller's payment itself; its facilitator relays it when the seller settles. */
+  | { step: "proved-payment"; proofTimeMs: number; engine: EngineName; amount: string; fee: string; feeRecipient: string; validBefore: number }
   /** The facilitator asked for its access fee: the agent paid it out of the note, authorizing the change note it pays from next. */
   | { step: "access-fee-paid"; answer: AccessFeeProofAnswer }
   | { step: "settled"; answer: SettlementAnswer }
@@ -165,6 +193,11 @@ export interface X402AgentOptions {
    * docs/sdk.md "Access fees"); 0 never pays one. Default 10000 (0.01 USDC).
    */
   maxAccessFeeAtomic?: bigint;
+  /**
+   * The most a seller's facilitator may charge for relaying a shielded-proof payment (on top of the price), atomic
+   * USDC. Default 50000 (0.05 USDC).
+   */
+  maxRelayFeeAtomic?: bigint;
   /** The agent's id in the facilitator's registry, sent with every settlement so its limits apply. */
   agentId?: string;
   onEvent?: (event: AgentEvent) => void;
@@ -200,6 +233,9 @@ const LOST_ANSWER_RETRY_SECONDS = 2;
 /** The reference @x402/fetch wrapper's default cap on one payment: 0.1 USDC. */
 export const DEFAULT_MAX_PAYMENT_ATOMIC = 100_000n;
 
+/** The default cap on a shielded-proof payment's relay fee: 0.05 USDC. */
+export const DEFAULT_MAX_RELAY_FEE_ATOMIC = 50_000n;
+
 /** The default cap on an access fee paid out of a note: 0.01 USDC, twice the mainnet fee of docs/api.md 8. */
 export const DEFAULT_MAX_ACCESS_FEE_ATOMIC = 10_000n;
 
@@ -215,6 +251,11 @@ export class X402Agent {
   private trees?: Promise<AgentTrees>;
   /** The last write of the trees to treesPath. */
   private savingTrees: Promise<void> = Promise.resolve();
+  /**
+   * Notes a shielded-proof payment binds, by commitment, until when (unix seconds): while it is being paid, and after
+   * a seller refused it until its validBefore. No other payment takes them meanwhile.
+   */
+  private readonly held = new Map<bigint, number>();
 
   constructor(private readonly options: X402AgentOptions) {}
 
@@ -231,7 +272,12 @@ export class X402Agent {
   async fetch(url: string, init: RequestInit = {}, { maxPaymentAtomic }: { maxPaymentAtomic?: bigint } = {}): Promise<Response> {
     const first = await fetch(url, init);
     if (first.status !== 402) return first;
-    const { accepted, resource } = await this.requirementOf(first, url);
+    const required = await readPaymentRequired(first);
+    if (required === undefined) throw new X402AgentError("NOT_X402", `${url} answered 402 without x402 payment details; nothing was paid.`);
+    const shielded = await this.shieldedEntryOf(required);
+    if (shielded !== undefined && required.x402Version === 2) return this.payShielded(url, init, shielded, required.resource, maxPaymentAtomic);
+    const accepted = this.usableEntry(required, url);
+    const resource = required.x402Version === 2 ? required.resource : undefined;
     const preflight = (this.options.probe ?? true) ? () => this.probe(url, init, accepted, resource) : undefined;
     const answer = await this.payRequirement(accepted, { url, resource, maxPaymentAtomic, preflight });
     const response = await this.retryPaid(url, init, paymentHeaders(answer.xPayment));
@@ -294,6 +340,128 @@ export class X402Agent {
       (settled) => BigInt(settled.amount),
     );
     return this.retryPaid(url, init, { "X-Service-Settlement": answer.txHash });
+  }
+
+  /**
+   * The seller's shielded-proof entry the agent can pay by its own proof (docs/sdk.md, "Shielded proof"): a v2 entry
+   * for its chain and USDC whose pool and entrypoint are its facilitator's, when that facilitator relays proofs of this
+   * SDK's circuit and custody is not "custodial" (the agent proves). Undefined when the 402 offers none: the detour.
+   */
+  async shieldedEntryOf(required: PaymentRequired): Promise<ShieldedRequirement | undefined> {
+    if (required.x402Version !== 2 || (this.options.custody ?? "auto") === "custodial") return undefined;
+    const pool = await this.shieldedPool();
+    if (pool === undefined) return undefined;
+    for (const entry of required.accepts) {
+      if (!offersShieldedProof(entry)) continue;
+      const parsed = ShieldedRequirementSchema.safeParse(entry);
+      if (!parsed.success) continue;
+      const { network, asset, extra } = parsed.data;
+      const ours =
+        network === `eip155:${pool.chainId}` &&
+        asset.toLowerCase() === pool.asset.toLowerCase() &&
+        extra.entrypoint.toLowerCase() === pool.entrypoint.toLowerCase() &&
+        extra.poolContracts.some((listed) => listed.toLowerCase() === pool.privacyPool.toLowerCase());
+      if (ours) return parsed.data;
+    }
+    return undefined;
+  }
+
+  /**
+   * Pays a shielded-proof entry (docs/sdk.md, "Shielded proof"): the same caps, budget and privacy acknowledgement as
+   * every payment, the relay fee under maxRelayFeeAtomic; then the agent proves the payment out of the smallest note
+   * that holds price plus fee and sends it to the seller, whose facilitator relays it when it settles: the pool pays
+   * payTo in that one transaction, and nothing moves before. The spent note is marked and its change saved once the
+   * seller answers 2xx; a refusal holds the note until the payment's validBefore (ShieldedPaymentRefusedError).
+   */
+  async payShielded(url: string, init: RequestInit, requirement: ShieldedRequirement, resource: ResourceInfo, maxPaymentAtomic?: bigint): Promise<Response> {
+    const proven = await this.proveShieldedRequirement(url, requirement, maxPaymentAtomic);
+    const xPayment = encodeXPayment({ x402Version: 2, resource, accepted: requirement, payload: proven.payload });
+    const response = await this.retryPaid(url, init, paymentHeaders(xPayment));
+    if (response.ok) {
+      await this.confirmShielded(proven);
+      return response;
+    }
+    const body = await response.text();
+    const reason = settlementErrorOf(response.headers) ?? parsePaymentRequired(response.headers, body)?.error;
+    this.refuseShielded(proven);
+    throw new ShieldedPaymentRefusedError(url, { status: response.status, body, ...(reason !== undefined && { reason }) }, Number(proven.payment.validBefore));
+  }
+
+  /**
+   * Proves the payment of a shielded-proof entry out of a note, within every cap and the budget; the note is held
+   * from here until confirmShielded or refuseShielded. The proof alone moves nothing.
+   */
+  async proveShieldedRequirement(url: string, requirement: ShieldedRequirement, maxPaymentAtomic?: bigint): Promise<ShieldedProof & { note: Note; release: () => void }> {
+    const price = BigInt(requirement.amount);
+    const fee = BigInt(requirement.extra.fee);
+    this.emit({ step: "payment-required", url, x402Version: 2, amount: requirement.amount, payTo: requirement.payTo, network: requirement.network });
+    this.checkPrice(url, price, maxPaymentAtomic);
+    const maxFee = this.options.maxRelayFeeAtomic ?? DEFAULT_MAX_RELAY_FEE_ATOMIC;
+    if (fee > maxFee) {
+      throw new X402AgentError("PRICE_ABOVE_MAXIMUM", `${url}'s facilitator asks a relay fee of ${fee} atomic USDC, above maxRelayFeeAtomic ${maxFee}; nothing was paid. Raise maxRelayFeeAtomic to pay it.`);
+    }
+    const pool = (await this.shieldedPool())!;
+    await this.checkPrivacy(url);
+    const gross = price + fee;
+    const release = this.reserve(gross);
+    const [note] = await this.notesHolding(gross);
+    if (note === undefined) {
+      release();
+      throw new X402AgentError("NO_NOTE", `No unspent note holds ${gross} atomic USDC (the price and the relay fee); deposit first.`);
+    }
+    this.held.set(note.commitment, Number.MAX_SAFE_INTEGER);
+    try {
+      const { treesPath } = this.options;
+      this.trees ??= treesPath === undefined ? Promise.resolve(emptyTrees()) : loadTrees(treesPath);
+      const trees = await this.trees;
+      const proven = await proveShieldedPayment({
+        facilitator: this.options.facilitator,
+        prover: this.options.prover ?? sharedProver(),
+        note,
+        requirement,
+        pool,
+        trees,
+        nowSeconds: nowSeconds(),
+      });
+      if (treesPath !== undefined) this.savingTrees = this.savingTrees.then(() => saveTrees(treesPath, trees)).catch(() => undefined);
+      const { proofTimeMs, engine, payment } = proven;
+      this.emit({ step: "proved-payment", proofTimeMs, engine, amount: requirement.amount, fee: fee.toString(), feeRecipient: payment.feeRecipient, validBefore: Number(payment.validBefore) });
+      return { ...proven, note, release };
+    } catch (error) {
+      this.held.delete(note.commitment);
+      release();
+      throw error;
+    }
+  }
+
+  /** The seller took the payment: its facilitator had the pool pay it. The change note is saved, then the note marked spent. */
+  async confirmShielded(proven: ShieldedProof & { note: Note }): Promise<void> {
+    await this.replaceNote(proven.note, proven.change.value > 0n ? proven.change : undefined);
+    this.held.delete(proven.note.commitment);
+  }
+
+  /** The seller refused the payment: the note stays held until the payment's validBefore, and its price counted. */
+  refuseShielded(proven: ShieldedProof & { note: Note }): void {
+    this.held.set(proven.note.commitment, Number(proven.payment.validBefore));
+  }
+
+  /** The agent's pool, when its facilitator relays proofs of this SDK's circuit there (else no shielded proof). */
+  private async shieldedPool(): Promise<AgentPool | undefined> {
+    const { supported } = await this.facilitatorTerms();
+    const entrypoint = await proofsRelayedThrough(supported);
+    if (entrypoint === undefined || supported.contracts === undefined) return undefined;
+    return { chainId: this.options.network.chainId, entrypoint, privacyPool: supported.contracts.privacyPool, asset: this.options.network.asset };
+  }
+
+  /** A payment below the privacy minimum needs acceptNotPrivate, as the facilitator's settles do (docs/api.md 4.4). */
+  private async checkPrivacy(url: string): Promise<void> {
+    const { supported } = await this.facilitatorTerms();
+    const pilot = supported.pilot as { private?: unknown } | undefined;
+    if (pilot?.private === true || this.options.acceptNotPrivate === true) return;
+    throw new X402AgentError(
+      "PRIVACY_NOT_ACKNOWLEDGED",
+      `${url}: the pool's association set is below the privacy minimum, so this payment would not be private; nothing was paid. Set acceptNotPrivate to pay anyway.`,
+    );
   }
 
   private checkPrice(url: string, price: bigint, paymentMaximum?: bigint): void {
@@ -481,13 +649,6 @@ export class X402Agent {
     };
   }
 
-  /** The seller's exact USDC entry on the facilitator's chain, from its 402 (v2 header or v1 body). */
-  private async requirementOf(response: Response, url: string): Promise<{ accepted: ExactRequirement; resource?: ResourceInfo }> {
-    const required = await readPaymentRequired(response);
-    if (required === undefined) throw new X402AgentError("NOT_X402", `${url} answered 402 without x402 payment details; nothing was paid.`);
-    return { accepted: this.usableEntry(required, url), resource: required.x402Version === 2 ? required.resource : undefined };
-  }
-
   /** The seller's exact entry in the facilitator's USDC on its chain; NO_USABLE_ENTRY when `required` offers none. */
   usableEntry(required: PaymentRequired, url: string): ExactRequirement {
     const accepted = selectExactRequirement(required, this.options.network);
@@ -507,10 +668,12 @@ export class X402Agent {
     }
   }
 
-  /** The unspent notes that hold `gross`, smallest first. */
+  /** The unspent notes that hold `gross`, smallest first, but those a shielded-proof payment binds. */
   private async notesHolding(gross: bigint): Promise<Note[]> {
+    const now = nowSeconds();
+    for (const [commitment, until] of this.held) if (until <= now) this.held.delete(commitment);
     return (await this.options.notes.list())
-      .filter((entry) => !entry.spent && entry.note.value >= gross)
+      .filter((entry) => !entry.spent && entry.note.value >= gross && !this.held.has(entry.note.commitment))
       .map((entry) => entry.note)
       .sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
   }
@@ -615,4 +778,8 @@ function withHeaders(init: RequestInit, headers: Record<string, string>): Reques
   const merged = new Headers(init.headers);
   for (const [name, value] of Object.entries(headers)) merged.set(name, value);
   return { ...init, headers: merged };
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
 }

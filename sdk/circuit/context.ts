@@ -26,6 +26,21 @@ export interface AccessFeeData {
   nullifierHash: bigint;
 }
 
+/**
+ * A seller's x402 price paid straight from the pool (Entrypoint's SellerPayment, for relay): exactly `amount` to
+ * `payTo` and `fee` to `feeRecipient`, for the request `requestReference` names, before `validBefore`.
+ */
+export interface SellerPayment {
+  payTo: string;
+  amount: bigint;
+  feeRecipient: string;
+  fee: bigint;
+  /** 32 bytes, 0x-prefixed: the seller's reference of the request paid. */
+  requestReference: string;
+  /** Unix seconds: the relay is refused from then on. */
+  validBefore: bigint;
+}
+
 /** Entrypoint's Withdrawal struct: who processes the withdrawal and the ABI-encoded RelayData. */
 export interface Withdrawal {
   processooor: string;
@@ -55,6 +70,25 @@ export function encodeAccessFeeData({ treasury, nullifierHash }: AccessFeeData):
 export function decodeAccessFeeData(data: string): AccessFeeData {
   const [[treasury, nullifierHash]] = abi.decode(["tuple(address,uint256)"], data);
   return { treasury: String(treasury), nullifierHash: BigInt(nullifierHash) };
+}
+
+const SELLER_PAYMENT_TUPLE = "tuple(address,uint256,address,uint256,bytes32,uint256)";
+
+/** abi.encode(SellerPayment): 192 bytes, where a RelayData takes 160 and an AccessFeeData 64. */
+export function encodeSellerPayment({ payTo, amount, feeRecipient, fee, requestReference, validBefore }: SellerPayment): string {
+  return abi.encode([SELLER_PAYMENT_TUPLE], [[payTo, amount, feeRecipient, fee, requestReference, validBefore]]);
+}
+
+export function decodeSellerPayment(data: string): SellerPayment {
+  const [[payTo, amount, feeRecipient, fee, requestReference, validBefore]] = abi.decode([SELLER_PAYMENT_TUPLE], data);
+  return {
+    payTo: String(payTo),
+    amount: BigInt(amount),
+    feeRecipient: String(feeRecipient),
+    fee: BigInt(fee),
+    requestReference: String(requestReference),
+    validBefore: BigInt(validBefore),
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { getAddress } from "ethers";
-import { feeOf, gasCostInUsdc, parseUsdc, relayGasAt, smallestGrossForFee } from "../../relayer/pricing/pricing.js";
+import { gasCostInUsdc } from "../../lib/gas-cost.js";
+import { feeOf, parseUsdc, relayGasAt, smallestGrossForFee } from "../../relayer/pricing/pricing.js";
 import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";

@@ -1,9 +1,9 @@
+import { gasCostInUsdc } from "../../lib/gas-cost.js";
 import { expect } from "chai";
 import {
   defaultUsdcPerEth,
   feeOf,
   formatUsdc,
-  gasCostInUsdc,
   grossForNet,
   networkPricing,
   parseUsdc,

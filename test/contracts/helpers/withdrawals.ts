@@ -6,6 +6,7 @@ import {
   deriveRefundSecrets,
   encodeAccessFeeData,
   encodeRelayData,
+  encodeSellerPayment,
   merkleWitness,
   proveWithdrawal,
   toSolidityProof,
@@ -19,6 +20,7 @@ import {
   type Note,
   type AccessFeeData,
   type RelayData,
+  type SellerPayment,
   type SolidityWithdrawProof,
   type Withdrawal,
   type WithdrawPublicSignalName,
@@ -60,6 +62,19 @@ export function proveRelayedWithdrawal(request: RelayedWithdrawalRequest): Promi
 /** Proves an access fee for Entrypoint.relayAccessFee (no relay fee) with a real Groth16 proof, as proveRelayedWithdrawal does. */
 export function proveAccessFee(request: ProvenWithdrawalRequest & { accessFee: AccessFeeData }): Promise<RelayedWithdrawal> {
   return proveWithdrawalOf(request, encodeAccessFeeData(request.accessFee), 0n);
+}
+
+/**
+ * Proves a seller's payment straight from the pool (a SellerPayment relayed by Entrypoint.relay): it withdraws the
+ * price plus the fee unless `withdrawnValue` says otherwise, with the proof's relay fee `relayFeeBPS` (0 unless a test
+ * wants another).
+ */
+export function proveSellerPayment(
+  request: Omit<ProvenWithdrawalRequest, "withdrawnValue"> & { sellerPayment: SellerPayment; withdrawnValue?: bigint; relayFeeBPS?: bigint },
+): Promise<RelayedWithdrawal> {
+  const { sellerPayment } = request;
+  const withdrawnValue = request.withdrawnValue ?? sellerPayment.amount + sellerPayment.fee;
+  return proveWithdrawalOf({ ...request, withdrawnValue }, encodeSellerPayment(sellerPayment), request.relayFeeBPS ?? 0n);
 }
 
 async function proveWithdrawalOf(request: ProvenWithdrawalRequest, data: string, relayFeeBPS: bigint): Promise<RelayedWithdrawal> {

@@ -336,6 +336,25 @@ export function describeRelayerStore(backend: string, freshDatabase: () => Promi
       });
     });
 
+    describe("seller payments", function () {
+      it("claims a payment once, tells it claimed, and takes it again only once given back", async function () {
+        const store = await open(await freshDatabase());
+        expect(await store.isSellerPaymentClaimed(fieldOf(7))).to.equal(false);
+        expect(await store.claimSellerPayment(fieldOf(7), 1_900_000_000)).to.equal(true);
+        expect(await store.claimSellerPayment(fieldOf(7), 1_900_000_000)).to.equal(false);
+        expect(await store.isSellerPaymentClaimed(fieldOf(7))).to.equal(true);
+        expect(await store.isSellerPaymentClaimed(fieldOf(8))).to.equal(false);
+        await store.releaseSellerPayment(fieldOf(7));
+        expect(await store.claimSellerPayment(fieldOf(7), 1_900_000_000)).to.equal(true);
+      });
+
+      it(`lets exactly one of ${CONTENDERS} relayers settling one payment at once claim it`, async function () {
+        const stores = await openMany(await freshDatabase(), CONTENDERS);
+        const claimed = await Promise.all(stores.map((store) => store.claimSellerPayment(fieldOf(9), 1_900_000_000)));
+        expect(claimed.filter(Boolean)).to.have.length(1);
+      });
+    });
+
     describe("agents", function () {
       it("creates agents, finds them by id and lists them in creation order", async function () {
         const store = await open(await freshDatabase());

@@ -8,7 +8,7 @@ import type { Note } from "../../../sdk/index.js";
 import { caip2NetworkOf, v1NetworkOf } from "../../../x402/networks.js";
 import { startPlain402 } from "../../../x402-peers/plain-402.js";
 import { startReferenceFacilitator, type ReferenceFacilitator } from "../../../x402-peers/reference-facilitator.js";
-import { startSeller, type Seller } from "../../../x402-peers/seller.js";
+import { startSeller, type Seller, type SellerOptions } from "../../../x402-peers/seller.js";
 import type { IndexerConfig } from "../../../indexer/config.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../../indexer/helpers/local-chain.js";
@@ -135,6 +135,54 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     };
   };
 
+  /**
+   * A v2 seller of `price` that offers payment by shielded proof (`offers`), whose facilitator is the reference
+   * @x402/core facilitator with the shielded-proof plug-in (its own funded keys; fees to `feeRecipient`) or the
+   * relayer's seller routes. Closing the seller closes its facilitator.
+   */
+  const startShieldedSeller = async (options: { facilitator: "reference" | "relayer"; offers?: SellerOptions["offers"]; minimumFee?: bigint }) => {
+    const keys = [Wallet.createRandom(), Wallet.createRandom()];
+    for (const key of keys) await networkHelpers.setBalance(key.address, 10n ** 18n);
+    const feeRecipient = Wallet.createRandom().address;
+    const reference =
+      options.facilitator === "reference"
+        ? await startReferenceFacilitator({
+            rpcUrl: chain.rpc.url,
+            chainId,
+            privateKey: keys[0]!.privateKey as `0x${string}`,
+            shielded: {
+              privateKey: keys[1]!.privateKey,
+              deployment: chain.facilitator.addressBook,
+              minimumFee: options.minimumFee ?? 5_000n,
+              usdcPerEth: 2_000_000n,
+              feeRecipient,
+            },
+          })
+        : undefined;
+    const payTo = Wallet.createRandom().address;
+    const seller = await startSeller({
+      facilitatorUrl: reference?.url ?? `${relayer.url}/api/seller`,
+      asset,
+      amountAtomic: price.toString(),
+      x402Version: 2,
+      network: caip2NetworkOf(chainId),
+      payTo,
+      offers: options.offers ?? "shielded-proof",
+    });
+    return {
+      ...seller,
+      payTo,
+      /** Who relays the payments (and pays their gas), and where their fees accrue. */
+      settler: reference === undefined ? relayerKey.address : keys[1]!.address,
+      feeRecipient: reference === undefined ? treasury.address : feeRecipient,
+      facilitatorUrl: reference?.url ?? `${relayer.url}/api/seller`,
+      async close() {
+        await seller.close();
+        await reference?.close();
+      },
+    };
+  };
+
   const unspentNotes = async (vault: NoteVault): Promise<Note[]> =>
     (await vault.list()).filter((entry) => !entry.spent).map((entry) => entry.note);
 
@@ -163,6 +211,7 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     whileIndexerFollows,
     newAgent,
     startBrokeSeller,
+    startShieldedSeller,
     unspentNotes,
     async close() {
       provider.destroy();

@@ -1,0 +1,37 @@
+import { z } from "zod";
+
+/**
+ * POST /api/seller/verify and /api/seller/settle (docs/api.md 4.9): x402's facilitator request, as the reference
+ * HTTPFacilitatorClient sends it. The payment and the entry are checked field by field by the shielded-proof
+ * verification (seller/shielded-payments.ts), which answers x402's reasons for what it refuses.
+ */
+export const SellerFacilitatorRequestSchema = z.object({
+  x402Version: z.literal(2),
+  paymentPayload: z.looseObject({ x402Version: z.literal(2), accepted: z.looseObject({}), payload: z.looseObject({}) }),
+  paymentRequirements: z.looseObject({ scheme: z.string(), network: z.string() }),
+});
+
+/** x402's VerifyResponse. */
+export const SellerVerifyResponseSchema = z.object({
+  isValid: z.boolean(),
+  invalidReason: z.string().optional(),
+  invalidMessage: z.string().optional(),
+  payer: z.string().optional(),
+});
+
+/** x402's SettleResponse: `transaction` is the one that paid payTo, whoever sent it; empty when none did. */
+export const SellerSettleResponseSchema = z.object({
+  success: z.boolean(),
+  errorReason: z.string().optional(),
+  errorMessage: z.string().optional(),
+  payer: z.string().optional(),
+  transaction: z.string(),
+  network: z.string(),
+});
+
+/** x402's SupportedResponse: the kinds this facilitator verifies and settles, and who signs its transactions. */
+export const SellerSupportedResponseSchema = z.object({
+  kinds: z.array(z.object({ x402Version: z.literal(2), scheme: z.literal("exact"), network: z.string(), extra: z.record(z.string(), z.unknown()) })),
+  extensions: z.array(z.string()),
+  signers: z.record(z.string(), z.array(z.string())),
+});

@@ -1,0 +1,101 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { toBeHex } from "ethers";
+import type { SellerPayment } from "../circuit/context.js";
+import { buildWithdrawInput } from "../circuit/withdraw-input.js";
+import type { FacilitatorClient } from "../client/facilitator-client.js";
+import { changeNoteOf, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../note/note.js";
+import { scopeOf } from "../note/scope.js";
+import type { EngineName, ProofEngine } from "../prover/local-prover.js";
+import { sellerPaymentContext, sellerPaymentFor, type ShieldedPayload, type ShieldedRequirement } from "../../x402/index.js";
+import { X402AgentError } from "./errors.js";
+import { receiveTrees, treesAfter, witnessOf } from "./local-proof.js";
+import type { AgentTrees } from "./tree-file.js";
+
+/** The pool the agent's notes are in, as its facilitator's `supported` names it. */
+export interface AgentPool {
+  chainId: number;
+  entrypoint: string;
+  privacyPool: string;
+  asset: string;
+}
+
+/** A seller's price paid by the agent's own proof, ready to go in the payment: nothing has moved yet. */
+export interface ShieldedProof {
+  payload: ShieldedPayload;
+  payment: SellerPayment;
+  /** What leaves the note: the price and the facilitator's fee. */
+  withdrawnValue: bigint;
+  /** The change note the spend makes once relayed; known to the agent alone. */
+  change: Note;
+  proofTimeMs: number;
+  engine: EngineName;
+}
+
+/** How long the agent waits for the facilitator's trees to hold its note (a change note made a moment ago). */
+const NOTE_WAIT_MS = 10_000;
+const NOTE_POLL_MS = 500;
+
+/**
+ * Proves the payment of `requirement` out of `note` (docs/sdk.md, "Shielded proof"): a withdrawal of the price plus
+ * the entry's fee whose context binds the seller's payTo, price, fee recipient, fee, reference and the window the agent
+ * gives it (the entry's maxTimeoutSeconds from now), against the newest trees the facilitator serves. The agent never
+ * asks for its own path; the change secrets never leave it. Nothing moves until the seller's facilitator relays it.
+ */
+export async function proveShieldedPayment(options: {
+  facilitator: FacilitatorClient;
+  prover: ProofEngine;
+  note: Note;
+  requirement: ShieldedRequirement;
+  pool: AgentPool;
+  trees: AgentTrees;
+  nowSeconds: number;
+}): Promise<ShieldedProof> {
+  const { facilitator, prover, note, requirement, pool, trees } = options;
+  const fee = BigInt(requirement.extra.fee);
+  const withdrawnValue = BigInt(requirement.amount) + fee;
+  const payment = sellerPaymentFor(requirement, fee, BigInt(options.nowSeconds + requirement.maxTimeoutSeconds));
+  const context = sellerPaymentContext(payment, pool.entrypoint, scopeOf(pool.privacyPool, BigInt(pool.chainId), pool.asset));
+  const deadline = Date.now() + NOTE_WAIT_MS;
+  for (;;) {
+    const served = await treesAfter(facilitator, { state: trees.state.fetched, asp: trees.asp.fetched });
+    receiveTrees(trees, served);
+    const [stateWitness, aspWitness] = await Promise.all([
+      witnessOf(trees.state, served.state, note.commitment, "state"),
+      witnessOf(trees.asp, served.asp, note.label, "ASP"),
+    ]);
+    if (stateWitness instanceof X402AgentError || aspWitness instanceof X402AgentError) {
+      if (Date.now() < deadline) {
+        await sleep(NOTE_POLL_MS);
+        continue;
+      }
+      throw stateWitness instanceof X402AgentError ? stateWitness : aspWitness;
+    }
+    const changeSecrets = deriveChangeSecrets(note);
+    const input = buildWithdrawInput({
+      note,
+      withdrawnValue,
+      changeSecrets,
+      stateWitness,
+      aspWitness,
+      context,
+      relayFeeBPS: 0n,
+      // Unused by a seller payment (never refunded), but every proof binds one, and it must hide as in every spend.
+      refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)),
+    });
+    const { proof, publicSignals, proofTimeMs, engine } = await prover.prove(input);
+    return {
+      payload: {
+        proof: { pi_a: proof.pi_a, pi_b: proof.pi_b, pi_c: proof.pi_c, protocol: "groth16", curve: "bn128" },
+        publicSignals,
+        stateTreeSize: String(served.state.size),
+        validBefore: payment.validBefore.toString(),
+        nullifiers: [toBeHex(nullifierHashOf(note.nullifier), 32)],
+      },
+      payment,
+      withdrawnValue,
+      change: changeNoteOf(note, withdrawnValue, changeSecrets),
+      proofTimeMs,
+      engine,
+    };
+  }
+}

@@ -1,0 +1,134 @@
+import type { FacilitatorContext, Network, PaymentPayload, PaymentRequirements, SchemeNetworkFacilitator, SettleResponse, VerifyResponse } from "@x402/core/types";
+import { Transaction, type TransactionReceipt, type Wallet } from "ethers";
+import { Entrypoint__factory, IPrivacyPool__factory } from "../types/ethers-contracts/index.js";
+import { offersShieldedProof } from "../x402/shielded.js";
+import { MemoryPaymentClaims, type PaymentClaims } from "./payment-claims.js";
+import { RelayNotSent, ShieldedPayments, type ShieldedPaymentsDeps, type ShieldedRelay } from "./shielded-payments.js";
+
+export interface ShieldedFacilitatorSchemeOptions {
+  /**
+   * The `exact` facilitator scheme for payments that are not shielded proofs (ExactEvmScheme of @x402/evm): the x402
+   * facilitator holds one `exact` scheme per network, so this one hands it every other payment.
+   */
+  inner?: SchemeNetworkFacilitator;
+  /** The account that relays and pays the gas, connected to the chain's provider. */
+  wallet: Wallet;
+  /** The pool's deployment (lib/address-book.ts has it as deployments/<chainId>.json). */
+  deployment: ShieldedPaymentsDeps["deployment"];
+  /** Who the fees go to (accrued in the pool: PrivacyPool.claimFees); the wallet's address by default. */
+  feeRecipient?: string;
+  /** The least fee, in atomic USDC, announced in `supported`; a payment must also pay its relay's gas at the moment. */
+  minimumFee: bigint;
+  /** Atomic USDC per ETH: converts the relay's gas into the fee that pays for it. */
+  usdcPerEth: bigint;
+  /** Where settled payments are remembered; this process's memory by default. */
+  claims?: PaymentClaims;
+  /** How far back settle looks for the transaction that paid a payment someone else relayed (blocks). */
+  spendLookbackBlocks?: number;
+  /** How long a relay is waited for once sent. */
+  inclusionTimeoutMs?: number;
+}
+
+/**
+ * The `exact` scheme of an @x402/core facilitator (`x402Facilitator.register(network, scheme)`) that relays
+ * shielded-proof payments (ShieldedPayments) from `wallet`, and hands every other payment to the inner scheme.
+ */
+export class ShieldedFacilitatorScheme implements SchemeNetworkFacilitator {
+  readonly scheme = "exact";
+  readonly caipFamily = "eip155:*";
+  private readonly payments: ShieldedPayments;
+  /** The tail of the wallet's relays, which sign and leave one at a time so that nonces follow each other. */
+  private sending: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: ShieldedFacilitatorSchemeOptions) {
+    const { wallet, deployment } = options;
+    const provider = wallet.provider;
+    if (provider === null) throw new Error("The shielded facilitator's wallet must be connected to the chain's provider.");
+    const pool = IPrivacyPool__factory.connect(deployment.privacyPool, provider);
+    this.payments = new ShieldedPayments({
+      deployment,
+      entrypoint: Entrypoint__factory.connect(deployment.entrypoint, provider),
+      pool,
+      settler: wallet.address,
+      feeRecipient: options.feeRecipient ?? wallet.address,
+      minimumFee: options.minimumFee,
+      usdcPerEth: options.usdcPerEth,
+      gasPrice: async () => {
+        const fees = await provider.getFeeData();
+        const price = fees.maxFeePerGas ?? fees.gasPrice;
+        if (price === null) throw new Error("the chain's provider gives no gas price");
+        return price;
+      },
+      claims: options.claims ?? new MemoryPaymentClaims(),
+      sendRelay: (relay) => this.sendRelay(relay),
+      findSpend: async (nullifierHash) => {
+        const latest = await provider.getBlockNumber();
+        const events = await pool.queryFilter(pool.filters.Withdrawn(), Math.max(0, latest - (options.spendLookbackBlocks ?? 10_000)), latest);
+        return events.find((event) => event.args.spentNullifierHash === nullifierHash)?.transactionHash;
+      },
+    });
+  }
+
+  getExtra(network: Network): Record<string, unknown> | undefined {
+    const inner = this.options.inner?.getExtra(network);
+    return network === this.payments.network ? { ...inner, ...this.payments.extra() } : inner;
+  }
+
+  getSigners(network: string): string[] {
+    return [...new Set([...(this.options.inner?.getSigners(network) ?? []), this.options.wallet.address])];
+  }
+
+  async verify(payload: PaymentPayload, requirements: PaymentRequirements, context?: FacilitatorContext): Promise<VerifyResponse> {
+    if (offersShieldedProof(requirements)) return this.payments.verify(payload, requirements);
+    return this.innerOrRefuse(requirements).verify(payload, requirements, context);
+  }
+
+  async settle(payload: PaymentPayload, requirements: PaymentRequirements, context?: FacilitatorContext): Promise<SettleResponse> {
+    if (offersShieldedProof(requirements)) return this.payments.settle(payload, requirements);
+    return this.innerOrRefuse(requirements).settle(payload, requirements, context);
+  }
+
+  private innerOrRefuse(requirements: PaymentRequirements): SchemeNetworkFacilitator {
+    if (this.options.inner === undefined) throw new Error(`This facilitator relays shielded-proof payments only; ${requirements.network}'s entry is not one.`);
+    return this.options.inner;
+  }
+
+  /** Signs and broadcasts in nonce order; waits for the receipt outside that order. */
+  private async sendRelay(relay: ShieldedRelay): Promise<TransactionReceipt> {
+    const { wallet, deployment } = this.options;
+    const provider = wallet.provider!;
+    const entrypoint = Entrypoint__factory.connect(deployment.entrypoint, wallet);
+    const signed = this.inNonceOrder(async () => {
+      let raw: string;
+      try {
+        const fees = await provider.getFeeData();
+        const priority = fees.maxPriorityFeePerGas ?? 0n;
+        const request = await entrypoint.relay.populateTransaction(relay.withdrawal, relay.proof, relay.scope, relay.stateTreeSize);
+        raw = await wallet.signTransaction(
+          await wallet.populateTransaction({
+            ...request,
+            gasLimit: relay.gasLimit,
+            // The fee pays for the relay at this price at most: the facilitator never pays more gas than it is paid.
+            maxFeePerGas: relay.maxFeePerGas,
+            maxPriorityFeePerGas: priority < relay.maxFeePerGas ? priority : relay.maxFeePerGas,
+            nonce: await provider.getTransactionCount(wallet.address, "pending"),
+          }),
+        );
+      } catch (error) {
+        throw new RelayNotSent((error as Error).message, { cause: error });
+      }
+      // From here on it may be mined whatever happens: not "not sent".
+      return provider.broadcastTransaction(raw).then(() => Transaction.from(raw).hash!);
+    });
+    const hash = await signed;
+    const receipt = await provider.waitForTransaction(hash, 1, this.options.inclusionTimeoutMs ?? 60_000);
+    if (receipt === null || receipt.status !== 1) throw new Error(`the relay ${hash} reverted`);
+    return receipt;
+  }
+
+  private inNonceOrder<T>(send: () => Promise<T>): Promise<T> {
+    const sent = this.sending.then(send, send);
+    this.sending = sent.catch(() => undefined);
+    return sent;
+  }
+}

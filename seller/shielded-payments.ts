@@ -1,0 +1,247 @@
+import type { SettleResponse, VerifyResponse } from "@x402/core/types";
+import { isError, type TransactionReceipt } from "ethers";
+import { gasCostInUsdc } from "../lib/gas-cost.js";
+import { toSolidityProof, type SolidityWithdrawProof } from "../sdk/circuit/solidity-proof.js";
+import { encodeSellerPayment, type Withdrawal } from "../sdk/circuit/context.js";
+import type { Entrypoint, IPrivacyPool } from "../types/ethers-contracts/index.js";
+import {
+  readShieldedPayment,
+  shieldedTermsProblems,
+  ShieldedPayloadSchema,
+  ShieldedRequirementSchema,
+  type ReadShieldedPayment,
+  type ShieldedFacilitatorExtra,
+  type ShieldedRequirement,
+} from "../x402/shielded.js";
+import type { PaymentClaims } from "./payment-claims.js";
+import { SHIELDED_REASONS, type ShieldedReason } from "./shielded-reasons.js";
+
+/** A relay of a shielded-proof payment, as Entrypoint.relay takes it. */
+export interface ShieldedRelay {
+  withdrawal: Withdrawal;
+  proof: SolidityWithdrawProof;
+  scope: bigint;
+  stateTreeSize: bigint;
+  /** The most gas it may use, and the highest gas price its fee pays for at that gas. */
+  gasLimit: bigint;
+  maxFeePerGas: bigint;
+}
+
+/** Sent nothing: the relay can be tried again, and its claim given back. */
+export class RelayNotSent extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "RelayNotSent";
+  }
+}
+
+/** What the facilitator verifies and settles with: its chain, its fee, where it keeps claims and how it relays. */
+export interface ShieldedPaymentsDeps {
+  /** The deployment: its chain, entrypoint, pool, the pool's asset (USDC) and scope. */
+  deployment: { chainId: number; entrypoint: string; privacyPool: string; usdc: string; scope: bigint };
+  /** The entrypoint, connected to a provider; simulations run from `settler`. */
+  entrypoint: Entrypoint;
+  pool: IPrivacyPool;
+  /** The account that sends the relays and pays their gas. */
+  settler: string;
+  /** Who the facilitator's fees go to; a payment whose fee goes elsewhere is not relayed. */
+  feeRecipient: string;
+  /** The least fee announced in `supported`; a payment must also pay the relay's gas at the gas price of the moment. */
+  minimumFee: bigint;
+  /** Atomic USDC per ETH, which converts a relay's gas into the fee it must at least pay. */
+  usdcPerEth: bigint;
+  /** The chain's gas price now, in wei (what a relay sent now pays at most per gas). */
+  gasPrice(): Promise<bigint>;
+  claims: PaymentClaims;
+  /** Sends the relay and resolves once it is mined; rejects with RelayNotSent when nothing left, else with what happened. */
+  sendRelay(relay: ShieldedRelay): Promise<TransactionReceipt>;
+  /** The transaction that spent the note of `nullifierHash` (the pool's Withdrawn event), if it can be found. */
+  findSpend(nullifierHash: bigint): Promise<string | undefined>;
+  nowSeconds?: () => number;
+}
+
+/** A relay's gas limit over its simulation's estimate: inserts at other leaf indexes hash more levels. */
+const GAS_LIMIT_PERCENT = 125n;
+/** The least time a payment must still be relayable when it is verified: the time to send and mine its relay. */
+const SETTLE_MARGIN_SECONDS = 5;
+/** How far past the entry's maxTimeoutSeconds a payment's window may reach: the buyer's clock against ours. */
+const CLOCK_SLACK_SECONDS = 60;
+
+type Checked =
+  | { ok: false; reason: ShieldedReason; message: string }
+  | { ok: true; read: ReadShieldedPayment; requirement: ShieldedRequirement; paid: true }
+  | { ok: true; read: ReadShieldedPayment; requirement: ShieldedRequirement; paid: false; relay: ShieldedRelay };
+
+const refused = (reason: ShieldedReason, message: string): Checked => ({ ok: false, reason, message });
+
+/**
+ * The seller's side of the shielded-proof method (docs/x402-interop.md, "Shielded proof"): `verify` checks a payment
+ * without a transaction (its terms against the entry, its window, the fee against the relay's gas now, and an
+ * eth_estimateGas of the relay, which runs every check of the pool: proof, roots, nullifier); `settle` relays it, and
+ * the pool pays payTo straight from the note. Outcomes are read from what the chain did: a payment the pool paid by
+ * anyone's transaction (a front-runner's copy) is recognized by the spend record, which holds the proof's context,
+ * and is answered `success` once.
+ */
+export class ShieldedPayments {
+  private readonly nowSeconds: () => number;
+
+  constructor(private readonly deps: ShieldedPaymentsDeps) {
+    this.nowSeconds = deps.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
+  }
+
+  /** What the facilitator announces for `exact` on its chain: where it relays, to whom its fee goes and the least fee. */
+  extra(): ShieldedFacilitatorExtra {
+    const { deployment, feeRecipient, minimumFee } = this.deps;
+    return {
+      assetTransferMethod: "shielded-proof",
+      poolContracts: [deployment.privacyPool],
+      entrypoint: deployment.entrypoint,
+      feeRecipient,
+      fee: minimumFee.toString(),
+    };
+  }
+
+  get network(): `eip155:${number}` {
+    return `eip155:${this.deps.deployment.chainId}`;
+  }
+
+  async verify(paymentPayload: unknown, requirements: unknown): Promise<VerifyResponse> {
+    const checked = await this.check(paymentPayload, requirements);
+    const payer = this.deps.deployment.privacyPool;
+    return checked.ok ? { isValid: true, payer } : { isValid: false, invalidReason: checked.reason, invalidMessage: checked.message, payer };
+  }
+
+  async settle(paymentPayload: unknown, requirements: unknown): Promise<SettleResponse> {
+    const { claims } = this.deps;
+    const payer = this.deps.deployment.privacyPool;
+    const network = this.network;
+    const failed = (reason: ShieldedReason, message: string): SettleResponse => ({ success: false, errorReason: reason, errorMessage: message, payer, transaction: "", network });
+    const checked = await this.check(paymentPayload, requirements);
+    if (!checked.ok) return failed(checked.reason, checked.message);
+    const { read } = checked;
+    if (!(await claims.claim(read.nullifierHash, Number(read.payment.validBefore)))) {
+      return failed(SHIELDED_REASONS.alreadyUsed, "This payment was settled here already (or is being settled): it pays one request.");
+    }
+    if (checked.paid) return this.recognized(read, payer, network, failed);
+
+    const receipt = await this.deps.sendRelay(checked.relay).catch(async (error: unknown) => {
+      if (error instanceof RelayNotSent) await claims.release(read.nullifierHash);
+      return error instanceof Error ? error : new Error(String(error));
+    });
+    if (!(receipt instanceof Error) && (await this.paidBy(read))) {
+      return { success: true, payer, transaction: receipt.hash, network };
+    }
+    if (receipt instanceof RelayNotSent) return failed(SHIELDED_REASONS.settleFailed, `The relay was not sent: ${receipt.message}. Nothing was spent.`);
+    // Mined but reverted, or lost on its way: the chain says whether the pool paid these terms, by whoever's transaction.
+    return this.recognized(read, payer, network, failed, receipt);
+  }
+
+  /** Success with the transaction that paid these terms, when the pool's record says it did. */
+  private async recognized(
+    read: ReadShieldedPayment,
+    payer: string,
+    network: `eip155:${number}`,
+    failed: (reason: ShieldedReason, message: string) => SettleResponse,
+    cause?: Error | TransactionReceipt,
+  ): Promise<SettleResponse> {
+    if (await this.paidBy(read)) {
+      const transaction = await this.deps.findSpend(read.nullifierHash);
+      if (transaction !== undefined) return { success: true, payer, transaction, network };
+    }
+    const why = cause instanceof Error ? `: ${cause.message}` : "";
+    return failed(SHIELDED_REASONS.settleFailed, `The pool did not pay this payment${why}. If a relay is still pending, the note is spent only if it is mined before the payment's validBefore.`);
+  }
+
+  /** Whether the pool's record of the note is this payment's context: these terms were paid, by anyone. */
+  private async paidBy(read: ReadShieldedPayment): Promise<boolean> {
+    return BigInt(await this.deps.pool.spendRecordOf(read.nullifierHash)) === read.signals.context;
+  }
+
+  private async check(paymentPayload: unknown, requirements: unknown): Promise<Checked> {
+    const { deps } = this;
+    const accepted = (paymentPayload as { accepted?: { extra?: { reference?: unknown } } } | undefined)?.accepted;
+    // The reference is the buyer's: the one the 402 it answered gave, which the proof binds (the seller checked it).
+    const entry = ShieldedRequirementSchema.safeParse({
+      ...(requirements as object),
+      extra: { ...(requirements as { extra?: object } | undefined)?.extra, reference: accepted?.extra?.reference },
+    });
+    if (!entry.success) return refused(SHIELDED_REASONS.invalidRequirements, `The entry is not a shielded-proof entry: ${entry.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`).join("; ")}.`);
+    const requirement = entry.data;
+    const payload = ShieldedPayloadSchema.safeParse((paymentPayload as { payload?: unknown } | undefined)?.payload);
+    if (!payload.success) return refused(SHIELDED_REASONS.invalidPayload, `The payment is not a shielded-proof payload: ${payload.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`).join("; ")}.`);
+
+    const { deployment } = deps;
+    const chain = { chainId: deployment.chainId, entrypoint: deployment.entrypoint, scope: deployment.scope };
+    const pool = deployment.privacyPool;
+    const entryProblems = [
+      requirement.asset.toLowerCase() !== deployment.usdc.toLowerCase() && `its asset ${requirement.asset} is not this pool's ${deployment.usdc}`,
+      !requirement.extra.poolContracts.some((listed) => listed.toLowerCase() === pool.toLowerCase()) && `it lists no pool this facilitator relays from (${pool})`,
+      requirement.extra.feeRecipient.toLowerCase() !== deps.feeRecipient.toLowerCase() && `its fee goes to ${requirement.extra.feeRecipient}, not to this facilitator (${deps.feeRecipient})`,
+      BigInt(requirement.extra.fee) < deps.minimumFee && `its fee ${requirement.extra.fee} is below this facilitator's ${deps.minimumFee}`,
+    ].filter((problem): problem is string => typeof problem === "string");
+    if (entryProblems.length > 0) return refused(SHIELDED_REASONS.invalidRequirements, `This facilitator does not relay this entry: ${entryProblems.join("; ")}.`);
+
+    let read: ReadShieldedPayment;
+    try {
+      read = readShieldedPayment(payload.data, requirement);
+    } catch (error) {
+      return refused(SHIELDED_REASONS.invalidPayload, `The payment's public signals do not read: ${(error as Error).message}.`);
+    }
+    const termsProblems = shieldedTermsProblems(read, payload.data, requirement, chain);
+    if (termsProblems.length > 0) return refused(SHIELDED_REASONS.termsMismatch, `The payment does not pay this entry: ${termsProblems.join("; ")}.`);
+
+    const now = this.nowSeconds();
+    const validBefore = Number(read.payment.validBefore);
+    if (validBefore <= now + SETTLE_MARGIN_SECONDS) return refused(SHIELDED_REASONS.expired, `The payment was relayable until ${validBefore}; it is ${now}. Pay again.`);
+    if (validBefore > now + requirement.maxTimeoutSeconds + CLOCK_SLACK_SECONDS) {
+      return refused(SHIELDED_REASONS.windowTooLong, `The payment stays relayable until ${validBefore}, past the entry's ${requirement.maxTimeoutSeconds} s from now.`);
+    }
+
+    const record = BigInt(await deps.pool.spendRecordOf(read.nullifierHash));
+    if (record === read.signals.context) {
+      if (await deps.claims.isClaimed(read.nullifierHash)) return refused(SHIELDED_REASONS.alreadyUsed, "This payment was settled here already: it pays one request.");
+      return { ok: true, read, requirement, paid: true };
+    }
+    if (record !== 0n) return refused(SHIELDED_REASONS.noteSpent, "The note of this payment was spent by another payment: nothing of it can pay this one.");
+
+    const withdrawal = { processooor: chain.entrypoint, data: encodeSellerPayment(read.payment) };
+    const proof = toSolidityProof({ proof: payload.data.proof, publicSignals: payload.data.publicSignals });
+    let estimate: bigint;
+    try {
+      estimate = await deps.entrypoint.relay.estimateGas(withdrawal, proof, deployment.scope, read.stateTreeSize, { from: deps.settler });
+    } catch (error) {
+      return this.simulationRefusal(error);
+    }
+    const gasLimit = (estimate * GAS_LIMIT_PERCENT) / 100n;
+    const gasPrice = await deps.gasPrice();
+    const cost = gasCostInUsdc(gasLimit, gasPrice, deps.usdcPerEth);
+    if (read.payment.fee < cost) {
+      return refused(SHIELDED_REASONS.feeBelowGas, `The payment's fee ${read.payment.fee} does not pay its relay: ${gasLimit} gas at ${gasPrice} wei costs ${cost} now. Pay with a fee of at least ${cost}.`);
+    }
+    const maxFeePerGas = (read.payment.fee * 10n ** 18n) / (gasLimit * deps.usdcPerEth);
+    return { ok: true, read, requirement, paid: false, relay: { withdrawal, proof, scope: deployment.scope, stateTreeSize: read.stateTreeSize, gasLimit, maxFeePerGas } };
+  }
+
+  /** The pool's or the entrypoint's reason for refusing the relay's simulation, as a verify refusal. */
+  private simulationRefusal(error: unknown): Checked {
+    const data = isError(error, "CALL_EXCEPTION") ? error.data : undefined;
+    const parsed = typeof data === "string" ? (this.deps.entrypoint.interface.parseError(data) ?? this.deps.pool.interface.parseError(data)) : null;
+    const name = parsed?.name;
+    switch (name) {
+      case "NullifierAlreadySpent":
+        return refused(SHIELDED_REASONS.noteSpent, "The note of this payment was spent meanwhile.");
+      case "UnknownStateRoot":
+      case "StateTreeDepthMismatch":
+      case "UnknownAspRoot":
+      case "AspRootRevoked":
+      case "AspTreeDepthMismatch":
+        return refused(SHIELDED_REASONS.staleRoot, `The pool no longer accepts the roots the proof uses (${name}): prove again against the current trees.`);
+      case "InvalidProof":
+        return refused(SHIELDED_REASONS.invalidProof, "The pool's verifier rejects the proof.");
+      case "SellerPaymentExpired":
+        return refused(SHIELDED_REASONS.expired, "The payment's window has closed on chain. Pay again.");
+      default:
+        return refused(SHIELDED_REASONS.relayRefused, `The pool refuses the relay${name === undefined ? "" : ` (${name})`}: ${(error as Error).message}.`);
+    }
+  }
+}

@@ -1,0 +1,111 @@
+import { randomBytes } from "node:crypto";
+import type { HTTPTransportContext } from "@x402/core/server";
+import type {
+  AssetAmount,
+  Network,
+  PaymentFlowConfig,
+  PaymentRequirements,
+  Price,
+  SchemeNetworkServer,
+  SchemeServerHooks,
+  SupportedKind,
+} from "@x402/core/types";
+import { offersShieldedProof, SHIELDED_DYNAMIC_EXTRA_FIELDS, SHIELDED_PROOF, ShieldedFacilitatorExtraSchema } from "../x402/shielded.js";
+import { RequestReferences, type ReferencedRequest } from "./request-reference.js";
+import { SHIELDED_REASONS } from "./shielded-reasons.js";
+
+export interface ShieldedServerSchemeOptions {
+  /**
+   * The `exact` server scheme for the entries that do not pay by shielded proof (ExactEvmScheme of @x402/evm): a seller
+   * can offer both, and the x402 server holds one `exact` scheme per network. Without it, only shielded-proof entries.
+   */
+  inner?: SchemeNetworkServer;
+  /**
+   * The secret the seller's references are made with (32 bytes or more). Every instance of one seller needs the same
+   * one; without it each process makes its own, and a payment answered by another instance is refused.
+   */
+  referenceSecret?: Uint8Array;
+  nowSeconds?: () => number;
+}
+
+/** The request of an HTTP transport context, as the x402 HTTP server hands it to the scheme's hooks. */
+function requestOf(transportContext: unknown): { method: string; path: string } | undefined {
+  const request = (transportContext as HTTPTransportContext | undefined)?.request;
+  return request === undefined ? undefined : { method: request.method, path: request.path };
+}
+
+/**
+ * The `exact` scheme of an @x402/core resource server (`x402ResourceServer.register(network, scheme)`) that also
+ * offers payment by shielded proof (docs/x402-interop.md, "Shielded proof"): a route entry whose `extra` names
+ * `assetTransferMethod: "shielded-proof"` gets the facilitator's terms (pool, entrypoint, fee recipient, least fee,
+ * from its `supported`) and, in every 402, a fresh reference of the request; a payment is verified only when its
+ * reference was issued by this seller for this request's method, path, payTo and price, and has not expired. Every
+ * other entry is the inner scheme's.
+ */
+export class ShieldedServerScheme implements SchemeNetworkServer {
+  readonly scheme = "exact";
+  readonly defaultAssetTransferMethod: string;
+  readonly paymentFlows: Readonly<Record<string, PaymentFlowConfig>>;
+  readonly dynamicExtraFields: string[];
+  readonly schemeHooks: SchemeServerHooks;
+  private readonly references: RequestReferences;
+
+  constructor(private readonly options: ShieldedServerSchemeOptions = {}) {
+    const { inner } = options;
+    this.defaultAssetTransferMethod = inner?.defaultAssetTransferMethod ?? SHIELDED_PROOF;
+    // The facilitator verifies before the handler runs and settles after it: nothing moves unless the seller serves.
+    this.paymentFlows = { ...inner?.paymentFlows, [SHIELDED_PROOF]: { supported: ["authorization"], default: "authorization" } };
+    this.dynamicExtraFields = [...(inner?.dynamicExtraFields ?? []), ...SHIELDED_DYNAMIC_EXTRA_FIELDS];
+    this.references = new RequestReferences(options.referenceSecret ?? randomBytes(32), options.nowSeconds);
+    this.schemeHooks = {
+      ...inner?.schemeHooks,
+      onBeforeVerify: async (context) => {
+        const accepted = context.paymentPayload.accepted as PaymentRequirements | undefined;
+        if (accepted === undefined || !offersShieldedProof(accepted)) return inner?.schemeHooks?.onBeforeVerify?.(context);
+        const request = requestOf(context.transportContext);
+        const problem =
+          request === undefined
+            ? "the payment reached the seller without an HTTP request to check its reference against"
+            : this.references.problem(String(accepted.extra.reference), referenced(request, context.requirements as PaymentRequirements));
+        return problem === undefined ? undefined : { abort: true, reason: SHIELDED_REASONS.referenceInvalid, message: `${problem}.` };
+      },
+    };
+  }
+
+  async parsePrice(price: Price, network: Network): Promise<AssetAmount> {
+    if (this.options.inner !== undefined) return this.options.inner.parsePrice(price, network);
+    if (typeof price === "object" && price !== null && "amount" in price && price.asset) return price;
+    throw new Error(`A shielded-proof price on ${network} needs an explicit amount and asset (or an inner scheme that parses money).`);
+  }
+
+  getAssetDecimals(asset: string, network: Network): number | undefined {
+    return this.options.inner?.getAssetDecimals?.(asset, network);
+  }
+
+  async enhancePaymentRequirements(requirements: PaymentRequirements, supportedKind: SupportedKind, facilitatorExtensions: string[]): Promise<PaymentRequirements> {
+    if (!offersShieldedProof(requirements)) {
+      if (this.options.inner === undefined) throw new Error("This seller's exact scheme pays by shielded proof only: name assetTransferMethod \"shielded-proof\" in the entry's extra.");
+      return this.options.inner.enhancePaymentRequirements(requirements, supportedKind, facilitatorExtensions);
+    }
+    const terms = ShieldedFacilitatorExtraSchema.safeParse(supportedKind.extra);
+    if (!terms.success) {
+      throw new Error(`The facilitator does not relay shielded-proof payments on ${supportedKind.network}: its supported kind's extra is not a shielded-proof facilitator's.`);
+    }
+    return { ...requirements, extra: { ...requirements.extra, ...terms.data } };
+  }
+
+  /** Gives each shielded-proof entry of a 402 a fresh reference of the request it answers. */
+  enrichPaymentRequiredResponse = async ({ requirements, transportContext }: { requirements: PaymentRequirements[]; transportContext?: unknown }) => {
+    const request = requestOf(transportContext);
+    if (request === undefined) return undefined;
+    return requirements.map((entry) =>
+      offersShieldedProof(entry) && entry.extra.reference === undefined
+        ? { ...entry, extra: { ...entry.extra, reference: this.references.issue(referenced(request, entry), entry.maxTimeoutSeconds) } }
+        : entry,
+    );
+  };
+}
+
+function referenced(request: { method: string; path: string }, entry: Pick<PaymentRequirements, "payTo" | "amount">): ReferencedRequest {
+  return { ...request, payTo: entry.payTo, amount: entry.amount };
+}

@@ -3,7 +3,7 @@ import { Transaction, type TransactionReceipt, type Wallet } from "ethers";
 import { Entrypoint__factory, IPrivacyPool__factory } from "../types/ethers-contracts/index.js";
 import { offersShieldedProof } from "../x402/shielded.js";
 import { MemoryPaymentClaims, type PaymentClaims } from "./payment-claims.js";
-import { RelayNotSent, ShieldedPayments, type ShieldedPaymentsDeps, type ShieldedRelay } from "./shielded-payments.js";
+import { RelayNotSent, ShieldedPayments, spendingTransaction, type ShieldedPaymentsDeps, type ShieldedRelay } from "./shielded-payments.js";
 
 export interface ShieldedFacilitatorSchemeOptions {
   /**
@@ -23,7 +23,7 @@ export interface ShieldedFacilitatorSchemeOptions {
   usdcPerEth: bigint;
   /** Where settled payments are remembered; this process's memory by default. */
   claims?: PaymentClaims;
-  /** How far back settle looks for the transaction that paid a payment someone else relayed (blocks). */
+  /** How far back settle looks for the transaction that paid a payment someone else relayed (blocks; default 10,000). */
   spendLookbackBlocks?: number;
   /** How long a relay is waited for once sent. */
   inclusionTimeoutMs?: number;
@@ -61,11 +61,7 @@ export class ShieldedFacilitatorScheme implements SchemeNetworkFacilitator {
       },
       claims: options.claims ?? new MemoryPaymentClaims(),
       sendRelay: (relay) => this.sendRelay(relay),
-      findSpend: async (nullifierHash) => {
-        const latest = await provider.getBlockNumber();
-        const events = await pool.queryFilter(pool.filters.Withdrawn(), Math.max(0, latest - (options.spendLookbackBlocks ?? 10_000)), latest);
-        return events.find((event) => event.args.spentNullifierHash === nullifierHash)?.transactionHash;
-      },
+      findSpend: (nullifierHash) => spendingTransaction(pool, nullifierHash, options.spendLookbackBlocks),
     });
   }
 

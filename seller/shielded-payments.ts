@@ -245,3 +245,13 @@ export class ShieldedPayments {
     }
   }
 }
+
+/**
+ * The transaction that spent the note of `nullifierHash`, by the pool's Withdrawn events of the last `lookbackBlocks`
+ * blocks (a payment is relayable only within its window, so its spend is recent).
+ */
+export async function spendingTransaction(pool: IPrivacyPool, nullifierHash: bigint, lookbackBlocks = 10_000): Promise<string | undefined> {
+  const latest = await pool.runner!.provider!.getBlockNumber();
+  const events = await pool.queryFilter(pool.filters.Withdrawn(), Math.max(0, latest - lookbackBlocks), latest);
+  return events.find((event) => event.args.spentNullifierHash === nullifierHash)?.transactionHash;
+}

@@ -12,6 +12,9 @@ import { v1PaymentMiddleware } from "./v1-seller.js";
 /** The paid route and what it serves once paid. */
 export const PAID_PATH = "/weather";
 export const WEATHER_REPORT = { report: { weather: "sunny", temperature: 70 } };
+/** v2: a second route at the same price, so that a payment for one request can be tried on another. */
+export const OTHER_PAID_PATH = "/forecast";
+export const FORECAST = { forecast: { tomorrow: "rain" } };
 
 export interface SellerOptions {
   /** Base URL of the x402 facilitator that verifies and settles (POST /verify, POST /settle, GET /supported). */
@@ -73,6 +76,11 @@ function v2Middleware(options: Required<SellerOptions>): RequestHandler {
       description: DESCRIPTION,
       mimeType: MIME_TYPE,
     },
+    [`GET ${OTHER_PAID_PATH}`]: {
+      accepts,
+      description: "Forecast",
+      mimeType: MIME_TYPE,
+    },
   };
   return paymentMiddleware(routes, server);
 }
@@ -109,9 +117,16 @@ export async function startSeller(options: SellerOptions): Promise<Seller> {
     offers: options.offers ?? "eip3009",
   };
   const app = express();
-  app.get(PAID_PATH, resolved.x402Version === 2 ? v2Middleware(resolved) : v1Middleware(resolved), (_request, response) => {
+  // One middleware for every paid route: one server, one reference secret.
+  const paid = resolved.x402Version === 2 ? v2Middleware(resolved) : v1Middleware(resolved);
+  app.get(PAID_PATH, paid, (_request, response) => {
     response.json(WEATHER_REPORT);
   });
+  if (resolved.x402Version === 2) {
+    app.get(OTHER_PAID_PATH, paid, (_request, response) => {
+      response.json(FORECAST);
+    });
+  }
   const server = await listenLocal(app, resolved.port);
   return { ...server, resourceUrl: `${server.url}${PAID_PATH}` };
 }

@@ -1,6 +1,6 @@
 import type { SupportedResponse } from "@x402/core/types";
 import type { IndexerClient } from "../../indexer/client.js";
-import { RelayNotSent, ShieldedPayments } from "../../seller/index.js";
+import { RelayNotSent, ShieldedPayments, spendingTransaction } from "../../seller/index.js";
 import { RelayRevertedError, type PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 import type { RelayerStore } from "../store/relayer-store.js";
@@ -49,7 +49,9 @@ export function sellerFacilitator({ chain, indexer, store, feeRecipient, minimum
         const sent = !(error instanceof RelayerError) || error instanceof RelayRevertedError || error.code === "SETTLEMENT_UNCERTAIN";
         throw sent ? error : new RelayNotSent(error.message, { cause: error });
       }),
-    findSpend: async (nullifierHash) => (await indexer.nullifier(nullifierHash)).spend?.txHash,
+    // The indexer knows every spend it has read; one mined a moment ago is found in the pool's recent events.
+    findSpend: async (nullifierHash) =>
+      (await indexer.nullifier(nullifierHash).catch(() => undefined))?.spend?.txHash ?? (await chain.call(() => spendingTransaction(chain.pool, nullifierHash))),
   });
 }
 

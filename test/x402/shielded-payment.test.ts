@@ -1,14 +1,22 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from "@x402/fetch";
 import { expect } from "chai";
 import { Interface, type Log } from "ethers";
-import { privatePoolScheme, registerPrivatePoolScheme, preferShieldedProof, type AgentEvent } from "../../sdk/agent/index.js";
+import { NoteVault, privatePoolScheme, registerPrivatePoolScheme, preferShieldedProof, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
-import { nullifierHashOf } from "../../sdk/index.js";
-import { WEATHER_REPORT } from "../../x402-peers/seller.js";
+import { encodeSellerPayment, nullifierHashOf, toSolidityProof, type Note } from "../../sdk/index.js";
+import { encodeXPayment, parsePaymentRequired, paymentHeaders, readPaymentRequired, type ShieldedPaymentPayload } from "../../x402/index.js";
+import { OTHER_PAID_PATH, PAID_PATH, WEATHER_REPORT } from "../../x402-peers/seller.js";
+import { gasCostInUsdc } from "../../lib/gas-cost.js";
 import { treasury } from "../relayer/helpers/relayer-harness.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 import { expectAbsentFrom } from "./helpers/absent-from.js";
+
+/** 2 USDC per ETH: the relayer harness's RELAYER_USDC_PER_ETH and the reference facilitator's in startShieldedSeller. */
+const TEST_USDC_PER_ETH_ATOMIC = 2_000_000n;
 
 const TRANSFER = new Interface(["event Transfer(address indexed from, address indexed to, uint256 value)"]);
 
@@ -52,6 +60,10 @@ describe("sellers paid straight from the pool by shielded proof", function () {
         const proved = events.find((event): event is Extract<AgentEvent, { step: "proved-payment" }> => event.step === "proved-payment")!;
         const fee = BigInt(proved.fee);
         expect(await world.accruedFees(seller.feeRecipient)).to.equal(fee);
+        // Whoever settles is paid at least its gas: the relay's cost in USDC at the facilitator's ETH price.
+        const relayed = await world.provider.getTransactionReceipt(settlement.transaction);
+        expect(relayed!.from).to.equal(seller.settler);
+        expect(gasCostInUsdc(relayed!.gasUsed, relayed!.gasPrice, TEST_USDC_PER_ETH_ATOMIC)).to.be.at.most(fee);
         // The pool's notes gave the price and the fee; a fee owed to the relayer's treasury is no longer the notes'.
         const owedToTreasury = seller.feeRecipient === treasury.address ? fee : 0n;
         expect(await world.poolBalance()).to.equal(poolBefore - world.price - owedToTreasury);
@@ -89,3 +101,157 @@ describe("sellers paid straight from the pool by shielded proof", function () {
     }
   });
 });
+
+describe("shielded-proof payments under attack: nothing paid twice, nothing paid but to payTo, nothing moved when refused", function () {
+  let world: PaymentWorld;
+  let seller: Awaited<ReturnType<PaymentWorld["startShieldedSeller"]>>;
+  let otherSeller: Awaited<ReturnType<PaymentWorld["startShieldedSeller"]>>;
+
+  before(async function () {
+    world = await startPaymentWorld();
+    seller = await world.startShieldedSeller({ facilitator: "relayer" });
+    otherSeller = await world.startShieldedSeller({ facilitator: "relayer" });
+  });
+  after(async function () {
+    await seller?.close();
+    await otherSeller?.close();
+    await world?.close();
+  });
+
+  /** A payment the agent proves for `url`'s 402, not yet sent: its header, its proof and the relay it makes. */
+  async function paymentFor(agent: Awaited<ReturnType<PaymentWorld["newAgent"]>>["agent"], url: string) {
+    const required = await readPaymentRequired(await fetch(url));
+    if (required?.x402Version !== 2) throw new Error(`${url} did not answer a v2 402`);
+    const entry = (await agent.shieldedEntryOf(required))!;
+    const proven = await agent.proveShieldedRequirement(url, entry);
+    const payment = { x402Version: 2 as const, resource: required.resource, accepted: entry, payload: proven.payload };
+    const { addressBook } = world.chain.facilitator;
+    const relay = {
+      withdrawal: { processooor: addressBook.entrypoint, data: encodeSellerPayment(proven.payment) },
+      proof: toSolidityProof({ proof: proven.payload.proof, publicSignals: proven.payload.publicSignals }),
+      stateTreeSize: BigInt(proven.payload.stateTreeSize),
+    };
+    return { payment, proven, relay, nullifierHash: nullifierHashOf(proven.note.nullifier) };
+  }
+
+  const send = (url: string, payment: ShieldedPaymentPayload) => fetch(url, { headers: paymentHeaders(encodeXPayment(payment)) });
+  const spent = (nullifierHash: bigint) => world.chain.facilitator.privacyPool.isNullifierSpent(nullifierHash);
+  const otherPath = () => seller.resourceUrl.replace(PAID_PATH, OTHER_PAID_PATH);
+
+  it("refuses a payment sent to another seller, as it is or rewritten to its payTo, and pays no one", async function () {
+    const { agent } = await world.newAgent(world.chain.depositors.carol, 1_000_000n);
+    const { payment, nullifierHash } = await paymentFor(agent, seller.resourceUrl);
+    const rewritten = { ...payment, accepted: { ...payment.accepted, payTo: otherSeller.payTo } };
+    for (const attempt of [payment, rewritten]) {
+      const response = await send(otherSeller.resourceUrl, attempt);
+      expect(response.status).to.equal(402);
+    }
+    expect(await world.usdcBalance(otherSeller.payTo)).to.equal(0n);
+    expect(await world.usdcBalance(seller.payTo)).to.equal(0n);
+    expect(await spent(nullifierHash)).to.equal(false);
+  });
+
+  it("refuses a payment for another request of the same seller, and one whose terms were changed, and moves nothing", async function () {
+    const { agent } = await world.newAgent(world.chain.depositors.dave, 1_000_000n);
+    const { payment, nullifierHash } = await paymentFor(agent, seller.resourceUrl);
+    const otherRequest = await send(otherPath(), payment);
+    expect(otherRequest.status).to.equal(402);
+    expect(paymentRequiredError(otherRequest)).to.equal("invalid_shielded_reference");
+
+    // A fresh reference of the other request swapped in: the reference is live, but the proof binds the first one.
+    const fresh = await readPaymentRequired(await fetch(otherPath()));
+    const freshReference = (fresh!.accepts[0]!.extra as { reference: string }).reference;
+    const swapped = { ...payment, accepted: { ...payment.accepted, extra: { ...payment.accepted.extra, reference: freshReference } } };
+    const swappedAnswer = await send(otherPath(), swapped);
+    expect(swappedAnswer.status).to.equal(402);
+    expect(paymentRequiredError(swappedAnswer)).to.equal("invalid_shielded_terms");
+
+    // A longer window than the proof binds.
+    const stretched = { ...payment, payload: { ...payment.payload, validBefore: String(BigInt(payment.payload.validBefore) + 30n) } };
+    const stretchedAnswer = await send(seller.resourceUrl, stretched);
+    expect(stretchedAnswer.status).to.equal(402);
+    expect(paymentRequiredError(stretchedAnswer)).to.equal("invalid_shielded_terms");
+
+    expect(await world.usdcBalance(seller.payTo)).to.equal(0n);
+    expect(await spent(nullifierHash)).to.equal(false);
+    // The untouched payment still pays the request it was made for, once.
+    expect((await send(seller.resourceUrl, payment)).status).to.equal(200);
+    expect(await world.usdcBalance(seller.payTo)).to.equal(world.price);
+  });
+
+  it("serves a payment once: the same payment sent twice, or to the other request after, is refused and paid once", async function () {
+    const { agent } = await world.newAgent(world.chain.depositors.erin, 1_000_000n);
+    const before = await world.usdcBalance(seller.payTo);
+    const { payment } = await paymentFor(agent, seller.resourceUrl);
+    expect((await send(seller.resourceUrl, payment)).status).to.equal(200);
+    const again = await send(seller.resourceUrl, payment);
+    expect(again.status).to.equal(402);
+    expect(await world.usdcBalance(seller.payTo)).to.equal(before + world.price);
+  });
+
+  it("recognizes a payment a stranger relayed first through a contract of its own: the seller is paid once and serves once", async function () {
+    const { agent, address } = await world.newAgent(world.chain.depositors.alice, 1_000_000n);
+    const before = await world.usdcBalance(seller.payTo);
+    const { payment, relay } = await paymentFor(agent, seller.resourceUrl);
+    const { entrypoint, scope } = world.chain.facilitator;
+    const stranger = world.chain.depositors.bob;
+    const forwarder = await world.chain.connection.ethers.deployContract("CallForwarder", [], stranger);
+    const calldata = entrypoint.interface.encodeFunctionData("relay", [relay.withdrawal, relay.proof, scope, relay.stateTreeSize]);
+    const frontRun = await (await forwarder.getFunction("forward")(await entrypoint.getAddress(), calldata)).wait();
+
+    const response = await send(seller.resourceUrl, payment);
+    expect(response.status).to.equal(200);
+    const settlement = decodePaymentResponseHeader(response.headers.get("PAYMENT-RESPONSE")!);
+    expect(settlement.transaction).to.equal(frontRun!.hash);
+    expect(await world.usdcBalance(seller.payTo)).to.equal(before + world.price);
+    await expectAbsentFrom(world.provider, frontRun!.hash, address);
+    // The fee went where the proof said, not to whoever sent the transaction.
+    expect(await world.accruedFees(stranger.address)).to.equal(0n);
+    expect((await send(seller.resourceUrl, payment)).status).to.equal(402);
+  });
+
+  it("fails the settle of a payment verified while its note was unspent, once the note paid another seller: nothing paid twice", async function () {
+    const { agent } = await world.newAgent(world.chain.depositors.carol, 1_000_000n);
+    const first = await paymentFor(agent, seller.resourceUrl);
+    // Verified by the seller's facilitator (the relayer's seller routes), not yet settled.
+    const requirements = { ...first.payment.accepted };
+    const body = { x402Version: 2, paymentPayload: first.payment, paymentRequirements: requirements };
+    const verified = await postJson(`${seller.facilitatorUrl}/verify`, body);
+    expect(verified).to.include({ isValid: true });
+
+    // Meanwhile the same note pays the other seller: a second proof out of it, relayed (here by anyone).
+    agent.refuseShielded(first.proven);
+    const second = await paymentFor(await agentWithNote(first.proven.note), otherSeller.resourceUrl);
+    const otherBefore = await world.usdcBalance(otherSeller.payTo);
+    expect((await send(otherSeller.resourceUrl, second.payment)).status).to.equal(200);
+
+    const sellerBefore = await world.usdcBalance(seller.payTo);
+    const settled = await postJson(`${seller.facilitatorUrl}/settle`, body);
+    expect(settled).to.include({ success: false, errorReason: "invalid_shielded_note_spent" });
+    expect(await world.usdcBalance(seller.payTo)).to.equal(sellerBefore);
+    expect(await world.usdcBalance(otherSeller.payTo)).to.equal(otherBefore + world.price);
+  });
+
+  /** An agent whose vault holds exactly `note`, facing the same relayer: a second spender of the same note. */
+  async function agentWithNote(note: Note) {
+    const vault = await NoteVault.create(path.join(mkdtempSync(path.join(tmpdir(), "double-")), "notes.vault"), "passphrase");
+    await vault.save(note);
+    return new X402Agent({
+      facilitator: new FacilitatorClient(world.relayer.url),
+      notes: vault,
+      network: { chainId: world.chainId, asset: world.asset },
+      acceptNotPrivate: true,
+    });
+  }
+});
+
+async function postJson(url: string, body: unknown): Promise<Record<string, unknown>> {
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  expect(response.status, url).to.equal(200);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+/** The error a v2 402 names in its PAYMENT-REQUIRED header. */
+function paymentRequiredError(response: Response): string | undefined {
+  return parsePaymentRequired(response.headers, "")?.error;
+}

@@ -113,19 +113,22 @@ export function registerWalletTools(server: McpServer, deps: WalletToolsDeps): v
           if (preview.status !== 402) return answer(await responseSummary(preview));
           const required = await readPaymentRequired(preview);
           if (required === undefined) throw new X402AgentError("NOT_X402", `${url} answered 402 without x402 payment details; nothing was paid.`);
-          const price = amountOf(agent.usableEntry(required, url));
+          const shielded = await agent.shieldedEntryOf(required);
+          const price = shielded?.amount ?? amountOf(agent.usableEntry(required, url));
+          const onTop = shielded === undefined ? "the facilitator's take comes on top" : `a relay fee of ${shielded.extra.fee} atomic USDC comes on top`;
           return refusal(
-            `CONFIRMATION_REQUIRED: ${url} asks ${price} atomic USDC (the facilitator's take comes on top). Nothing was paid. ` +
+            `CONFIRMATION_REQUIRED: ${url} asks ${price} atomic USDC (${onTop}). Nothing was paid. ` +
               `Ask the user to confirm this price, then call x402_fetch again with confirmPriceAtomic "${price}".`,
           );
         }
-        const settlements: X402Settlement[] = [];
+        const payments: Record<string, unknown>[] = [];
         const collect = (event: AgentEvent) => {
-          if (event.step === "settled" && "xPayment" in event.answer) settlements.push(event.answer);
+          if (event.step === "settled" && "xPayment" in event.answer) payments.push(paymentSummary(event.answer));
+          if (event.step === "proved-payment") payments.push(shieldedPaymentSummary(event));
         };
         const cap = confirmPriceAtomic === undefined ? {} : { maxPaymentAtomic: BigInt(confirmPriceAtomic) };
         const response = await deps.agentEvents.run(collect, () => agent.fetch(url, init, cap));
-        return answer({ ...(await responseSummary(response)), ...(settlements[0] !== undefined && { payment: paymentSummary(settlements[0]) }) });
+        return answer({ ...(await responseSummary(response)), ...(payments[0] !== undefined && { payment: payments[0] }) });
       }),
   );
 
@@ -237,8 +240,14 @@ async function responseSummary(response: Response) {
 }
 
 /** A payment as the host may see it: public facts of the chain and the facilitator's privacy block, no secret. */
+/** A payment by shielded proof: the seller's facilitator relayed it; the seller's PAYMENT-RESPONSE names the transaction. */
+function shieldedPaymentSummary(event: Extract<AgentEvent, { step: "proved-payment" }>) {
+  return { method: "shielded-proof", amountAtomic: event.amount, relayFeeAtomic: event.fee, feeRecipient: event.feeRecipient, custody: "non-custodial" };
+}
+
 function paymentSummary(settlement: X402Settlement) {
   return {
+    method: "eip3009",
     amountAtomic: settlement.amount,
     grossAtomic: settlement.gross,
     x402Version: settlement.x402Version,

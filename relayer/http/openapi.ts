@@ -34,6 +34,7 @@ import {
   SettleX402RequestSchema,
   SettleX402ResponseSchema,
 } from "../schemas/settle-x402.js";
+import { SellerFacilitatorRequestSchema, SellerSettleResponseSchema, SellerSupportedResponseSchema, SellerVerifyResponseSchema } from "../schemas/seller.js";
 import { VerifyRequestSchema, VerifyResponseSchema } from "../schemas/verify.js";
 import { ROUTES } from "./paths.js";
 
@@ -84,6 +85,20 @@ const post = (summary: string, request: Schema, response: Schema, status = "200"
     ...(parameters.length === 0 ? {} : { parameters }),
     requestBody: { required: true, ...json(request, "input") },
     responses: { [status]: { description: "success", ...json(response, "output") }, ...ERRORS },
+  },
+});
+
+/** A seller-side route: x402's facilitator request in, x402's answer out; its refusals are answers, not errors. */
+const sellerPost = (summary: string, response: Schema) => ({
+  post: {
+    summary,
+    requestBody: { required: true, ...json(SellerFacilitatorRequestSchema, "input") },
+    responses: {
+      "200": { description: "the verification or settlement, refused or not", ...json(response, "output") },
+      "400": errorResponse("INVALID_REQUEST: not an x402 v2 facilitator request"),
+      ...LIMITS,
+      "503": errorResponse("CHAIN_UNAVAILABLE, STORE_UNAVAILABLE, NOT_READY, RELAYER_UNFUNDED, SHUTTING_DOWN"),
+    },
   },
 });
 
@@ -178,6 +193,20 @@ export function buildOpenApi(supportedSchema: Schema) {
       ),
       [ROUTES.withdraw]: post("Withdraw a note, fully or partially, to a recipient (docs/api.md 4.6)", WithdrawRequestSchema, WithdrawResponseSchema),
       [ROUTES.x402Pay]: post("One-call private payment to a provider (docs/api.md 4.7)", X402PayRequestSchema, X402PayResponseSchema),
+      [ROUTES.sellerSupported]: {
+        get: {
+          summary: "Seller side: the x402 kinds this facilitator verifies and settles: `exact` by shielded proof, with its pool, fee recipient and least fee (docs/api.md 4.9)",
+          responses: { "200": { description: "success", ...json(SellerSupportedResponseSchema, "output") }, ...LIMITS },
+        },
+      },
+      [ROUTES.sellerVerify]: sellerPost(
+        "Seller side: verify a shielded-proof payment without a transaction (its terms, window, fee against the gas now, and a simulation of the relay); a refusal is isValid:false with x402's reason (docs/api.md 4.9)",
+        SellerVerifyResponseSchema,
+      ),
+      [ROUTES.sellerSettle]: sellerPost(
+        "Seller side: relay a shielded-proof payment: the pool pays payTo straight from the agent's note in one transaction, and a payment anyone relayed first is recognized once; a refusal is success:false with x402's reason (docs/api.md 4.9)",
+        SellerSettleResponseSchema,
+      ),
       [ROUTES.agentRegister]: {
         ...post("Register an agent (prototype, docs/api.md 4.8); the answer carries the agent's key, shown once", AgentRegisterRequestSchema, AgentRegisterResponseSchema, "201"),
         get: {

@@ -25,6 +25,11 @@
 // while BENCH_LOAD_CLIENTS clients (default 20), in a process of their own, fetch whole trees in a loop; the p50 of
 // every loaded payment against that of every payment alone.
 //
+// On the same blocks, BENCH_PAID_REQUESTS (default 10) whole paid requests (first 402 to the 200) of each method, after
+// a warm-up: by shielded proof (the relayer's seller routes relay the agent's proof; the pool pays the seller) and by
+// the settle-x402 detour (the agent proves, the relayer funds a payer, the seller's facilitator settles its
+// authorization); with the transactions and gas that landed on chain per payment (bench/settle/paid-request.ts).
+//
 // BENCH_PROVER (auto, native or wasm; default auto: the native prover when `npm ci` built it) picks the relayer's
 // prover; the agent proves with the SDK's LocalProver (the native prover when built, else the wasm engine). Prints
 // a table per leaf count and their comparison, and writes bench/results/settle.json (by leaf count).
@@ -49,6 +54,7 @@ import { buildRelayerConfig, startRelayer, type RunningRelayer } from "../../tes
 import { startPaymentWorld } from "../../test/x402/helpers/payment-world.js";
 import { builtNativeProver } from "../../sdk/prover/native-process.js";
 import { elapsedMs, percentile, printTable, writeResults } from "../report.js";
+import { measurePaidRequests } from "./paid-request.js";
 import { seedPool } from "./seeded-pool.js";
 
 const LEAVES = (process.env.BENCH_LEAVES ?? "1000,100000").split(",").map(Number);
@@ -70,6 +76,8 @@ const LOAD_LEAVES = Number(process.env.BENCH_LOAD_LEAVES ?? 100_000);
 const LOAD_CLIENTS = Number(process.env.BENCH_LOAD_CLIENTS ?? 20);
 /** Rounds of the load test, each the agents paying without the clients, then with them: the two alternate. */
 const LOAD_ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 3);
+/** Whole paid requests (first 402 to the 200) of each method on blocks: shielded proof and the settle-x402 detour. */
+const PAID_REQUESTS = Number(process.env.BENCH_PAID_REQUESTS ?? 10);
 
 const PROVER = process.env.BENCH_PROVER ?? "auto";
 const NOTE_VALUE = 1_000_000n;
@@ -469,6 +477,7 @@ async function measureAt(leafCount: number) {
     await chainProvider.request({ method: "evm_setIntervalMining", params: [BLOCK_MS] });
     const unbatched = await startRelayer(buildRelayerConfig(world.chain, world.indexer, { pricingMode: "paid", prover: PROVER, relayBatch: "false" }));
     let onBlocks: { blockMs: number; thinkMs: number; backToBack: Load; batched: Load; alone: Load; nonCustodial: Load };
+    let paidRequests: Awaited<ReturnType<typeof measurePaidRequests>>;
     try {
       console.log(`the same on ${BLOCK_MS} ms blocks, ${BLOCK_PAYMENTS} payments each, back to back, batching on...`);
       const backToBack = await concurrentPayments(blockNotes.backToBack);
@@ -479,6 +488,8 @@ async function measureAt(leafCount: number) {
       console.log(`the same, server proof, batching off...`);
       const alone = await concurrentPayments(blockNotes.alone, { relayer: unbatched, thinkMs: THINK_MS });
       onBlocks = { blockMs: BLOCK_MS, thinkMs: THINK_MS, backToBack, batched, nonCustodial, alone };
+      console.log(`whole paid requests on ${BLOCK_MS} ms blocks, ${PAID_REQUESTS} each: shielded proof, then the settle-x402 detour...`);
+      paidRequests = await measurePaidRequests(world, { payments: PAID_REQUESTS, blockMs: BLOCK_MS });
     } finally {
       await unbatched.stop();
       await chainProvider.request({ method: "evm_setIntervalMining", params: [0] });
@@ -496,6 +507,7 @@ async function measureAt(leafCount: number) {
       concurrent,
       concurrentUnderTreesLoad: underLoad,
       concurrentOnBlocks: onBlocks,
+      paidRequests,
       sequentialSettlesPerMinute: Math.round(60_000 / (x402Ms.ms.reduce((sum, ms) => sum + ms, 0) / x402Ms.ms.length)),
     };
   } finally {
@@ -558,6 +570,18 @@ for (const run of runs) {
       [`  the same, client proof + relay (each agent proves)`, onLoad(run.concurrentOnBlocks.nonCustodial)],
       [`  the same, server proof, batching off`, onLoad(run.concurrentOnBlocks.alone)],
       ["settles per minute, sequential / concurrent (automine)", `${run.sequentialSettlesPerMinute} / ${concurrent.settlesPerMinute}`],
+      ...(["direct", "detour"] as const).map((method): [string, string] => {
+        const paid = run.paidRequests[method];
+        const how = method === "direct" ? "shielded proof, the pool pays the seller" : "settle-x402 detour, then the seller's facilitator";
+        return [
+          `whole paid request on ${BLOCK_MS} ms blocks (${paid.payments}), ${how}`,
+          `p50 ${paid.p50Ms} ms, p95 ${paid.p95Ms} ms; ${paid.transactions} transaction(s), ${paid.gasPerPayment.toLocaleString("en-US")} gas a payment`,
+        ];
+      }),
+      [
+        "  shielded proof against the detour",
+        `p50 ${((run.paidRequests.direct.p50Ms / run.paidRequests.detour.p50Ms) * 100).toFixed(0)}% of it, gas ${((run.paidRequests.direct.gasPerPayment / run.paidRequests.detour.gasPerPayment - 1) * 100).toFixed(1)}%`,
+      ],
     ],
   );
 }

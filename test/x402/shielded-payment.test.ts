@@ -5,13 +5,22 @@ import { x402Client } from "@x402/core/client";
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from "@x402/fetch";
 import { expect } from "chai";
 import { Interface, type Log } from "ethers";
-import { NoteVault, privatePoolScheme, registerPrivatePoolScheme, preferShieldedProof, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
+import {
+  NoteVault,
+  privatePoolScheme,
+  preferShieldedProof,
+  registerPrivatePoolScheme,
+  ShieldedPaymentRefusedError,
+  X402Agent,
+  type AgentEvent,
+} from "../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
 import { encodeSellerPayment, nullifierHashOf, toSolidityProof, type Note } from "../../sdk/index.js";
 import { encodeXPayment, parsePaymentRequired, paymentHeaders, readPaymentRequired, type ShieldedPaymentPayload } from "../../x402/index.js";
 import { OTHER_PAID_PATH, PAID_PATH, WEATHER_REPORT } from "../../x402-peers/seller.js";
 import { gasCostInUsdc } from "../../lib/gas-cost.js";
 import { treasury } from "../relayer/helpers/relayer-harness.js";
+import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 import { expectAbsentFrom } from "./helpers/absent-from.js";
 
@@ -230,6 +239,37 @@ describe("shielded-proof payments under attack: nothing paid twice, nothing paid
     expect(settled).to.include({ success: false, errorReason: "invalid_shielded_note_spent" });
     expect(await world.usdcBalance(seller.payTo)).to.equal(sellerBefore);
     expect(await world.usdcBalance(otherSeller.payTo)).to.equal(otherBefore + world.price);
+  });
+
+  it("refuses a payment whose fee does not pay its relay's gas now, so that the facilitator never relays at a loss; nothing moves", async function () {
+    // ETH at 3,000 USDC: a relay costs the facilitator far more than the 5000 atomic fee it announces.
+    const dear = await world.startShieldedSeller({ facilitator: "reference", usdcPerEth: 3_000_000_000n });
+    try {
+      const { agent, deposit } = await world.newAgent(world.chain.depositors.dave, 1_000_000n);
+      const refusal = await rejectionOf(agent.fetch(dear.resourceUrl));
+      expect(refusal).to.be.instanceOf(ShieldedPaymentRefusedError);
+      expect((refusal as ShieldedPaymentRefusedError).seller.reason).to.equal("invalid_shielded_fee_below_gas_cost");
+      expect(await spent(nullifierHashOf(deposit.note.nullifier))).to.equal(false);
+      expect(await world.usdcBalance(dear.payTo)).to.equal(0n);
+    } finally {
+      await dear.close();
+    }
+  });
+
+  it("answers the seller-side routes in x402's shapes, and refuses a body that is not an x402 request", async function () {
+    const supported = (await (await fetch(`${seller.facilitatorUrl}/supported`)).json()) as { kinds: { scheme: string; network: string; extra: Record<string, unknown> }[] };
+    expect(supported.kinds).to.have.length(1);
+    expect(supported.kinds[0]).to.deep.include({ scheme: "exact", network: `eip155:${world.chainId}` });
+    expect(supported.kinds[0]!.extra).to.deep.include({ assetTransferMethod: "shielded-proof", feeRecipient: treasury.address, fee: "10000" });
+    const malformed = await fetch(`${seller.facilitatorUrl}/verify`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(malformed.status).to.equal(400);
+    expect(await malformed.json()).to.include({ code: "INVALID_REQUEST" });
+    const eip3009 = await postJson(`${seller.facilitatorUrl}/verify`, {
+      x402Version: 2,
+      paymentPayload: { x402Version: 2, accepted: {}, payload: {} },
+      paymentRequirements: { scheme: "exact", network: `eip155:${world.chainId}`, extra: { name: "USDC", version: "2" } },
+    });
+    expect(eip3009).to.include({ isValid: false, invalidReason: "invalid_shielded_requirements" });
   });
 
   /** An agent whose vault holds exactly `note`, facing the same relayer: a second spender of the same note. */

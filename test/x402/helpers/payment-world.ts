@@ -140,7 +140,13 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
    * @x402/core facilitator with the shielded-proof plug-in (its own funded keys; fees to `feeRecipient`) or the
    * relayer's seller routes. Closing the seller closes its facilitator.
    */
-  const startShieldedSeller = async (options: { facilitator: "reference" | "relayer"; offers?: SellerOptions["offers"]; minimumFee?: bigint }) => {
+  const startShieldedSeller = async (options: {
+    facilitator: "reference" | "relayer";
+    offers?: SellerOptions["offers"];
+    minimumFee?: bigint;
+    /** The reference facilitator's ETH price, atomic USDC: 2 USDC, as the relayer's in these tests, by default. */
+    usdcPerEth?: bigint;
+  }) => {
     const keys = [Wallet.createRandom(), Wallet.createRandom()];
     for (const key of keys) await networkHelpers.setBalance(key.address, 10n ** 18n);
     const feeRecipient = Wallet.createRandom().address;
@@ -154,7 +160,7 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
               privateKey: keys[1]!.privateKey,
               deployment: chain.facilitator.addressBook,
               minimumFee: options.minimumFee ?? 5_000n,
-              usdcPerEth: 2_000_000n,
+              usdcPerEth: options.usdcPerEth ?? 2_000_000n,
               feeRecipient,
             },
           })

@@ -242,7 +242,15 @@ async function responseSummary(response: Response) {
 /** A payment as the host may see it: public facts of the chain and the facilitator's privacy block, no secret. */
 /** A payment by shielded proof: the seller's facilitator relayed it; the seller's PAYMENT-RESPONSE names the transaction. */
 function shieldedPaymentSummary(event: Extract<AgentEvent, { step: "proved-payment" }>) {
-  return { method: "shielded-proof", amountAtomic: event.amount, relayFeeAtomic: event.fee, feeRecipient: event.feeRecipient, custody: "non-custodial" };
+  return {
+    method: "shielded-proof",
+    amountAtomic: event.amount,
+    relayFeeAtomic: event.fee,
+    feeRecipient: event.feeRecipient,
+    private: event.private,
+    anonymitySet: event.anonymitySet,
+    custody: "non-custodial",
+  };
 }
 
 function paymentSummary(settlement: X402Settlement) {

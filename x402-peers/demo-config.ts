@@ -10,6 +10,7 @@ export const SELLER_DEMO_ENV = {
   priceAtomic: "SELLER_DEMO_PRICE",
   addressBook: "SELLER_DEMO_ADDRESS_BOOK",
   basePort: "SELLER_DEMO_BASE_PORT",
+  shieldedFacilitatorUrl: "SELLER_DEMO_SHIELDED_FACILITATOR_URL",
 } as const;
 
 export const SellerDemoConfigSchema = z
@@ -21,6 +22,11 @@ export const SellerDemoConfigSchema = z
     priceAtomic: z.string().regex(/^[1-9][0-9]*$/, "must be a positive atomic USDC amount such as 50000").default("50000"),
     /** deployments/<chainId>.json of the RPC's chain when absent; its `usdc` is the asset sold for. */
     addressBook: z.string().min(1).optional(),
+    /**
+     * A facilitator of shielded-proof payments (the relayer's `<base>/api/seller`): a seller paid straight from the pool
+     * then listens on base port +4.
+     */
+    shieldedFacilitatorUrl: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
     /** The facilitator listens here, the v2 seller on +1, the v1 seller on +2, the plain 402 on +3. */
     basePort: z
       .string()

@@ -9,7 +9,8 @@ import { startSeller } from "./seller.js";
 
 /**
  * The demo's x402 peers on a chain with our contracts deployed: the reference facilitator, a v2 and (where the
- * chain has a v1 name) a v1 reference seller of GET /weather for the deployment's USDC, and a plain 402.
+ * chain has a v1 name) a v1 reference seller of GET /weather for the deployment's USDC, a plain 402, and when a
+ * shielded-proof facilitator is named, a seller paid straight from the pool through it.
  */
 async function main(): Promise<void> {
   const config = loadSellerDemoConfig(process.env);
@@ -32,16 +33,28 @@ async function main(): Promise<void> {
       ? undefined
       : await startSeller({ ...sellerOptions, x402Version: 1, network: v1Network, port: config.basePort + 2 });
   const plain402 = await startPlain402(config.basePort + 3);
+  const shieldedSeller =
+    config.shieldedFacilitatorUrl === undefined
+      ? undefined
+      : await startSeller({
+          ...sellerOptions,
+          facilitatorUrl: config.shieldedFacilitatorUrl,
+          x402Version: 2,
+          network: caip2NetworkOf(chainId),
+          offers: "shielded-proof",
+          port: config.basePort + 4,
+        });
 
   console.log(`reference facilitator ${facilitator.url} on eip155:${chainId}, settling from ${facilitator.address}`);
   console.log(`v2 seller             ${v2Seller.resourceUrl}: ${config.priceAtomic} of USDC ${usdc} to ${config.payTo}`);
   console.log(`v1 seller             ${v1Seller?.resourceUrl ?? `none: chain ${chainId} has no x402 v1 name`}`);
   console.log(`plain 402             ${plain402.url}`);
+  if (shieldedSeller !== undefined) console.log(`shielded-proof seller ${shieldedSeller.resourceUrl}: paid straight from the pool, relayed by ${config.shieldedFacilitatorUrl}`);
 
   await new Promise<void>((resolve) => {
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
   });
-  await Promise.all([v2Seller, v1Seller, plain402].map((server) => server?.close()));
+  await Promise.all([v2Seller, v1Seller, plain402, shieldedSeller].map((server) => server?.close()));
   await facilitator.close();
 }
 

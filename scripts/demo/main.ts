@@ -1,6 +1,7 @@
 // The main job, end to end: a fresh hardhat node (or an existing chain, DEMO_RPC_URL), the contracts, the indexer
 // with its ASP curator, the relayer and a reference x402 seller, each its own process; then an agent deposits once
-// and pays the seller privately, v2 and v1, printing every step with amounts and transaction hashes.
+// and pays privately: a seller that takes payment by shielded proof (the pool pays it straight from the note), then
+// the seller over v2 and v1 through the settle-x402 detour, printing every step with amounts and transaction hashes.
 //
 //   npm run demo                 (README "Running the demo elsewhere" for a fork or Base Sepolia)
 import { randomBytes } from "node:crypto";
@@ -71,10 +72,19 @@ async function pay(config: DemoConfig, stack: Stack): Promise<void> {
     SELLER_DEMO_PRICE: config.priceAtomic.toString(),
     SELLER_DEMO_ADDRESS_BOOK: stack.addressBookFile,
     SELLER_DEMO_BASE_PORT: String(sellerPort),
+    SELLER_DEMO_SHIELDED_FACILITATOR_URL: `${relayerUrl}/api/seller`,
   });
-  const sellers = { v2: `http://127.0.0.1:${sellerPort + 1}/weather`, v1: `http://127.0.0.1:${sellerPort + 2}/weather` };
-  await waitForService(seller, "the demo seller", answers(sellers.v2));
-  say("seller", `${sellers.v2} (x402 v2) and ${sellers.v1} (v1): ${usdc(config.priceAtomic)} to ${payTo}, verified and settled by the reference x402 facilitator`);
+  const sellers = {
+    "v2, shielded proof": `http://127.0.0.1:${sellerPort + 4}/weather`,
+    v2: `http://127.0.0.1:${sellerPort + 1}/weather`,
+    v1: `http://127.0.0.1:${sellerPort + 2}/weather`,
+  };
+  await waitForService(seller, "the demo seller", answers(sellers["v2, shielded proof"]));
+  say(
+    "seller",
+    `${sellers.v2} (x402 v2) and ${sellers.v1} (v1): ${usdc(config.priceAtomic)} to ${payTo}, verified and settled by the reference x402 facilitator; ` +
+      `${sellers["v2, shielded proof"]} takes payment by shielded proof, relayed by the relayer's seller routes`,
+  );
 
   // 4. The agent: one deposit, then private payments.
   const agentWallet = await fundedAgent(config, stack.deployerPrivateKey, book, provider);
@@ -95,24 +105,29 @@ async function pay(config: DemoConfig, stack: Stack): Promise<void> {
   say("asp", `deposit screened and approved; ASP root 0x${published?.args.root.toString(16)} published in ${published?.transactionHash}`);
 
   let fundingTx: string | undefined;
+  const seen = new Set<string>();
   const agent = new X402Agent({
     facilitator: new FacilitatorClient(relayerUrl),
     notes: vault,
     network: { chainId, asset: book.usdc },
     acceptNotPrivate: true,
     onEvent: (event) => {
+      seen.add(event.step);
       if (event.step === "settled") fundingTx = (event.answer as SettleX402Answer | SettleX402ProofAnswer).fundingTxHash;
       printAgentEvent(event);
     },
   });
   for (const [version, url] of Object.entries(sellers)) {
     say("agent", `GET ${url} (seller speaks x402 ${version})`);
+    seen.clear();
     const response = await agent.fetch(url);
     const settlement = response.headers.get("PAYMENT-RESPONSE") ?? response.headers.get("X-PAYMENT-RESPONSE");
     const sellerTx = settlement === null ? undefined : decodePaymentResponseHeader(settlement).transaction;
-    say(String(response.status), `${JSON.stringify(await response.json())}; the seller's facilitator settled it in ${sellerTx}`);
+    const direct = seen.has("proved-payment");
+    const how = direct ? "its facilitator relayed the agent's proof and the pool paid the seller, one transaction," : "the seller's facilitator settled it";
+    say(String(response.status), `${JSON.stringify(await response.json())}; ${how} in ${sellerTx}`);
     if (response.status !== 200) throw new Error(`the seller answered ${response.status}`);
-    await checkAgentAbsent(provider, agentAddress, [fundingTx!, sellerTx!]);
+    await checkAgentAbsent(provider, agentAddress, direct ? [sellerTx!] : [fundingTx!, sellerTx!]);
   }
 
   const token = TestUSDC__factory.connect(book.usdc, provider);
@@ -145,6 +160,18 @@ function printAgentEvent(event: AgentEvent): void {
       say("privacy", answer.privacy.disclosure);
       break;
     }
+    case "proved-payment":
+      say(
+        "prove",
+        `the agent proved the payment itself in ${event.proofTimeMs} ms: ${usdc(event.amount)} to the seller and a relay fee of ${usdc(event.fee)}, bound until ${new Date(event.validBefore * 1000).toISOString()}; nothing moves until the seller settles`,
+      );
+      say(
+        "privacy",
+        event.private
+          ? `private: the association set holds ${event.anonymitySet} independent depositors`
+          : `NOT private: the association set holds ${event.anonymitySet ?? "an unknown number of"} independent depositor(s), below the minimum of 30.`,
+      );
+      break;
     case "paid":
       say("retry", `GET ${event.url} with X-PAYMENT and PAYMENT-SIGNATURE -> ${event.status}`);
       break;

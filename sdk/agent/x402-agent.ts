@@ -131,7 +131,18 @@ export type AgentEvent =
   /** Non-custodial: the agent proved the spend itself, against the facilitator's quote. */
   | { step: "proved"; proofTimeMs: number; engine: EngineName; quote: QuoteAnswer }
   /** Shielded proof: the agent proved the seller's payment itself; its facilitator relays it when the seller settles. */
-  | { step: "proved-payment"; proofTimeMs: number; engine: EngineName; amount: string; fee: string; feeRecipient: string; validBefore: number }
+  | {
+      step: "proved-payment";
+      proofTimeMs: number;
+      engine: EngineName;
+      amount: string;
+      fee: string;
+      feeRecipient: string;
+      validBefore: number;
+      /** Whether the pool's association set reached the privacy minimum, and its size, as the facilitator's `supported` says. */
+      private: boolean;
+      anonymitySet: number | null;
+    }
   /** The facilitator asked for its access fee: the agent paid it out of the note, authorizing the change note it pays from next. */
   | { step: "access-fee-paid"; answer: AccessFeeProofAnswer }
   | { step: "settled"; answer: SettlementAnswer }
@@ -401,7 +412,7 @@ export class X402Agent {
       throw new X402AgentError("PRICE_ABOVE_MAXIMUM", `${url}'s facilitator asks a relay fee of ${fee} atomic USDC, above maxRelayFeeAtomic ${maxFee}; nothing was paid. Raise maxRelayFeeAtomic to pay it.`);
     }
     const pool = (await this.shieldedPool())!;
-    await this.checkPrivacy(url);
+    const privacy = await this.checkPrivacy(url);
     const gross = price + fee;
     const release = this.reserve(gross);
     const [note] = await this.notesHolding(gross);
@@ -425,7 +436,16 @@ export class X402Agent {
       });
       if (treesPath !== undefined) this.savingTrees = this.savingTrees.then(() => saveTrees(treesPath, trees)).catch(() => undefined);
       const { proofTimeMs, engine, payment } = proven;
-      this.emit({ step: "proved-payment", proofTimeMs, engine, amount: requirement.amount, fee: fee.toString(), feeRecipient: payment.feeRecipient, validBefore: Number(payment.validBefore) });
+      this.emit({
+        step: "proved-payment",
+        proofTimeMs,
+        engine,
+        amount: requirement.amount,
+        fee: fee.toString(),
+        feeRecipient: payment.feeRecipient,
+        validBefore: Number(payment.validBefore),
+        ...privacy,
+      });
       return { ...proven, note, release };
     } catch (error) {
       this.held.delete(note.commitment);
@@ -453,11 +473,15 @@ export class X402Agent {
     return { chainId: this.options.network.chainId, entrypoint, privacyPool: supported.contracts.privacyPool, asset: this.options.network.asset };
   }
 
-  /** A payment below the privacy minimum needs acceptNotPrivate, as the facilitator's settles do (docs/api.md 4.4). */
-  private async checkPrivacy(url: string): Promise<void> {
+  /**
+   * Whether a payment now is private, by the facilitator's `supported`; one below the privacy minimum needs
+   * acceptNotPrivate, as the facilitator's settles do (docs/api.md 4.4).
+   */
+  private async checkPrivacy(url: string): Promise<{ private: boolean; anonymitySet: number | null }> {
     const { supported } = await this.facilitatorTerms();
-    const pilot = supported.pilot as { private?: unknown } | undefined;
-    if (pilot?.private === true || this.options.acceptNotPrivate === true) return;
+    const pilot = supported.pilot as { private?: unknown; anonymitySet?: unknown } | undefined;
+    const privacy = { private: pilot?.private === true, anonymitySet: typeof pilot?.anonymitySet === "number" ? pilot.anonymitySet : null };
+    if (privacy.private || this.options.acceptNotPrivate === true) return privacy;
     throw new X402AgentError(
       "PRIVACY_NOT_ACKNOWLEDGED",
       `${url}: the pool's association set is below the privacy minimum, so this payment would not be private; nothing was paid. Set acceptNotPrivate to pay anyway.`,

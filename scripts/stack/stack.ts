@@ -253,7 +253,6 @@ async function startServices(options: StackOptions, run: Run) {
   // 5. What Prometheus scrapes, and a Prometheus when asked for.
   const metricsUrl = (port: number) => `http://${LOOPBACK}:${port}/metrics`;
   const [relayerMetricsUrl, indexerMetricsUrl] = [metricsUrl(metricsPorts.relayer), metricsUrl(metricsPorts.indexer)];
-  say("metrics", `relayer ${relayerMetricsUrl}, indexer ${indexerMetricsUrl}`);
   const prometheusConfigFile = path.join(options.logDir, "prometheus.yml");
   await writeFile(prometheusConfigFile, prometheusConfig(metricsPorts));
   const prometheusUrl =

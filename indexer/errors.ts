@@ -17,6 +17,8 @@ export const INDEXER_ERROR_STATUS = {
   ASP_ROOT_NOT_PUBLISHED: 503,
   /** The indexer has not caught up with the chain since it started. */
   INDEXER_COLD: 503,
+  /** The indexer's database does not answer: nullifier and deposit lookups cannot be served. */
+  STORE_UNAVAILABLE: 503,
   INTERNAL: 500,
 } as const;
 

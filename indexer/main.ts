@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { toWireJson } from "./api.js";
 import { ConfigError } from "../lib/env-config.js";
-import { serveMetrics } from "../lib/metrics-http.js";
+import { METRICS_PATH, serveMetrics } from "../lib/metrics-http.js";
 import { loadIndexerConfig } from "./config.js";
 import { createIndexer } from "./indexer.js";
 
@@ -42,7 +42,12 @@ async function main(command: string): Promise<void> {
     config.metricsPort === undefined
       ? undefined
       : await serveMetrics(indexer.metrics.registry, () => indexer.readiness.check(), config.metricsHost, config.metricsPort);
-  if (metricsServer !== undefined) logger.info({ host: config.metricsHost, port: (metricsServer.address() as AddressInfo).port }, "indexer metrics listening");
+  if (metricsServer !== undefined) {
+    const { port: metricsPort } = metricsServer.address() as AddressInfo;
+    logger.info({ host: config.metricsHost, port: metricsPort, url: `http://${config.metricsHost}:${metricsPort}${METRICS_PATH}` }, "indexer metrics listening");
+  } else {
+    logger.info({ path: METRICS_PATH }, "indexer metrics served on the API port behind INDEXER_TOKEN (INDEXER_METRICS_PORT serves them apart)");
+  }
   const stop = new AbortController();
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => stop.abort());
   await indexer.sync.follow(stop.signal, config.pollIntervalMs);

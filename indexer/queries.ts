@@ -19,6 +19,20 @@ export interface IndexerQueriesDeps {
 export class IndexerQueries {
   constructor(private readonly deps: IndexerQueriesDeps) {}
 
+  /**
+   * status(), once the database answered a query: an indexer whose database does not answer serves no nullifier
+   * lookup, so its status must not say it serves (the relayer's readiness reads it).
+   */
+  async servingStatus(): Promise<IndexerStatus> {
+    await this.deps.store.latestAspRoot().catch((error: unknown) => {
+      throw new IndexerError(
+        "STORE_UNAVAILABLE",
+        `the indexer's database does not answer (${error instanceof Error ? error.message : String(error)}); nullifier and deposit lookups fail until it does: retry later`,
+      );
+    });
+    return this.status();
+  }
+
   status(): IndexerStatus {
     const { sync, curator, chainId } = this.deps;
     return {

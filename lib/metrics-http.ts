@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { once } from "node:events";
 import http from "node:http";
+import type Router from "@koa/router";
 import type { Middleware } from "koa";
 import type { Histogram, Registry } from "prom-client";
 
@@ -56,15 +57,36 @@ export function metricsRoute(registry: Registry, refresh: () => Promise<unknown>
   };
 }
 
+/** The route label of a request that left before its router ran: the router's path of it, else undefined. */
+export type RouteOf = (method: string, path: string) => string | undefined;
+
+/**
+ * The route label of requests answered before `router` ran (a readiness refusal, a rate limit, a bearer check): the
+ * path of the router's route that matches them, or one of `ownPaths` served outside the router, so that they count
+ * under their route; a path the router does not know stays undefined.
+ */
+export function routesOf(routers: Router | readonly Router[], ownPaths: ReadonlySet<string>): RouteOf {
+  const all = Array.isArray(routers) ? routers : [routers as Router];
+  return (method, path) => {
+    if (ownPaths.has(path)) return path;
+    for (const router of all) {
+      const { pathAndMethod, path: onPath } = router.match(path, method);
+      const route = [...pathAndMethod, ...onPath].find((layer) => layer.methods.length > 0)?.path;
+      if (typeof route === "string") return route;
+    }
+    return undefined;
+  };
+}
+
 /**
  * Times every request into `histogram` by route (the router's matched path, so a path parameter never becomes a
- * label; `ownPaths` served outside the router by their path; anything else "unmatched"), status and the error code
- * `codeOf` reads from the answer ("none" when it succeeded). Sits outside the error handler: it sees what left.
+ * label; else `routeOf`'s answer; anything else "unmatched"), status and the error code `codeOf` reads from the
+ * answer ("none" when it succeeded). Sits outside the error handler: it sees what left.
  */
 export function timeRequests(
   histogram: Histogram<"route" | "status" | "code">,
   codeOf: (body: unknown) => string | undefined,
-  ownPaths: ReadonlySet<string>,
+  routeOf: RouteOf,
   onAnswer?: (code: string | undefined) => void,
 ): Middleware {
   return async (ctx, next) => {
@@ -73,7 +95,7 @@ export function timeRequests(
       await next();
     } finally {
       const code = codeOf(ctx.body);
-      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? (ownPaths.has(ctx.path) ? ctx.path : "unmatched");
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? routeOf(ctx.method, ctx.path) ?? "unmatched";
       end({ route, status: String(ctx.status), code: code ?? "none" });
       onAnswer?.(code);
     }

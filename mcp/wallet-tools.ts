@@ -4,6 +4,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { Wallet, type Provider } from "ethers";
 import { z } from "zod";
 import {
+  DepositError,
   depositNote,
   recoverNotes,
   X402AgentError,
@@ -56,15 +57,46 @@ const refusal = (text: string): CallToolResult => ({ content: [{ type: "text", t
 
 /** The typed errors of the SDK and the facilitator carry their code and a message that says what to do; no secret. */
 function refusalOf(error: unknown): CallToolResult {
-  if (error instanceof X402AgentError || error instanceof FacilitatorError) return refusal(`${error.code}: ${error.message}`);
+  if (error instanceof X402AgentError || error instanceof FacilitatorError || error instanceof DepositError) return refusal(`${error.code}: ${error.message}`);
   return refusal(error instanceof Error ? error.message : String(error));
 }
 
-async function guarded(body: () => Promise<CallToolResult>): Promise<CallToolResult> {
+/**
+ * The network's reason a fetch got no answer at all (ECONNREFUSED, ENOTFOUND, a reset): fetch itself says only
+ * "fetch failed" and keeps the reason in its cause. Undefined for any other error.
+ */
+function networkFailureOf(error: unknown): string | undefined {
+  if (!(error instanceof TypeError) || error.message !== "fetch failed") return undefined;
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const code = typeof cause?.code === "string" ? cause.code : undefined;
+  const message = typeof cause?.message === "string" && cause.message !== "" ? cause.message : undefined;
+  if (message === undefined) return code ?? "no answer";
+  return code === undefined || message.includes(code) ? message : `${code}: ${message}`;
+}
+
+/**
+ * A fetch of `url` that got no answer, as FETCH_FAILED naming the request and the cause. Before the agent took a
+ * step of a payment (no event), it was the first request to `url` and nothing was paid; after, a request of the
+ * payment (the seller's probe or paid retry, or the facilitator) failed, and the answer says what is known.
+ */
+function fetchFailure(method: string, url: string, error: unknown, steps: readonly AgentEvent["step"][]): CallToolResult | undefined {
+  const cause = networkFailureOf(error);
+  if (cause === undefined) return undefined;
+  if (steps.length === 0) {
+    return refusal(`FETCH_FAILED: ${method} ${url} got no answer (${cause}). Nothing was paid. Check the URL and that its server is up, then call again.`);
+  }
+  const paid = steps.includes("settled")
+    ? "The payment left the pool: an authorization the seller never uses comes back to this wallet's notes once it expires (x402_recover finds the refund)."
+    : "No settlement was answered; x402_balance and x402_recover show whether a note was spent.";
+  return refusal(`FETCH_FAILED: a request while paying ${method} ${url} got no answer (${cause}): the seller or the facilitator is unreachable. ${paid}`);
+}
+
+/** Runs a tool; a failure becomes its refusal, as `explain` words it when it knows the error. */
+async function guarded(body: () => Promise<CallToolResult>, explain: (error: unknown) => CallToolResult | undefined = () => undefined): Promise<CallToolResult> {
   try {
     return await body();
   } catch (error) {
-    return refusalOf(error);
+    return explain(error) ?? refusalOf(error);
   }
 }
 
@@ -105,8 +137,9 @@ export function registerWalletTools(server: McpServer, deps: WalletToolsDeps): v
         confirmPriceAtomic: atomicAmount.optional().describe("The price the user confirmed; nothing above it is paid."),
       },
     },
-    ({ url, method, headers, body, confirmPriceAtomic }) =>
-      guarded(async () => {
+    ({ url, method, headers, body, confirmPriceAtomic }) => {
+      const steps: AgentEvent["step"][] = [];
+      return guarded(async () => {
         const init: RequestInit = { method, ...(headers !== undefined && { headers }), ...(body !== undefined && { body }) };
         if (deps.confirmPayments && confirmPriceAtomic === undefined) {
           const preview = await fetch(url, init);
@@ -123,13 +156,15 @@ export function registerWalletTools(server: McpServer, deps: WalletToolsDeps): v
         }
         const payments: Record<string, unknown>[] = [];
         const collect = (event: AgentEvent) => {
+          steps.push(event.step);
           if (event.step === "settled" && "xPayment" in event.answer) payments.push(paymentSummary(event.answer));
           if (event.step === "proved-payment") payments.push(shieldedPaymentSummary(event));
         };
         const cap = confirmPriceAtomic === undefined ? {} : { maxPaymentAtomic: BigInt(confirmPriceAtomic) };
         const response = await deps.agentEvents.run(collect, () => agent.fetch(url, init, cap));
         return answer({ ...(await responseSummary(response)), ...(payments[0] !== undefined && { payment: payments[0] }) });
-      }),
+      }, (error) => fetchFailure(method, url, error, steps));
+    },
   );
 
   server.registerTool(

@@ -163,9 +163,10 @@ export const RelayerConfigSchema = z
     quoteTtlSeconds: positiveInt.default(60),
     /**
      * How long a settle waits for its relay to be mined before it answers 202 SETTLEMENT_UNCERTAIN with the hash;
-     * a retry of the same request finishes it from the chain.
+     * a retry of the same request finishes it from the chain. Four of Base's 2 s blocks: a relay is mined in the
+     * next one, and a client waiting on a settle gives up after seconds, not a minute.
      */
-    relayInclusionTimeoutMs: positiveInt.default(60_000),
+    relayInclusionTimeoutMs: positiveInt.default(8_000),
     /** Below this ETH balance of the relaying key the relayer logs a warning on each check (the metric shows it too). */
     lowBalanceEth: ethAmount.default(parseEther("0.01")),
     /** Serves GET /metrics (Prometheus) on a port of its own, apart from the public API; 0 picks a free one. */

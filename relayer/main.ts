@@ -2,7 +2,7 @@ import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { ConfigError } from "../lib/env-config.js";
-import { serveMetrics } from "../lib/metrics-http.js";
+import { METRICS_PATH, serveMetrics } from "../lib/metrics-http.js";
 import { loadRelayerConfig } from "./config.js";
 import { closeGracefully } from "./http/in-flight.js";
 import { createRelayer } from "./relayer.js";
@@ -20,10 +20,15 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   logger.info({ host: config.host, port, network: relayer.chain.network }, "relayer listening");
   const metricsServer =
-    config.metricsPort === undefined
-      ? undefined
-      : await serveMetrics(relayer.metrics.registry, () => relayer.readiness.check(), config.metricsHost, config.metricsPort);
-  if (metricsServer !== undefined) logger.info({ host: config.metricsHost, port: (metricsServer.address() as AddressInfo).port }, "relayer metrics listening");
+    config.metricsPort === undefined ? undefined : await serveMetrics(relayer.metrics.registry, relayer.refreshMetrics, config.metricsHost, config.metricsPort);
+  if (metricsServer !== undefined) {
+    const { port: metricsPort } = metricsServer.address() as AddressInfo;
+    logger.info({ host: config.metricsHost, port: metricsPort, url: `http://${config.metricsHost}:${metricsPort}${METRICS_PATH}` }, "relayer metrics listening");
+  }
+  if (config.metricsToken !== undefined) logger.info({ port, path: METRICS_PATH }, "relayer metrics served on the API port to bearers of RELAYER_METRICS_TOKEN");
+  if (metricsServer === undefined && config.metricsToken === undefined) {
+    logger.warn("relayer metrics off: set RELAYER_METRICS_PORT (a port of their own) or RELAYER_METRICS_TOKEN (on the API port) to serve GET /metrics");
+  }
   const signal = await firstShutdownSignal();
   logger.info({ signal, inFlight: relayer.inFlight.count, graceMs: config.shutdownGraceMs }, "relayer shutting down");
   // Requests still running after the grace period are abandoned with their connections, unanswered, so none

@@ -32,6 +32,7 @@ import type { RelayerStore } from "./store/relayer-store.js";
 import { buildSupported } from "./pricing/supported.js";
 import { X402Settler } from "./x402/settle-x402.js";
 import { SweepSchedule } from "./x402/sweep-schedule.js";
+import { expiredPayersWaiting } from "./x402/payer-sweep.js";
 import { TreesCache } from "./trees/trees-cache.js";
 import { sellerFacilitator } from "./seller/seller-facilitator.js";
 import { RelayerMetrics } from "./ops/metrics.js";
@@ -40,6 +41,8 @@ import { Readiness } from "./ops/readiness.js";
 export interface Relayer {
   app: Koa;
   metrics: RelayerMetrics;
+  /** Refreshes the gauges read at scrape time (readiness, balances, leases, the sweep backlog); never rejects. */
+  refreshMetrics(): Promise<void>;
   readiness: Readiness;
   /** The scheduled payer sweep; absent when RELAYER_SWEEP_INTERVAL_SECONDS is 0. */
   sweeps?: SweepSchedule;
@@ -167,6 +170,9 @@ async function wireRelayer(
     lowBalanceWei: config.lowBalanceEth,
     logger,
   });
+  const refreshMetrics = async () => {
+    await Promise.allSettled([readiness.check(), expiredPayersWaiting({ store, chain }).then((waiting) => metrics.sweepBacklog.set(waiting))]);
+  };
   const app = createRelayerApp({
     facilitator,
     x402,
@@ -182,6 +188,7 @@ async function wireRelayer(
     inFlight,
     readiness,
     metrics,
+    refreshMetrics,
     metricsToken: config.metricsToken,
     store,
     seller: {
@@ -214,6 +221,7 @@ async function wireRelayer(
   return {
     app,
     metrics,
+    refreshMetrics,
     readiness,
     sweeps,
     facilitator,

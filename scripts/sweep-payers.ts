@@ -1,6 +1,7 @@
 // Sweeps settle-x402 payers whose authorization expired unused: exactly the payout the relay recorded on chain
 // goes back into the pool as the agent's refund note through Entrypoint.depositRefund, sent by the relaying key,
 // which needs REFUNDER_ROLE (relayer/x402/payer-sweep.ts). Reads the relayer's configuration (docs/relayer.md).
+// Exits 1 when the sweep could not run or a payer's refund failed (each named with its lease's nullifier hash).
 //
 //   npm run sweep:payers
 import { ConfigError } from "../lib/env-config.js";
@@ -14,21 +15,33 @@ async function main(): Promise<void> {
   const { chain } = await connectPoolChain(config);
   const { store } = await openRelayerStore(config);
   try {
-    const records = await sweepExpiredPayers({
+    const { records, failures } = await sweepExpiredPayers({
       store,
       chain,
       payerKeySecret: config.payerKeySecret,
       log: (line) => console.log(`[sweep] ${line}`),
     });
     const count = (outcome: string) => records.filter((record) => record.outcome === outcome).length;
-    console.log(`[sweep] ${records.length} expired payer(s): ${count("deposited")} refunded, ${count("used")} used by their seller, ${count("not-recorded")} with no payment recorded`);
+    console.log(
+      `[sweep] ${records.length + failures.length} expired payer(s): ${count("deposited")} refunded, ${count("used")} used by their seller, ` +
+        `${count("not-recorded")} with no payment recorded, ${failures.length} failed (retried by the next sweep)`,
+    );
+    if (failures.length > 0) process.exitCode = 1;
   } finally {
     chain.provider.destroy();
     await store.close();
   }
 }
 
+/** What the operator reads: a typed error's code and message (which says what to do), never a stack. */
+function describeFailure(error: unknown): string {
+  if (error instanceof ConfigError) return error.message;
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return typeof code === "string" ? `${code}: ${message}` : message;
+}
+
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error);
+  console.error(`[sweep] ${describeFailure(error)}`);
   process.exitCode = 1;
 });

@@ -1,7 +1,7 @@
 import Koa from "koa";
 import type { Logger } from "pino";
 import type { AddressBook } from "../../lib/address-book.js";
-import { METRICS_PATH, metricsRoute, timeRequests } from "../../lib/metrics-http.js";
+import { METRICS_PATH, metricsRoute, routesOf, timeRequests } from "../../lib/metrics-http.js";
 import type { IndexerMetrics } from "../metrics.js";
 import type { IndexerReadiness } from "../readiness.js";
 import type { IndexerQueries } from "../queries.js";
@@ -33,7 +33,9 @@ const OWN_PATHS = new Set<string>([INDEXER_HEALTH_ROUTES.live, INDEXER_HEALTH_RO
 export function createIndexerApp({ queries, token, logger, addressBook, readiness, metrics, metricsApart }: IndexerAppDeps): Koa {
   const app = new Koa();
   app.silent = true;
-  app.use(timeRequests(metrics.requests, errorCodeOf, OWN_PATHS));
+  const router = indexerRouter(queries, addressBook);
+  // Refusals of the bearer check count under the route they asked for.
+  app.use(timeRequests(metrics.requests, errorCodeOf, routesOf(router, OWN_PATHS)));
   app.use(errorHandler(logger));
   app.use(async (ctx, next) => {
     if (ctx.method !== "GET" || (ctx.path !== INDEXER_HEALTH_ROUTES.live && ctx.path !== INDEXER_HEALTH_ROUTES.ready)) return next();
@@ -47,7 +49,7 @@ export function createIndexerApp({ queries, token, logger, addressBook, readines
   });
   if (!metricsApart) app.use(metricsRoute(metrics.registry, () => readiness.check(), token));
   app.use(bearerAuth(token));
-  app.use(indexerRouter(queries, addressBook).routes());
+  app.use(router.routes());
   return app;
 }
 

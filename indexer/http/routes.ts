@@ -10,7 +10,7 @@ import type { IndexerQueries } from "../queries.js";
 export function indexerRouter(queries: IndexerQueries, addressBook: AddressBook): Router {
   const router = new Router();
   router.get(INDEXER_ROUTES.deployment, (ctx) => send(ctx, addressBook));
-  router.get(INDEXER_ROUTES.status, (ctx) => send(ctx, queries.status()));
+  router.get(INDEXER_ROUTES.status, async (ctx) => send(ctx, await queries.servingStatus()));
   router.get(INDEXER_ROUTES.trees, (ctx) => send(ctx, queries.trees()));
   router.get(INDEXER_ROUTES.treeLeaves, (ctx) => {
     ctx.type = "application/json";

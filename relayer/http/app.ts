@@ -21,6 +21,8 @@ export interface AppDeps extends RouteDeps {
   inFlight: InFlightRequests;
   readiness: Readiness;
   metrics: RelayerMetrics;
+  /** Runs before each scrape: the gauges read from the chain and the database. */
+  refreshMetrics: () => Promise<void>;
   /** Serves GET /metrics on this port to bearers of the token; absent: not here (a port of its own, or none). */
   metricsToken?: string;
   store: RelayerStore;
@@ -34,17 +36,18 @@ export function createRelayerApp(deps: AppDeps): Koa {
   app.silent = true;
   app.use(stripClientIdentity());
   app.use(requestLog(deps.logger));
-  app.use(requestMetrics(deps.metrics));
+  const routers = [facilitatorRouter(deps), sellerRouter({ ...deps.seller, readiness: deps.readiness })];
+  app.use(requestMetrics(deps.metrics, routers));
   app.use(errorHandler(deps.logger));
   app.use(healthRoutes(deps.readiness, deps.inFlight));
-  if (deps.metricsToken !== undefined) app.use(metricsRoute(deps.metrics.registry, () => deps.readiness.check(), deps.metricsToken));
+  if (deps.metricsToken !== undefined) app.use(metricsRoute(deps.metrics.registry, deps.refreshMetrics, deps.metricsToken));
   app.use(failureFieldsByRoute());
   app.use(deps.inFlight.middleware());
   app.use(deps.rateLimiter.globalLimit());
   app.use(jsonBody());
   app.use(deps.rateLimiter.perNoteLimit());
   app.use(spendAdmission(deps.readiness, deps.store));
-  for (const router of [facilitatorRouter(deps), sellerRouter({ ...deps.seller, readiness: deps.readiness })]) {
+  for (const router of routers) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

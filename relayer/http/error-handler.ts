@@ -4,8 +4,14 @@ import { RelayerError } from "../errors.js";
 import { describeCause } from "../ops/upstream-cause.js";
 
 /**
+ * When a 503 whose error names no time of its own (an indexer, chain or database fault) can be retried: every 503
+ * tells the client when to come back (docs/relayer.md, "Errors").
+ */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/**
  * The one place errors become responses: a RelayerError keeps its code, status and message; anything else is
- * logged (without the request body, which may hold note secrets) and answered as INTERNAL. Fields in
+ * logged (without the request body, which may hold note secrets) and answered as INTERNAL. Every 503 carries Retry-After. Fields in
  * ctx.state.failureFields (failure-fields.ts: `settled: false` on settle routes) are added to every failure.
  */
 export function errorHandler(logger: Logger): Middleware {
@@ -27,7 +33,8 @@ export function errorHandler(logger: Logger): Middleware {
       if (!(error instanceof RelayerError)) logger.error({ err: describe(error), route: ctx.path }, "request failed");
       else if (error.cause !== undefined) logger.warn({ code: known.code, route: ctx.path, cause: describeCause(error.cause) }, "upstream failure");
       ctx.status = known.status;
-      if (known.retryAfterSeconds !== undefined) ctx.set("Retry-After", String(known.retryAfterSeconds));
+      const retryAfter = known.retryAfterSeconds ?? (known.status === 503 ? UNAVAILABLE_RETRY_AFTER_SECONDS : undefined);
+      if (retryAfter !== undefined) ctx.set("Retry-After", String(retryAfter));
       ctx.body = { ...(ctx.state.failureFields ?? {}), error: known.message, code: known.code, ...known.extra };
     }
   };

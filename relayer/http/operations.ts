@@ -1,5 +1,6 @@
+import type Router from "@koa/router";
 import type { Middleware } from "koa";
-import { METRICS_PATH, timeRequests } from "../../lib/metrics-http.js";
+import { METRICS_PATH, routesOf, timeRequests } from "../../lib/metrics-http.js";
 import type { RelayerMetrics } from "../ops/metrics.js";
 import type { Readiness } from "../ops/readiness.js";
 import type { RelayerStore } from "../store/relayer-store.js";
@@ -48,14 +49,19 @@ export function spendAdmission(readiness: Readiness, store: RelayerStore): Middl
   };
 }
 
-/** Times every request (lib/metrics-http.ts) and counts the uncertain settlements. */
-export function requestMetrics(metrics: RelayerMetrics): Middleware {
-  return timeRequests(metrics.requests, errorCodeOf, OWN_PATHS, (code) => {
+/**
+ * Times every request (lib/metrics-http.ts) under its route of `router`, refusals made before the router ran
+ * included, and counts the error answers by code and the uncertain settlements.
+ */
+export function requestMetrics(metrics: RelayerMetrics, routers: readonly Router[]): Middleware {
+  return timeRequests(metrics.requests, errorCodeOf, routesOf(routers, OWN_PATHS), (code) => {
+    if (code === undefined) return;
+    metrics.errors.inc({ code });
     if (code === "SETTLEMENT_UNCERTAIN") metrics.uncertainSettlements.inc();
   });
 }
 
-/** The paths served outside the router; any other unmatched path is one label, whatever was asked. */
+/** The paths served outside the router; any other path the router does not know is one label, whatever was asked. */
 const OWN_PATHS = new Set<string>([HEALTH_ROUTES.live, HEALTH_ROUTES.ready, METRICS_PATH]);
 
 function errorCodeOf(body: unknown): string | undefined {

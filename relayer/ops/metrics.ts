@@ -2,17 +2,25 @@ import { formatEther } from "ethers";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { WithdrawCircuitInput, WithdrawProof } from "../../sdk/index.js";
 import type { TimedProof } from "../../sdk/prover/index.js";
+import { RELAYER_ERROR_STATUS, type RelayerErrorCode } from "../errors.js";
 import type { Prover } from "../settlement/prover.js";
-import type { LeaseState, SweepRecord } from "../store/relayer-store.js";
+import type { LeaseState, SweepOutcome, SweepRecord } from "../store/relayer-store.js";
 
 /** Seconds buckets of a request: from a cached answer to a settle whose relay waited several blocks. */
 const REQUEST_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64];
 /** Seconds buckets of a proof: the native prover's ~0.3 s to the wasm engine's several seconds. */
 const PROOF_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32];
 
+/** What a scheduled sweep round can end as (relayer/x402/sweep-schedule.ts). */
+export const SWEEP_RUN_RESULTS = ["done", "failed", "skipped"] as const;
+/** What a payer can end a round as: a recorded outcome, or `failed` (its refund threw; the next round retries it). */
+export const SWEEP_PAYER_OUTCOMES = ["deposited", "used", "not-recorded", "failed"] as const satisfies readonly (SweepOutcome | "failed")[];
+
 /**
  * The relayer's Prometheus metrics (docs/operations.md lists them with alert rules), in a registry of its own:
- * several relayers in one process (the tests) never share a series.
+ * several relayers in one process (the tests) never share a series. Every labelled counter that an alert reads with
+ * increase() exists at 0 from the start, one series per label value it can take: a series born at 1 would make its
+ * first event invisible to increase() (a refusal, a refund, an INTERNAL answer).
  */
 export class RelayerMetrics {
   readonly registry = new Registry();
@@ -21,6 +29,12 @@ export class RelayerMetrics {
     help: "Time to answer a request, by route (the matched path), HTTP status and error code (none when it succeeded)",
     labelNames: ["route", "status", "code"] as const,
     buckets: REQUEST_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly errors = new Counter({
+    name: "relayer_http_errors_total",
+    help: "Requests answered with an error, by its code (relayer/errors.ts); every code at 0 from the start",
+    labelNames: ["code"] as const,
     registers: [this.registry],
   });
   readonly uncertainSettlements = new Counter({
@@ -59,7 +73,7 @@ export class RelayerMetrics {
   });
   readonly sweepBacklog = new Gauge({
     name: "relayer_sweep_backlog",
-    help: "Expired settle-x402 payers not yet swept, as of the last sweep",
+    help: "Expired settle-x402 payers not yet swept, as of the last scrape or sweep round",
     registers: [this.registry],
   });
   readonly sweepRuns = new Counter({
@@ -70,7 +84,7 @@ export class RelayerMetrics {
   });
   readonly refunds = new Counter({
     name: "relayer_sweep_payers_total",
-    help: "Expired payers swept, by outcome (deposited: a refund note was made; empty: nothing to refund)",
+    help: "Expired payers swept, by outcome (deposited: a refund note was made; used: the seller used the authorization; not-recorded: the chain records no payment; failed: the refund failed and the next round retries it)",
     labelNames: ["outcome"] as const,
     registers: [this.registry],
   });
@@ -101,16 +115,23 @@ export class RelayerMetrics {
     registers: [this.registry],
   });
 
+  constructor() {
+    for (const code of Object.keys(RELAYER_ERROR_STATUS) as RelayerErrorCode[]) this.errors.inc({ code }, 0);
+    for (const result of SWEEP_RUN_RESULTS) this.sweepRuns.inc({ result }, 0);
+    for (const outcome of SWEEP_PAYER_OUTCOMES) this.refunds.inc({ outcome }, 0);
+  }
+
   recordLeases(counts: Record<LeaseState, number>): void {
     for (const [state, count] of Object.entries(counts)) this.leases.set({ state }, count);
   }
 
-  recordSweep(records: readonly SweepRecord[], backlog: number): void {
+  /** A sweep round's payers: those it recorded, and `failed` of them whose refund threw. */
+  recordSweep(records: readonly SweepRecord[], failed: number): void {
     for (const record of records) {
       this.refunds.inc({ outcome: record.outcome });
       if (record.outcome === "deposited") this.refundedAtomic.inc(Number(record.amount));
     }
-    this.sweepBacklog.set(backlog);
+    this.refunds.inc({ outcome: "failed" }, failed);
   }
 
   recordBalance(balanceWei: bigint, relayCostWei: bigint): void {

@@ -2,7 +2,7 @@ import { formatEther } from "ethers";
 import type { Logger } from "pino";
 import type { IndexerClient } from "../../indexer/client.js";
 import type { PoolChain } from "../chain/pool-chain.js";
-import { RelayerError } from "../errors.js";
+import { RelayerError, type RelayerErrorCode } from "../errors.js";
 import type { Facilitator } from "../buyer/facilitator.js";
 import type { RelayerMetrics } from "./metrics.js";
 import { indexerFailure } from "../settlement/note-status.js";
@@ -10,6 +10,16 @@ import type { RelayerStore } from "../store/relayer-store.js";
 
 export const READINESS_CHECKS = ["database", "rpc", "indexer", "prover", "balance"] as const;
 export type ReadinessCheck = (typeof READINESS_CHECKS)[number];
+
+/** Every code a spend can be refused with while a check fails (the store's, the chain's, the indexer's, and ours). */
+export const READINESS_REFUSAL_CODES = [
+  "STORE_UNAVAILABLE",
+  "CHAIN_UNAVAILABLE",
+  "INDEXER_UNAVAILABLE",
+  "INDEXER_COLD",
+  "NOT_READY",
+  "RELAYER_UNFUNDED",
+] as const satisfies readonly RelayerErrorCode[];
 
 /** What GET /health/ready answers: each check, and the error a spend would be refused with when one fails. */
 export interface ReadinessReport {
@@ -44,7 +54,10 @@ export class Readiness {
   private passing?: { report: ReadinessReport; at: number };
   private running?: Promise<ReadinessReport>;
 
-  constructor(private readonly deps: ReadinessDeps) {}
+  constructor(private readonly deps: ReadinessDeps) {
+    // At 0 from the start, so that increase() sees the first refusal of each code.
+    for (const code of READINESS_REFUSAL_CODES) deps.metrics.refusedNotReady.inc({ code }, 0);
+  }
 
   /** Runs every check (at most one run at a time; a passing report is reused for PASSING_REPORT_MS). */
   check(): Promise<ReadinessReport> {

@@ -1,6 +1,7 @@
 import { AbiCoder, hexlify, keccak256, randomBytes, zeroPadValue, type Wallet } from "ethers";
 import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import type { IEntrypoint } from "../../types/ethers-contracts/contracts/Entrypoint.js";
+import { RelayerError } from "../errors.js";
 import { feeOf } from "../pricing/pricing.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import type { LeaseRecord, RelayerStore, SweepRecord } from "../store/relayer-store.js";
@@ -8,10 +9,40 @@ import { eip3009Types, type TokenDomainNames } from "../../x402/eip712-domain.js
 import { payerWallet } from "./payer-keys.js";
 import { TokenDomainReader } from "./token-domain.js";
 
+/** Why a sweep could not start; its message says what to do. */
+export type SweepErrorCode =
+  /** The relaying key may not deposit refunds (Entrypoint REFUNDER_ROLE). */
+  "REFUNDER_ROLE_MISSING";
+
+export class SweepError extends Error {
+  constructor(
+    readonly code: SweepErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "SweepError";
+  }
+}
+
+/** A payer whose refund failed this round: its lease stays unswept, and the next round tries it again. */
+export interface SweepFailure {
+  nullifierHash: bigint;
+  payer: string;
+  /** The error's code and message: no secret, no calldata. */
+  reason: string;
+}
+
+/** What one sweep did: the payers it recorded, and those that failed. */
+export interface SweepRound {
+  records: SweepRecord[];
+  failures: SweepFailure[];
+}
+
 export interface PayerSweepDeps {
   store: RelayerStore;
   chain: PoolChain;
   payerKeySecret: string;
+  /** Receives a line per payer: its outcome, or why it failed. */
   log?: (line: string) => void;
 }
 
@@ -30,7 +61,7 @@ const REFUND_AUTHORIZATION_SECONDS = 3_600;
  * it is not the agent's money and never enters the pool through this path. A crash between steps loses nothing: a
  * rerun finds the refund recorded on chain, or the payout still at the payer.
  */
-export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRecord[]> {
+export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRound> {
   const { store, chain } = deps;
   const latest = await chain.call(() => chain.provider.getBlock("latest"));
   if (latest === null) throw new Error("the chain has no latest block");
@@ -38,21 +69,76 @@ export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRec
   const leases = await store.expiredUnsweptLeases(latest.timestamp);
   if (leases.length > 0) await assertRefunder(chain);
   const token = new TokenDomainReader(chain);
-  const records: SweepRecord[] = [];
+  const round: SweepRound = { records: [], failures: [] };
+  // One lease that cannot be refunded (a row the chain contradicts, a payer under a rotated PAYER_KEY_SECRET) is
+  // reported and left for the next round; it never holds back the leases after it.
   for (const lease of leases) {
-    const record = await sweepPayer(deps, token, lease, latest.timestamp);
-    await store.recordSweep(record);
+    let record: SweepRecord;
+    try {
+      record = await sweepPayerOrNoteRace(deps, token, lease, latest.timestamp);
+      await store.recordSweep(record);
+    } catch (error) {
+      const failure = { nullifierHash: lease.nullifierHash, payer: lease.recipient, reason: reasonOf(error) };
+      deps.log?.(`${failure.payer}: failed (nullifier hash ${failure.nullifierHash}): ${failure.reason}`);
+      round.failures.push(failure);
+      continue;
+    }
     deps.log?.(`${record.payer}: ${record.outcome} ${record.amount}${record.depositTxHash === null ? "" : ` in ${record.depositTxHash}`}`);
-    records.push(record);
+    round.records.push(record);
   }
-  return records;
+  return round;
+}
+
+/** How many settled settle-x402 payers wait for a sweep now: their authorization expired by the chain's clock. */
+export async function expiredPayersWaiting({ store, chain }: Pick<PayerSweepDeps, "store" | "chain">): Promise<number> {
+  const latest = await chain.call(() => chain.provider.getBlock("latest"));
+  if (latest === null) throw new Error("the chain has no latest block");
+  return (await store.expiredUnsweptLeases(latest.timestamp)).length;
+}
+
+/**
+ * sweepPayer, where a refund the pool refused because the payment was refunded meanwhile is the refund of another
+ * sweeper (`npm run sweep:payers` beside the relayer's schedule, a relayer on a store of its own): it read the pool
+ * before that refund was mined and sent its own, which the pool refused (OriginAlreadyRefunded). Recorded as the
+ * other sweeper's refund; anything else is rethrown.
+ */
+async function sweepPayerOrNoteRace(deps: PayerSweepDeps, token: TokenDomainReader, lease: LeaseRecord, now: number): Promise<SweepRecord> {
+  try {
+    return await sweepPayer(deps, token, lease, now);
+  } catch (error) {
+    const refunded = await refundedOnChain(deps, lease).catch(() => undefined);
+    if (refunded === undefined) throw error;
+    return refunded;
+  }
+}
+
+/** earlierRefund, when the pool marks the lease's payment refunded; undefined when it does not. */
+async function refundedOnChain(deps: PayerSweepDeps, lease: LeaseRecord): Promise<SweepRecord | undefined> {
+  const { chain } = deps;
+  if ((await chain.call(() => chain.pool.spendRecordOf(lease.nullifierHash))) !== REFUNDED_RECORD) return undefined;
+  return earlierRefund(deps, lease);
+}
+
+/** The deposited record of a lease whose payment some sweep (this one earlier, or another sweeper) refunded. */
+async function earlierRefund({ chain, payerKeySecret }: PayerSweepDeps, lease: LeaseRecord): Promise<SweepRecord> {
+  const payer = payerWallet(payerKeySecret, lease.nullifierHash).address;
+  const earlier = await refundDepositOf(chain, payer, lease.nullifierHash);
+  return { nullifierHash: lease.nullifierHash, payer, amount: earlier.value, outcome: "deposited", depositTxHash: earlier.txHash, sweptAt: new Date().toISOString() };
+}
+
+/** An error as a log line may carry it: the code and message of a typed error, never a request or calldata. */
+function reasonOf(error: unknown): string {
+  if (error instanceof RelayerError || error instanceof SweepError) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
 }
 
 async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease: LeaseRecord, now: number): Promise<SweepRecord> {
   const { chain } = deps;
   const payer = payerWallet(deps.payerKeySecret, lease.nullifierHash);
   if (payer.address !== lease.recipient || lease.payment === null || lease.fundingTxHash === null) {
-    throw new Error(`lease ${lease.nullifierHash} is not a settled settle-x402 lease of this operator's payer keys`);
+    throw new Error(
+      `lease ${lease.nullifierHash} is not a settled settle-x402 lease of this PAYER_KEY_SECRET's payers (one settled under an earlier secret is swept by npm run sweep:payers with that secret)`,
+    );
   }
   const record = (outcome: SweepRecord["outcome"], amount = 0n, depositTxHash: string | null = null): SweepRecord => ({
     nullifierHash: lease.nullifierHash,
@@ -64,10 +150,7 @@ async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease:
   });
 
   const recorded = await chain.call(() => chain.pool.spendRecordOf(lease.nullifierHash));
-  if (recorded === REFUNDED_RECORD) {
-    const earlier = await refundDepositOf(chain, payer.address, lease.nullifierHash);
-    return record("deposited", earlier.value, earlier.txHash);
-  }
+  if (recorded === REFUNDED_RECORD) return earlierRefund(deps, lease);
   const payment = await paymentOf(chain, lease, recorded);
   if (payment === null) return record("not-recorded");
   const usdc = TestUSDC__factory.connect(chain.deployment.usdc, chain.provider);
@@ -114,7 +197,11 @@ async function assertRefunder(chain: PoolChain): Promise<void> {
   const { entrypoint, relayer } = chain;
   const role = await chain.call(() => entrypoint.REFUNDER_ROLE());
   if (!(await chain.call(() => entrypoint.hasRole(role, relayer.address)))) {
-    throw new Error(`the relaying key ${relayer.address} lacks REFUNDER_ROLE on the entrypoint; the admin grants it with Entrypoint.grantRole`);
+    throw new SweepError(
+      "REFUNDER_ROLE_MISSING",
+      `The relaying key ${relayer.address} (RELAYER_PRIVATE_KEY) lacks REFUNDER_ROLE on the entrypoint ${chain.deployment.entrypoint}, so no refund can be deposited; nothing was moved. ` +
+        `Grant it from the deployer (Entrypoint.grantRole(REFUNDER_ROLE, ${relayer.address})), or sweep with a key that holds it.`,
+    );
   }
 }
 

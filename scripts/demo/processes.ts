@@ -20,7 +20,7 @@ export interface ServiceProcess {
 const BIN_DIR = fileURLToPath(new URL("../../node_modules/.bin/", import.meta.url));
 
 /**
- * Starts `command`, a binary of the project's node_modules/.bin (`hardhat`, `tsx`), with `env` added to this
+ * Starts `command`, a binary of the project's node_modules/.bin (`hardhat`, `tsx`) or an absolute path, with `env` added to this
  * process's environment, its output in a log file. `onUnexpectedExit` hears of an exit before `stop()`.
  */
 export function startService(
@@ -33,7 +33,7 @@ export function startService(
 ): ServiceProcess {
   const logFile = path.join(logDir, `${name}.log`);
   const log = createWriteStream(logFile);
-  const child: ChildProcess = spawn(path.join(BIN_DIR, command), args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child: ChildProcess = spawn(path.resolve(BIN_DIR, command), args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   // Two streams into one file: neither may end it, the process's close does.
   child.stdout?.pipe(log, { end: false });
   child.stderr?.pipe(log, { end: false });

@@ -1,6 +1,9 @@
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { Wallet } from "ethers";
 import hre from "hardhat";
 import { ConfigError } from "../../lib/env-config.js";
@@ -23,6 +26,10 @@ export interface StackOptions {
   rpcUrl?: string;
   /** Port of the fresh hardhat node; default: a free one. */
   chainPort?: number;
+  /** Ports of the relayer's and the indexer's GET /metrics (each apart from its API); default (or 0): free ones. */
+  metricsPorts?: { relayer?: number; indexer?: number };
+  /** Port of a Prometheus started with the stack, scraping both and loading monitoring/rules.yml; absent: none. */
+  prometheusPort?: number;
   /** The existing chain's address book; default deployments/<chainId>.json. */
   addressBook?: string;
   /** Default on a local chain: its development accounts (dev-accounts.ts). */
@@ -30,7 +37,16 @@ export interface StackOptions {
   relayerPrivateKey?: string;
   treasury?: string;
   /** The environment variable behind each option above, for the messages that ask for one. */
-  variables: { addressBook: string; postmanPrivateKey: string; relayerPrivateKey: string; treasury: string };
+  variables: {
+    addressBook: string;
+    postmanPrivateKey: string;
+    relayerPrivateKey: string;
+    treasury: string;
+    /** Those of the fixed ports, where they are asked for. */
+    relayerMetricsPort?: string;
+    indexerMetricsPort?: string;
+    prometheusPort?: string;
+  };
   /** Where each process writes <name>.log and the stack its stack.json. */
   logDir: string;
   /** Receives the progress, one tagged line at a time. */
@@ -45,6 +61,13 @@ export interface StackInfo {
   indexerUrl: string;
   indexerToken: string;
   relayerUrl: string;
+  /** GET /metrics of each service, on a port of its own (Prometheus text). */
+  relayerMetricsUrl: string;
+  indexerMetricsUrl: string;
+  /** A Prometheus configuration scraping both, with the alert rules: <logDir>/prometheus.yml. */
+  prometheusConfigFile: string;
+  /** The Prometheus started with the stack, when asked for. */
+  prometheusUrl?: string;
   contracts: { entrypoint: string; privacyPool: string; usdc: string };
   logDir: string;
   /** The process id of each service, by name. */
@@ -94,6 +117,58 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   }
 }
 
+/** Every port of the stack listens on loopback only. */
+const LOOPBACK = "127.0.0.1";
+
+/** The repository's alert rules (docs/operations.md, "Alert rules"), which a Prometheus of the stack loads. */
+const ALERT_RULES = fileURLToPath(new URL("../../monitoring/rules.yml", import.meta.url));
+
+/**
+ * A Prometheus configuration for the stack: both services' metrics every 5 s (a local chain moves fast), the alert
+ * rules of the repository. JSON, which Prometheus reads as the YAML it is.
+ */
+function prometheusConfig(ports: { relayer: number; indexer: number }): string {
+  const job = (name: string, port: number) => ({ job_name: name, static_configs: [{ targets: [`${LOOPBACK}:${port}`] }] });
+  const config = {
+    global: { scrape_interval: "5s", evaluation_interval: "5s" },
+    rule_files: [ALERT_RULES],
+    scrape_configs: [job("relayer", ports.relayer), job("indexer", ports.indexer)],
+  };
+  return `${JSON.stringify(config, null, 2)}\n`;
+}
+
+/** Starts the Prometheus of the PATH on `port` with `configFile`, its data in the log folder; resolves with its URL once ready. */
+async function startPrometheus(port: number, variable: string | undefined, configFile: string, logDir: string, run: Run): Promise<string> {
+  const binary = onPath("prometheus");
+  if (binary === undefined) throw new ConfigError(["A Prometheus was asked for, and no prometheus is on the PATH: install it (Debian, Ubuntu: apt-get install prometheus)"]);
+  if (port === 0) port = await freePort();
+  else await assertPortFree(port, variable);
+  const url = `http://${LOOPBACK}:${port}`;
+  const prometheus = run("prometheus", binary, [`--config.file=${configFile}`, `--storage.tsdb.path=${path.join(logDir, "prometheus-data")}`, `--web.listen-address=${LOOPBACK}:${port}`], {});
+  await waitForService(prometheus, "Prometheus", async () => (await fetch(`${url}/-/ready`)).ok);
+  return url;
+}
+
+/** The absolute path of `name` in a folder of the PATH, if any. */
+function onPath(name: string): string | undefined {
+  return (process.env.PATH ?? "")
+    .split(path.delimiter)
+    .filter((folder) => folder !== "")
+    .map((folder) => path.join(folder, name))
+    .find((file) => existsSync(file));
+}
+
+/** Refuses a port something listens on already, naming the variable that moves it. */
+async function assertPortFree(port: number, variable: string | undefined): Promise<void> {
+  const server = createServer();
+  const taken = await new Promise<boolean>((resolve) => {
+    server.once("error", () => resolve(true));
+    server.listen(port, LOOPBACK, () => resolve(false));
+  });
+  if (!taken) await new Promise((resolve) => server.close(resolve));
+  if (taken) throw new ConfigError([`port ${port} of ${LOOPBACK} is taken: stop what listens there${variable === undefined ? "" : `, or set ${variable} to another port (0: a free one)`}`]);
+}
+
 /** node:sqlite is stable enough for the services; its ExperimentalWarning on every start only worries operators. */
 const QUIET_SQLITE = "--disable-warning=ExperimentalWarning";
 
@@ -101,6 +176,17 @@ type Run = (name: string, command: string, args: string[], env: Record<string, s
 
 async function startServices(options: StackOptions, run: Run) {
   const { say } = options;
+  // The fixed ports first: one that is taken stops the start before anything runs.
+  const metricsPort = async (port: number | undefined, variable: string | undefined) => {
+    if (port === undefined || port === 0) return freePort();
+    await assertPortFree(port, variable);
+    return port;
+  };
+  const metricsPorts = {
+    indexer: await metricsPort(options.metricsPorts?.indexer, options.variables.indexerMetricsPort),
+    relayer: await metricsPort(options.metricsPorts?.relayer, options.variables.relayerMetricsPort),
+  };
+
   // 1. The chain.
   let rpcUrl = options.rpcUrl;
   if (rpcUrl === undefined) {
@@ -131,6 +217,8 @@ async function startServices(options: StackOptions, run: Run) {
     INDEXER_ADDRESS_BOOK: addressBookFile,
     INDEXER_DB_PATH: path.join(options.logDir, "indexer.sqlite"),
     INDEXER_PORT: String(indexerPort),
+    INDEXER_METRICS_PORT: String(metricsPorts.indexer),
+    INDEXER_METRICS_HOST: LOOPBACK,
     INDEXER_POLL_INTERVAL_MS: "500",
     ASP_POSTMAN_PRIVATE_KEY: keys.postman,
   });
@@ -148,6 +236,8 @@ async function startServices(options: StackOptions, run: Run) {
     RELAYER_PRIVATE_KEY: keys.relayer,
     RELAYER_ADDRESS_BOOK: addressBookFile,
     RELAYER_PORT: String(relayerPort),
+    RELAYER_METRICS_PORT: String(metricsPorts.relayer),
+    RELAYER_METRICS_HOST: LOOPBACK,
     RELAYER_DB_PATH: path.join(options.logDir, "relayer.sqlite"),
     INDEXER_URL: indexerUrl,
     INDEXER_TOKEN: indexerToken,
@@ -160,6 +250,15 @@ async function startServices(options: StackOptions, run: Run) {
   await waitForService(relayer, "the relayer's readiness", async () => (await fetch(`${relayerUrl}/health/ready`)).ok);
   say("relayer", `${relayerUrl}: facilitator API (5% take to the treasury ${keys.treasury})`);
 
+  // 5. What Prometheus scrapes, and a Prometheus when asked for.
+  const metricsUrl = (port: number) => `http://${LOOPBACK}:${port}/metrics`;
+  const [relayerMetricsUrl, indexerMetricsUrl] = [metricsUrl(metricsPorts.relayer), metricsUrl(metricsPorts.indexer)];
+  const prometheusConfigFile = path.join(options.logDir, "prometheus.yml");
+  await writeFile(prometheusConfigFile, prometheusConfig(metricsPorts));
+  const prometheusUrl =
+    options.prometheusPort === undefined ? undefined : await startPrometheus(options.prometheusPort, options.variables.prometheusPort, prometheusConfigFile, options.logDir, run);
+  if (prometheusUrl !== undefined) say("metrics", `Prometheus ${prometheusUrl}, scraping both with the alert rules of monitoring/rules.yml`);
+
   const info = {
     rpcUrl,
     chainId,
@@ -167,6 +266,10 @@ async function startServices(options: StackOptions, run: Run) {
     indexerUrl,
     indexerToken,
     relayerUrl,
+    relayerMetricsUrl,
+    indexerMetricsUrl,
+    prometheusConfigFile,
+    ...(prometheusUrl !== undefined && { prometheusUrl }),
     contracts: { entrypoint: book.entrypoint, privacyPool: book.privacyPool, usdc: book.usdc },
     logDir: options.logDir,
   };

@@ -8,7 +8,10 @@ import {
   type PoolLogs,
   type ReadPoolLogsOptions,
 } from "./pool-events.js";
+import { DepositError } from "./errors.js";
 import { depositSecretsOf, masterKeysOf, type MasterKeys } from "./seed.js";
+
+export { DepositError, type DepositErrorCode } from "./errors.js";
 
 /** The pool's minimum deposit: 1 USDC in atomic units. */
 export const MINIMUM_DEPOSIT = 1_000_000n;
@@ -34,14 +37,14 @@ export interface DepositedNote {
 /**
  * Deposits `value` USDC from `signer` as the seed's deposit `index`: approves the entrypoint when its allowance
  * falls short, then calls Entrypoint.deposit; the note's label comes from the pool's Deposited event.
- * Refuses, before sending anything, a value below the minimum, a balance that cannot cover it, and an index the
- * seed already used (a second note with the same nullifier could never be spent once the first is). Not safe to
+ * Refuses with a DepositError, before sending anything, a value below the minimum, a balance that cannot cover it,
+ * and an index the seed already used (a second note with the same nullifier could never be spent once the first is). Not safe to
  * call concurrently for one seed: both calls may pick the same index.
  */
 export async function depositNote(options: DepositNoteOptions): Promise<DepositedNote> {
   const { signer, addressBook, value } = options;
   if (value < MINIMUM_DEPOSIT) {
-    throw new RangeError(`deposit of ${value} atomic USDC is below the pool's minimum of ${MINIMUM_DEPOSIT} (1 USDC)`);
+    throw new DepositError("DEPOSIT_BELOW_MINIMUM", `deposit of ${value} atomic USDC is below the pool's minimum of ${MINIMUM_DEPOSIT} (1 USDC); nothing was sent. Deposit at least ${MINIMUM_DEPOSIT}.`);
   }
   assertNoteValue(value);
   const provider = signer.provider;
@@ -53,7 +56,7 @@ export async function depositNote(options: DepositNoteOptions): Promise<Deposite
   const secrets = depositSecretsOf(keys, addressBook.scope, index);
   const precommitment = precommitmentOf(secrets);
   if (logs.depositsByPrecommitment.has(precommitment)) {
-    throw new Error(`deposit index ${index} of this seed is already used`);
+    throw new DepositError("DEPOSIT_INDEX_USED", `deposit index ${index} of this seed is already used; nothing was sent. Leave the index out to take the first unused one.`);
   }
   const approvalNonce = await checkFundsAndApprove(signer, addressBook, value);
 
@@ -79,7 +82,9 @@ async function checkFundsAndApprove(signer: Signer, addressBook: PoolAddressBook
   // Only the ERC-20 functions of the binding are used, which Circle's USDC has too.
   const usdc = TestUSDC__factory.connect(addressBook.usdc, signer);
   const balance = await usdc.balanceOf(owner);
-  if (balance < value) throw new Error(`${owner} holds ${balance} atomic USDC, the deposit needs ${value}`);
+  if (balance < value) {
+    throw new DepositError("DEPOSIT_ABOVE_BALANCE", `${owner} holds ${balance} atomic USDC, the deposit needs ${value}; nothing was sent. Fund ${owner} or deposit less.`);
+  }
   if ((await usdc.allowance(owner, addressBook.entrypoint)) >= value) return undefined;
   const approval = await usdc.approve(addressBook.entrypoint, value);
   await approval.wait();

@@ -44,3 +44,22 @@ export class X402AgentError extends Error {
     this.name = "X402AgentError";
   }
 }
+
+/** Why depositNote refused a deposit before sending anything; never carries a secret. */
+export type DepositErrorCode =
+  /** The value is below the pool's minimum deposit (1 USDC). */
+  | "DEPOSIT_BELOW_MINIMUM"
+  /** The signer's USDC balance cannot cover the value. */
+  | "DEPOSIT_ABOVE_BALANCE"
+  /** The seed's deposit index already holds a deposit: a second note with its nullifier could never be spent. */
+  | "DEPOSIT_INDEX_USED";
+
+export class DepositError extends Error {
+  constructor(
+    readonly code: DepositErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "DepositError";
+  }
+}

@@ -49,3 +49,32 @@ function redactPassword(connectionString: string): string {
   if (url.password !== "") url.password = "***";
   return url.toString();
 }
+
+/** A database of its own in the test PostgreSQL, which a test can make refuse connections as a database that is down does. */
+export interface RefusableDatabase {
+  /** Its connection URL. */
+  url: string;
+  /** Refuses new connections (SQLSTATE 55000) and ends those open: every query of its clients fails from now on. */
+  refuse(): Promise<void>;
+  /** Accepts connections again. */
+  accept(): Promise<void>;
+  drop(): Promise<void>;
+}
+
+/** Creates an empty database named `<prefix>_<random>` (ALTER DATABASE needs a database, not a schema). */
+export async function createRefusableDatabase(prefix: string): Promise<RefusableDatabase> {
+  const admin = testDatabaseUrl();
+  const name = `${prefix}_${randomBytes(5).toString("hex")}`;
+  await execute(admin, `CREATE DATABASE ${name}`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async refuse() {
+      await execute(admin, `ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      await execute(admin, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}'`);
+    },
+    accept: () => execute(admin, `ALTER DATABASE ${name} ALLOW_CONNECTIONS true`),
+    drop: () => execute(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+  };
+}

@@ -10,6 +10,7 @@ import { Wallet } from "ethers";
 import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { depositSecretsOf, masterKeysOf, recoverNotes } from "../../sdk/agent/index.js";
 import { changeNoteOf, createNote } from "../../sdk/index.js";
+import { freePort } from "../../scripts/demo/processes.js";
 import { startSeller, WEATHER_REPORT, type Seller } from "../../x402-peers/seller.js";
 import { caip2NetworkOf } from "../../x402/networks.js";
 import { startPaymentWorld, type PaymentWorld } from "../x402/helpers/payment-world.js";
@@ -185,5 +186,22 @@ describe("MCP server: a host pays x402 sellers privately through its tools (npm 
     const transcript = [...host.transcript, ...recovering.transcript, ...restarted.transcript].join("\n");
     expect(transcript).to.contain("ready on stdio");
     for (const secret of secrets) expect(transcript.includes(secret), "a secret reached a tool answer or a log").to.equal(false);
+  });
+
+  it("names the URL and the network's cause of a fetch that gets no answer, and answers deposits it cannot make with their code; nothing is paid or sent", async function () {
+    const host = await startHost(serverEnv());
+    const pool = await world.poolBalance();
+    const nonce = await world.provider.getTransactionCount(depositor.address);
+    const unreachable = `http://127.0.0.1:${await freePort()}/paid`;
+    const refused = await host.call("x402_fetch", { url: unreachable });
+    expect(refused.isError).to.equal(true);
+    expect(textOf(refused)).to.match(new RegExp(`^FETCH_FAILED: GET ${unreachable} got no answer \\(.*ECONNREFUSED.*\\)\\. Nothing was paid\\.`));
+
+    const small = await host.call("x402_deposit", { amountAtomic: "999999" });
+    expect(textOf(small)).to.match(/^DEPOSIT_BELOW_MINIMUM: deposit of 999999 atomic USDC is below the pool's minimum of 1000000 \(1 USDC\); nothing was sent/);
+    const large = await host.call("x402_deposit", { amountAtomic: (5n * DEPOSIT).toString() });
+    expect(textOf(large)).to.match(new RegExp(`^DEPOSIT_ABOVE_BALANCE: ${depositor.address} holds [0-9]+ atomic USDC, the deposit needs 5000000; nothing was sent`));
+    expect(await world.poolBalance()).to.equal(pool);
+    expect(await world.provider.getTransactionCount(depositor.address)).to.equal(nonce);
   });
 });

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { expect } from "chai";
 import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -10,6 +11,7 @@ import { answersJsonRpc, freePort, startService, waitFor, type ServiceProcess } 
 import { DEV_ROLES, devAccount } from "../../scripts/stack/dev-accounts.js";
 import { startStack, type StackInfo } from "../../scripts/stack/stack.js";
 import { Entrypoint__factory } from "../../types/ethers-contracts/index.js";
+import { hasPromtool, promtool } from "../helpers/promtool.js";
 import { spawnService } from "../helpers/service-process.js";
 import { payASellerThrough } from "./helpers/stack-payment.js";
 
@@ -34,13 +36,19 @@ const alive = (pid: number) => {
 };
 
 describe("npm run stack: the local system in one command", function () {
-  it("starts chain, contracts, indexer and relayer, takes one payment, and leaves no process behind on Ctrl-C", async function () {
-    const stack = spawnService("scripts/stack/main.ts", [], {});
+  it("starts chain, contracts, indexer and relayer with their metrics (and a Prometheus where one is installed), takes one payment, and leaves no process behind on Ctrl-C", async function () {
+    // Free ports for the metrics (the defaults are fixed: another stack on this machine may hold them).
+    const withPrometheus = spawnSync("prometheus", ["--version"]).error === undefined;
+    const stack = spawnService("scripts/stack/main.ts", [], {
+      STACK_RELAYER_METRICS_PORT: "0",
+      STACK_INDEXER_METRICS_PORT: "0",
+      ...(withPrometheus && { STACK_PROMETHEUS: "1", STACK_PROMETHEUS_PORT: "0" }),
+    });
     await waitFor("the stack", async () => stack.lines.some((line) => line.includes("Ctrl-C stops everything")), 180_000).catch((error: Error) => {
       throw new Error(`${error.message}:\n${stack.lines.join("\n")}`);
     });
     const output = stack.lines.join("\n");
-    for (const name of ["RPC_URL", "RELAYER_URL", "INDEXER_URL", "INDEXER_TOKEN", "ADDRESS_BOOK", "ENTRYPOINT", "PRIVACY_POOL", "USDC"]) {
+    for (const name of ["RPC_URL", "RELAYER_URL", "INDEXER_URL", "INDEXER_TOKEN", "RELAYER_METRICS_URL", "INDEXER_METRICS_URL", "ADDRESS_BOOK", "ENTRYPOINT", "PRIVACY_POOL", "USDC"]) {
       expect(output).to.match(new RegExp(`^  ${name}=\\S+$`, "m"));
     }
     const logDir = /^\[logs\] +(\S+): <service>\.log/m.exec(output)?.[1];
@@ -54,6 +62,22 @@ describe("npm run stack: the local system in one command", function () {
     expect((await fetch(`${info.indexerUrl}/health/ready`)).status).to.equal(200);
     const entrypoint = Entrypoint__factory.connect(info.contracts.entrypoint, provider);
     expect(await entrypoint.hasRole(await entrypoint.REFUNDER_ROLE(), devAccount(DEV_ROLES.relayer).address)).to.equal(true);
+
+    // Metrics on, where it printed them, and a Prometheus configuration for them.
+    expect(output).to.contain(`RELAYER_METRICS_URL=${info.relayerMetricsUrl}`);
+    expect(await (await fetch(info.relayerMetricsUrl)).text()).to.match(/^relayer_ready\{check="indexer"\} 1$/m);
+    expect(await (await fetch(info.indexerMetricsUrl)).text()).to.match(/^indexer_ready\{check="synced"\} 1$/m);
+    if (hasPromtool()) expect(promtool(["check", "config", info.prometheusConfigFile])).to.contain("SUCCESS");
+    if (withPrometheus) {
+      expect(output).to.contain(`PROMETHEUS_URL=${info.prometheusUrl}`);
+      const api = async <T>(route: string) => ((await (await fetch(`${info.prometheusUrl}${route}`)).json()) as { data: T }).data;
+      await waitFor("Prometheus scraping both services", async () => {
+        const { activeTargets } = await api<{ activeTargets: { labels: { job: string }; health: string }[] }>("/api/v1/targets");
+        return ["relayer", "indexer"].every((job) => activeTargets.some((target) => target.labels.job === job && target.health === "up"));
+      }, 60_000);
+      const { groups } = await api<{ groups: { rules: { type: string }[] }[] }>("/api/v1/rules");
+      expect(groups.flatMap((group) => group.rules).filter((rule) => rule.type === "alerting")).to.have.length.above(15);
+    }
 
     // One payment through it: an x402 seller settled by the reference facilitator, paid by an agent's note.
     provider.destroy();

@@ -1,12 +1,6 @@
-import { execFileSync, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { writeFileSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { expect } from "chai";
-import pg from "pg";
 import { nullifierHashOf, type Note } from "../../sdk/index.js";
-import { testDatabaseUrl } from "../helpers/database.js";
+import { createRefusableDatabase, type RefusableDatabase } from "../helpers/database.js";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
 import { Wallet } from "ethers";
 import { buildIndexerConfig, startIndexer, TEST_TOKEN, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
@@ -16,6 +10,7 @@ import { manualMining } from "./helpers/manual-mining.js";
 import { buildRelayerConfig, relayerKey, serviceDeposit, startRelayer, type RunningRelayer } from "./helpers/relayer-harness.js";
 import { startSwitchableRpc, type SwitchableRpc } from "./helpers/switchable-rpc.js";
 import { sample } from "../helpers/metrics.js";
+import { hasPromtool, promtool } from "../helpers/promtool.js";
 
 const payee = "0x000000000000000000000000000000000000bEEF";
 const SETTLE = "/api/facilitator/settle";
@@ -30,19 +25,9 @@ describe("relayer operations: health, metrics, balance guard and fault answers",
   let databaseProxy: TcpProxy;
   let rpc: SwitchableRpc;
   let relayer: RunningRelayer;
-  /** A database of its own: the test refuses connections to it (ALLOW_CONNECTIONS false). */
-  const database = `t_ops_${randomBytes(5).toString("hex")}`;
+  /** The relayer's database, of its own: the test refuses connections to it. */
+  let database: RefusableDatabase;
   let tag = 601;
-
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: testDatabaseUrl() });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
 
   const freshNote = async (): Promise<Note> => {
     const note = await deposit(chain, chain.depositors.alice, tag++, 3_000_000n);
@@ -65,10 +50,7 @@ describe("relayer operations: health, metrics, balance guard and fault answers",
   };
   /** Fails when promtool is installed and rejects the exposition; passes where it is not installed. */
   const promtoolCheck = (exposition: string) => {
-    if (spawnSync("promtool", ["--version"]).error !== undefined) return;
-    const file = path.join(mkdtempSync(path.join(tmpdir(), "metrics-")), "metrics.prom");
-    writeFileSync(file, exposition);
-    execFileSync("sh", ["-c", `promtool check metrics < ${file}`]);
+    if (hasPromtool()) promtool(["check", "metrics"], exposition);
   };
   const ready = async () => {
     const response = await fetch(`${relayer.url}/health/ready`);
@@ -87,12 +69,10 @@ describe("relayer operations: health, metrics, balance guard and fault answers",
     await indexer.indexer.sync.catchUp();
     indexerProxy = await startTcpProxy(indexer.url);
     rpc = await startSwitchableRpc(chain.rpc.url);
-    await admin(`CREATE DATABASE ${database}`);
-    const postgres = new URL(testDatabaseUrl());
-    databaseProxy = await startTcpProxy(`http://${postgres.hostname}:${postgres.port || 5432}`);
-    const databaseUrl = new URL(testDatabaseUrl());
+    database = await createRefusableDatabase("t_ops");
+    const databaseUrl = new URL(database.url);
+    databaseProxy = await startTcpProxy(`http://${databaseUrl.hostname}:${databaseUrl.port || 5432}`);
     databaseUrl.host = new URL(databaseProxy.url).host;
-    databaseUrl.pathname = `/${database}`;
     relayer = await startRelayer(
       buildRelayerConfig(chain, { ...indexer, url: indexerProxy.url }, {
         rpcUrl: rpc.url,
@@ -117,7 +97,7 @@ describe("relayer operations: health, metrics, balance guard and fault answers",
     await rpc?.close();
     await indexer?.stop();
     await chain?.close();
-    await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await database?.drop();
   });
 
   it("answers liveness and readiness with each check; serves metrics only to the token's bearer", async function () {
@@ -268,15 +248,14 @@ describe("relayer operations: health, metrics, balance guard and fault answers",
 
   it("answers 503 STORE_UNAVAILABLE, nothing spent, while PostgreSQL refuses connections (SQLSTATE 55000); settles once it accepts them", async function () {
     const note = await freshNote();
-    await admin(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
+    await database.refuse();
     try {
-      await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database}'`);
       const refused = await relayer.post(SETTLE, settleRequest(note));
       expect(refused.status, JSON.stringify(refused.body)).to.equal(503);
       expect(refused.body).to.deep.include({ settled: false, code: "STORE_UNAVAILABLE" });
       expect(await chain.facilitator.privacyPool.isNullifierSpent(nullifierHashOf(note.nullifier))).to.equal(false);
     } finally {
-      await admin(`ALTER DATABASE ${database} ALLOW_CONNECTIONS true`);
+      await database.accept();
     }
     const settled = await relayer.post(SETTLE, settleRequest(note));
     expect(settled.status, JSON.stringify(settled.body)).to.equal(200);

@@ -221,8 +221,8 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
       return { note: deposit.note, seed, payer: body.payer as string, validBefore: body.validBefore as number };
     }
 
-    const sweep = () =>
-      sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET });
+    const sweep = async () =>
+      (await sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET })).records;
 
     before(async function () {
       const { entrypoint } = world.chain.facilitator;

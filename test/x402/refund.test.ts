@@ -148,8 +148,8 @@ describe("refunds: a payment the seller refused after funding comes home as a no
     await strangerSends(usedPayer, PRICE);
 
     // Nothing is swept while the seller could still use the authorization.
-    const sweep = () =>
-      sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET });
+    const sweep = async () =>
+      (await sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET })).records;
     expect((await sweep()).filter((record) => [...payers, usedPayer].includes(record.payer))).to.deep.equal([]);
 
     const { time } = world.chain.connection.networkHelpers;

@@ -105,7 +105,7 @@ describe("@x402/fetch with only the private-pool scheme registered: an @x402/cor
 
     const { time } = world.chain.connection.networkHelpers;
     await time.increaseTo(Math.max(await time.latest(), payment.validBefore) + 1);
-    const swept = await sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET });
+    const { records: swept } = await sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET });
     expect(swept.find((record) => record.payer === payment.payer)).to.deep.include({ outcome: "deposited", amount: world.price });
     expect(await world.usdcBalance(payment.payer)).to.equal(0n);
 

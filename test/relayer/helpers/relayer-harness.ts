@@ -43,6 +43,9 @@ export function buildRelayerConfig(chain: LocalChain, indexer: RunningIndexer, o
     logLevel: "silent",
     // The scheduled payer sweep is off unless a test turns it on: the tests that sweep by hand decide when.
     sweepIntervalSeconds: "0",
+    // Tests that hold a relay pending by hand (automine off) take seconds on a loaded machine before they mine it:
+    // the bound of 8 s for clients would answer them 202 first. Tests of the bound set their own.
+    relayInclusionTimeoutMs: "60000",
     ...overrides,
   });
 }

@@ -10,7 +10,7 @@ export interface RelayerProcess extends ServiceProcess {
 }
 
 /** The environment of a relayer process against `chain` and `indexer`, as an operator writes it; any key overridden. */
-export function relayerEnv(chain: LocalChain, indexer: RunningIndexer, overrides: Record<string, string> = {}): Record<string, string> {
+export function relayerEnv(chain: LocalChain, indexer: Pick<RunningIndexer, "url">, overrides: Record<string, string> = {}): Record<string, string> {
   return {
     RELAYER_RPC_URL: chain.rpc.url,
     RELAYER_PRIVATE_KEY: relayerKey.privateKey,

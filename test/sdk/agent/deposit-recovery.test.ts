@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { JsonRpcProvider, type Signer } from "ethers";
-import { depositNote, nextDepositIndex, ragequitNote, recoverNotes, type DepositNoteOptions } from "../../../sdk/agent/index.js";
+import { DepositError, depositNote, nextDepositIndex, ragequitNote, recoverNotes, type DepositNoteOptions } from "../../../sdk/agent/index.js";
 import { createNote, labelOf, nullifierHashOf, type Note } from "../../../sdk/index.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../../indexer/helpers/indexer-harness.js";
 import { startLocalChain } from "../../indexer/helpers/local-chain.js";
@@ -38,8 +38,8 @@ describe("agent deposits and recovery on a local chain", function () {
   it("refuses a deposit below 1 USDC before sending anything", async function () {
     const nonce = await alice.getNonce();
     const refused = await rejectionOf(depositNote({ signer: alice, addressBook, value: 999_999n, seed: SEED }));
-    expect(refused).to.be.instanceOf(RangeError);
-    expect(refused.message).to.equal("deposit of 999999 atomic USDC is below the pool's minimum of 1000000 (1 USDC)");
+    expect(refused).to.be.instanceOf(DepositError).and.to.deep.include({ code: "DEPOSIT_BELOW_MINIMUM" });
+    expect(refused.message).to.equal("deposit of 999999 atomic USDC is below the pool's minimum of 1000000 (1 USDC); nothing was sent. Deposit at least 1000000.");
     expect(await alice.getNonce()).to.equal(nonce);
   });
 
@@ -83,9 +83,11 @@ describe("agent deposits and recovery on a local chain", function () {
     const nonce = await alice.getNonce();
     const options = { signer: alice, addressBook, seed: SEED };
     const reused = await rejectionOf(depositNote({ ...options, value: 1_000_000n, index: 0 }));
-    expect(reused.message).to.equal("deposit index 0 of this seed is already used");
+    expect(reused).to.deep.include({ code: "DEPOSIT_INDEX_USED" });
+    expect(reused.message).to.match(/^deposit index 0 of this seed is already used; nothing was sent/);
     const uncovered = await rejectionOf(depositNote({ ...options, value: 5_000_000n }));
-    expect(uncovered.message).to.equal(`${alice.address} holds 1000000 atomic USDC, the deposit needs 5000000`);
+    expect(uncovered).to.deep.include({ code: "DEPOSIT_ABOVE_BALANCE" });
+    expect(uncovered.message).to.equal(`${alice.address} holds 1000000 atomic USDC, the deposit needs 5000000; nothing was sent. Fund ${alice.address} or deposit less.`);
     expect(await alice.getNonce()).to.equal(nonce);
   });
 

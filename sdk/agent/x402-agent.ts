@@ -37,17 +37,10 @@ import {
 } from "../../x402/index.js";
 import { X402AgentError } from "./errors.js";
 import { proveLocally, type QuoteExpectation } from "./local-proof.js";
-import type { VaultEntry } from "./vault.js";
+import type { NoteReservation, NoteStore } from "./note-reservation.js";
 import { emptyTrees, loadTrees, saveTrees, type AgentTrees } from "./tree-file.js";
 
 export { X402AgentError, type X402AgentErrorCode } from "./errors.js";
-
-/** Where the agent keeps its notes; NoteVault is one. */
-export interface NoteStore {
-  list(): Promise<VaultEntry[]>;
-  save(note: Note): Promise<void>;
-  markSpent(commitment: bigint): Promise<void>;
-}
 
 /** What the agent knows of a funded payment the seller did not accept. */
 export interface UnacceptedPayment {
@@ -141,6 +134,10 @@ export interface X402AgentOptions {
    * native prover when `npm ci` built it, else the wasm engine.
    */
   prover?: ProofEngine;
+  /**
+   * The agent's wallet (a NoteVault): each payment reserves a note of its own, so concurrent payments spend
+   * different notes, and a payment that finds every note that could pay it held by another waits for one to end.
+   */
   notes: NoteStore;
   /**
    * A file where the agent keeps the facilitator's trees between runs (next to its vault, e.g. `<vault>.trees`):
@@ -360,59 +357,74 @@ export class X402Agent {
   }
 
   /**
-   * Pays `gross` out of the smallest unspent note that holds it, within the budget. A note the facilitator finds
-   * too small (INVALID_PAYMENT_AMOUNT: its take or fee floor is more than `supported` said) is left unspent, and
-   * the next larger one tried. A note the facilitator wants its access fee for pays it out of itself (payAccessFee),
-   * and the payment is made out of the change note that fee authorized. Saves the change note before marking the
-   * spent one.
+   * Pays `gross` out of the smallest free note that holds it (reserved for this payment alone), within the budget. A
+   * note the facilitator finds too small (INVALID_PAYMENT_AMOUNT: its take or fee floor is more than `supported`
+   * said) is released, and the next larger one tried. A note the facilitator wants its access fee for pays it out of
+   * itself (payAccessFee), and the payment is made out of the change note that fee authorized. The change note joins
+   * the notes as the spent one is marked, in one write. A spend whose outcome is unknown leaves its note reserved
+   * until NoteVault.reconcile reads the chain.
    */
   private async payFromNotes<T extends SettlementAnswer>(
     gross: bigint,
     prepare: (note: Note) => Promise<PreparedSettlement<T>>,
     spentBy: (answer: T) => bigint,
   ): Promise<T> {
-    const release = this.reserve(gross);
-    const candidates = await this.notesHolding(gross);
-    for (const [index, candidate] of candidates.entries()) {
-      let note = candidate;
-      let attempt = await this.trySettle(note, prepare);
+    const releaseBudget = this.reserve(gross);
+    const fail = (error: unknown): never => {
+      releaseBudget();
+      throw error;
+    };
+    const tried = new Set<bigint>();
+    let tooSmall: unknown;
+    for (;;) {
+      let held = await this.options.notes.reserve({ atLeast: gross, skip: tried }).catch(fail);
+      if (held === undefined) {
+        return fail(tooSmall ?? new X402AgentError("NO_NOTE", `No unspent note holds ${gross} atomic USDC, what this payment takes out of a note; deposit first.`));
+      }
+      tried.add(held.note.commitment);
+      let attempt = await this.trySettle(held, prepare);
       const asked = "error" in attempt ? accessFeeAskedBy(attempt.error) : undefined;
       if (asked !== undefined) {
-        const change = await this.payAccessFee(note, asked).catch((error: unknown) => {
-          release();
-          throw error;
-        });
-        // What the fee left may no longer hold the payment: it stays in the notes, and the next note is tried.
-        if (change === undefined || change.value < gross) continue;
-        note = change;
-        attempt = await this.trySettle(note, prepare);
+        const change = await this.payAccessFee(held, asked, gross).catch(fail);
+        // What the fee left may no longer hold the payment: it joined the notes, and the next note is tried.
+        if (change === undefined) continue;
+        held = change;
+        tried.add(held.note.commitment);
+        attempt = await this.trySettle(held, prepare);
       }
       if ("answer" in attempt) {
         this.committed += spentBy(attempt.answer) - gross;
-        await this.replaceNote(note, attempt.prepared.changeNote(attempt.answer));
+        await held.spent(attempt.prepared.changeNote(attempt.answer));
         this.emit({ step: "settled", answer: attempt.answer });
         return attempt.answer;
       }
       const { error, at } = attempt;
       // Quoting and proving spend nothing, nor does a refusal; SETTLEMENT_UNCERTAIN may have, and stays counted.
       const refused = at === "prepare" || (error instanceof FacilitatorError && !error.retryable);
-      const tooSmall = at === "send" && error instanceof FacilitatorError && error.code === "INVALID_PAYMENT_AMOUNT";
-      if (tooSmall && index < candidates.length - 1) continue;
-      if (refused) release();
+      // A facilitator that says the note is spent is not taken at its word: the chain decides (reconcile).
+      const spentElsewhere = error instanceof FacilitatorError && error.code === "ALREADY_SPENT";
+      await (refused && !spentElsewhere ? held.released() : held.unsettled());
+      if (at === "send" && error instanceof FacilitatorError && error.code === "INVALID_PAYMENT_AMOUNT") {
+        tooSmall = error;
+        continue;
+      }
+      if (refused) releaseBudget();
       throw error;
     }
-    release();
-    throw new X402AgentError("NO_NOTE", `No unspent note holds ${gross} atomic USDC, what this payment takes out of a note; deposit first.`);
   }
 
-  /** Prepares and sends the settlement out of `note`: its answer, or the error and the step that failed. */
+  /**
+   * Prepares and sends the settlement out of the held note: its answer, or the error and the step that failed. The
+   * reservation records that the spend may leave before it does.
+   */
   private async trySettle<T>(
-    note: Note,
+    held: NoteReservation,
     prepare: (note: Note) => Promise<PreparedSettlement<T>>,
   ): Promise<{ prepared: PreparedSettlement<T>; answer: T } | { error: unknown; at: "prepare" | "send" }> {
     let prepared: PreparedSettlement<T>;
     try {
-      prepared = await prepare(note);
+      prepared = await prepare(held.note);
+      await held.sending();
     } catch (error) {
       return { error, at: "prepare" };
     }
@@ -424,27 +436,29 @@ export class X402Agent {
   }
 
   /**
-   * Pays the access fee the facilitator asked for out of `note` itself (docs/sdk.md "Access fees"): the agent proves
-   * a withdrawal of the fee to the treasury whose AccessFeePaid names its change note, and the facilitator relays it,
-   * so that no wallet appears with the note. Whatever the custody, the agent proves it: the facilitator learns no
-   * secret. Saves the change note and marks `note` spent, as every spend does; returns the change note, now
-   * authorized (undefined when the fee took the whole note).
+   * Pays the access fee the facilitator asked for out of the held note itself (docs/sdk.md "Access fees"): the agent
+   * proves a withdrawal of the fee to the treasury whose AccessFeePaid names its change note, and the facilitator
+   * relays it, so that no wallet appears with the note. Whatever the custody, the agent proves it: the facilitator
+   * learns no secret. Ends the note's reservation: the note is marked spent and its change note, now authorized,
+   * returned reserved for this payment when it still holds `gross`; otherwise the change joins the notes and the
+   * answer is undefined.
    */
-  private async payAccessFee(note: Note, asked: AccessFeeAsked): Promise<Note | undefined> {
+  private async payAccessFee(held: NoteReservation, asked: AccessFeeAsked, gross: bigint): Promise<NoteReservation | undefined> {
     const { facilitator } = this.options;
+    const { note } = held;
+    const refuse = async (message: string): Promise<never> => {
+      await held.released();
+      throw new X402AgentError("ACCESS_FEE_REFUSED", message);
+    };
     const maximum = this.options.maxAccessFeeAtomic ?? DEFAULT_MAX_ACCESS_FEE_ATOMIC;
     if (asked.fee > maximum) {
-      throw new X402AgentError(
-        "ACCESS_FEE_REFUSED",
+      return refuse(
         `${facilitator.url} asks an access fee of ${asked.fee} atomic USDC for the note, above maxAccessFeeAtomic ${maximum}; nothing was paid. Raise maxAccessFeeAtomic to pay it out of the note.`,
       );
     }
     const relaysProofsThrough = await proofsRelayedThrough((await this.facilitatorTerms()).supported);
     if (relaysProofsThrough === undefined) {
-      throw new X402AgentError(
-        "ACCESS_FEE_REFUSED",
-        `${facilitator.url} asks an access fee but relays no proofs of this SDK's circuit, so the note cannot pay it; nothing was paid.`,
-      );
+      return refuse(`${facilitator.url} asks an access fee but relays no proofs of this SDK's circuit, so the note cannot pay it; nothing was paid.`);
     }
     const releaseFee = this.reserve(asked.fee);
     const authorizedNullifierHash = nullifierHashOf(deriveChangeSecrets(note).nullifier);
@@ -454,14 +468,20 @@ export class X402Agent {
     try {
       const proven = await this.proveSpend(note, expected, { authorizedNullifierHash: authorizedNullifierHash.toString() });
       change = proven.change;
+      await held.sending();
       answer = await this.untilSettled(() => facilitator.accessFeeProof(proven.body));
     } catch (error) {
-      if (!(error instanceof X402AgentError && error.code === "SETTLEMENT_UNCERTAIN")) releaseFee();
+      const uncertain = error instanceof X402AgentError && error.code === "SETTLEMENT_UNCERTAIN";
+      if (!uncertain) releaseFee();
+      await (uncertain ? held.unsettled() : held.released());
       throw error;
     }
-    await this.replaceNote(note, change);
     this.emit({ step: "access-fee-paid", answer });
-    return change;
+    if (change === undefined || change.value < gross) {
+      await held.spent(change);
+      return undefined;
+    }
+    return held.spentInto(change);
   }
 
   /** Counts `gross` against budgetAtomic until released; refuses when it does not fit. */
@@ -507,14 +527,6 @@ export class X402Agent {
     }
   }
 
-  /** The unspent notes that hold `gross`, smallest first. */
-  private async notesHolding(gross: bigint): Promise<Note[]> {
-    return (await this.options.notes.list())
-      .filter((entry) => !entry.spent && entry.note.value >= gross)
-      .map((entry) => entry.note)
-      .sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
-  }
-
   /**
    * Runs one settlement request until it is final. A lost answer, an unconfirmed withdrawal and a busy note are
    * retried with the same request, which the facilitator answers from the note's lease: it never pays twice.
@@ -537,12 +549,6 @@ export class X402Agent {
         await sleep(1000 * (lostAnswer ? LOST_ANSWER_RETRY_SECONDS : (error.retryAfterSeconds ?? LOST_ANSWER_RETRY_SECONDS)));
       }
     }
-  }
-
-  /** Saves the change note before anything else: the spent note is gone once the facilitator settled. */
-  private async replaceNote(spent: Note, next: Note | undefined): Promise<void> {
-    if (next !== undefined) await this.options.notes.save(next);
-    await this.options.notes.markSpent(spent.commitment);
   }
 
   private async retryPaid(url: string, init: RequestInit, headers: Record<string, string>): Promise<Response> {

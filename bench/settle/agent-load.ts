@@ -1,5 +1,6 @@
 import type { Custody } from "../../sdk/agent/index.js";
 import type { ExactRequirement, ResourceInfo } from "../../x402/index.js";
+import { seededRandom } from "../../test/relayer/helpers/fuzz-cases.js";
 
 /**
  * How payments arrive. `open-loop`: at `perMinute` on average, each at a random time (a Poisson process: exponential
@@ -49,7 +50,7 @@ export interface PaymentRecord {
 
 /** The arrival times of an open-loop load, ms after its start, and which agent each comes from. */
 export function openLoopArrivals(load: Extract<AgentLoad, { kind: "open-loop" }>, agents: number): { atMs: number; agent: number }[] {
-  const random = mulberry32(load.seed);
+  const random = seededRandom(load.seed);
   const meanGapMs = 60_000 / load.perMinute;
   const arrivals: { atMs: number; agent: number }[] = [];
   let atMs = 0;
@@ -58,16 +59,4 @@ export function openLoopArrivals(load: Extract<AgentLoad, { kind: "open-loop" }>
     arrivals.push({ atMs, agent: Math.floor(random() * agents) });
   }
   return arrivals;
-}
-
-/** A small seeded PRNG (uniform in [0, 1)). */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }

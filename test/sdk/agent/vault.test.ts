@@ -178,7 +178,7 @@ describe("note vault", function () {
       const [before] = (await vault.list()).filter((entry) => entry.reserved?.sentAt !== undefined);
       expect(before!.note).to.deep.equal(middle);
       expect(chosen.note).to.deep.equal(small);
-      // A crash: the vault is not closed, its lock names this process as if it were another.
+      // A crash: the file as the process left it, opened again by the next one (which takes over a dead process's lock).
       const crashed = readFileSync(file);
       await vault.close();
       writeFileSync(file, crashed);

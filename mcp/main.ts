@@ -18,6 +18,8 @@ async function main(): Promise<void> {
   const chainId = Number((await provider.getNetwork()).chainId);
   const addressBook = await resolveAddressBook(chainId, config.addressBook, MCP_ENV.addressBook);
   const vault = await openOrCreateVault(config.vaultFile, config.vaultPassphrase);
+  // Notes a crash left held by a payment whose outcome it lost: settled from the chain before anything is paid.
+  const reconciled = await vault.reconcile({ provider, addressBook });
   const facilitator = new FacilitatorClient(config.facilitatorUrl);
   const agentEvents = agentEventRouter();
   const agent = new X402Agent({
@@ -47,7 +49,8 @@ async function main(): Promise<void> {
     ...(config.depositorPrivateKey !== undefined && { depositor: new Wallet(config.depositorPrivateKey, provider) }),
   });
   await server.connect(new StdioServerTransport());
-  logger.info({ facilitator: facilitator.url, chainId, vaultFile: config.vaultFile, confirmPayments: config.confirmPayments }, "x402 private payments MCP server ready on stdio");
+  const reservations = { released: reconciled.released.length, spent: reconciled.spent.length, pending: reconciled.pending.length };
+  logger.info({ facilitator: facilitator.url, chainId, vaultFile: config.vaultFile, confirmPayments: config.confirmPayments, reservations }, "x402 private payments MCP server ready on stdio");
 }
 
 /** The vault at `file`, created empty at the first start. */

@@ -5,7 +5,8 @@ import { Wallet, type Provider } from "ethers";
 import { z } from "zod";
 import {
   DepositError,
-  depositNote,
+  depositNotes,
+  equalValues,
   recoverNotes,
   X402AgentError,
   type AgentEvent,
@@ -35,6 +36,9 @@ export interface WalletToolsDeps {
   /** Pays deposits; undefined when the owner configured none. */
   depositor?: Wallet;
 }
+
+/** The most notes one x402_deposit makes: each is a transaction of its own. */
+const MAX_NOTES_PER_DEPOSIT = 16;
 
 /** The most of a response body a fetch answers with; the rest is cut, and the answer says so. */
 const MAX_BODY_CHARS = 100_000;
@@ -114,6 +118,8 @@ export function registerWalletTools(server: McpServer, deps: WalletToolsDeps): v
     return {
       balanceAtomic: unspent.reduce((sum, value) => sum + value, 0n),
       unspentNotes: unspent.length,
+      // Held by payments under way, or by a spend whose outcome x402_recover will read from the chain.
+      reservedNotes: entries.filter((entry) => !entry.spent && entry.reserved !== undefined).length,
       largestNoteAtomic: unspent.reduce((largest, value) => (value > largest ? value : largest), 0n),
       spentNotes: entries.length - unspent.length,
       maxPaymentAtomic: deps.maxPaymentAtomic,
@@ -181,25 +187,33 @@ export function registerWalletTools(server: McpServer, deps: WalletToolsDeps): v
     {
       title: "Deposit USDC into the privacy pool",
       description:
-        "Deposits amountAtomic USDC (at least 1 USDC = 1000000) from the owner's depositor key into the pool as a note of this " +
-        "wallet's seed. The note is spendable once the facilitator's compliance set (ASP) approves the deposit.",
-      inputSchema: { amountAtomic: atomicAmount },
+        "Deposits amountAtomic USDC from the owner's depositor key into the pool as notes of this wallet's seed: one note by " +
+        "default, or `notes` notes of equal value (each at least 1 USDC = 1000000), so that as many payments can run at once. " +
+        "Each note is a deposit of its own, public with its value and the depositor's address. Spendable once the " +
+        "facilitator's compliance set (ASP) approves the deposits.",
+      inputSchema: {
+        amountAtomic: atomicAmount,
+        notes: z.number().int().min(1).max(MAX_NOTES_PER_DEPOSIT).default(1).describe("How many notes to split the amount into."),
+      },
     },
-    ({ amountAtomic }) =>
+    ({ amountAtomic, notes }) =>
       guarded(async () => {
         const { depositor } = deps;
         if (depositor === undefined) {
           return refusal("NO_DEPOSITOR: this server has no depositor key. Set X402_DEPOSITOR_PRIVATE_KEY to a key holding USDC and gas, and restart it.");
         }
-        const run = deposits.then(() => depositNote({ signer: depositor, addressBook: deps.addressBook, value: BigInt(amountAtomic), seed: deps.seed }));
+        const values = equalValues(BigInt(amountAtomic), notes);
+        const run = deposits.then(() => depositNotes({ signer: depositor, addressBook: deps.addressBook, values, seed: deps.seed }));
         deposits = run.catch(() => {});
         const deposited = await run;
-        await vault.save(deposited.note);
+        for (const { note } of deposited) await vault.save(note);
+        const [first] = deposited;
         return answer({
           deposited: true,
-          valueAtomic: deposited.note.value,
-          depositIndex: deposited.index,
-          txHash: deposited.txHash,
+          valueAtomic: deposited.reduce((sum, { note }) => sum + note.value, 0n),
+          depositIndex: first!.index,
+          ...(deposited.length > 1 && { notes: deposited.map(({ note, index }) => ({ depositIndex: index, valueAtomic: note.value })) }),
+          txHash: first!.txHash,
           spendable: "once the facilitator's ASP approves the deposit (x402_privacy_status shows the pool).",
           balance: await balance(),
         });
@@ -212,10 +226,12 @@ export function registerWalletTools(server: McpServer, deps: WalletToolsDeps): v
       title: "Recover the wallet's notes from its seed",
       description:
         "Rebuilds every note of the wallet's seed from the chain alone (deposits, change notes, refunds of payments a seller " +
-        "refused) and stores the unspent ones in the vault; notes the chain shows spent are marked spent.",
+        "refused) and stores the unspent ones in the vault; notes the chain shows spent are marked spent, and notes held by " +
+        "a payment whose outcome was lost are settled from the chain.",
     },
     () =>
       guarded(async () => {
+        const reconciled = await vault.reconcile({ provider: deps.provider, addressBook: deps.addressBook });
         const recovered = await recoverNotes({ provider: deps.provider, addressBook: deps.addressBook, seed: deps.seed });
         const before = new Map((await vault.list()).map((entry) => [entry.note.commitment, entry.spent]));
         const added = recovered.unspent.filter((note) => !before.has(note.commitment));
@@ -228,6 +244,7 @@ export function registerWalletTools(server: McpServer, deps: WalletToolsDeps): v
         return answer({
           recoveredNotes: added.length,
           markedSpent: stale.length,
+          reservations: { released: reconciled.released.length, spent: reconciled.spent.length, pending: reconciled.pending.length },
           chains: recovered.chains.map((chain) => ({ depositIndex: chain.depositIndex, origin: chain.origin, status: chain.status, valueAtomic: chain.latest.value })),
           toBlock: recovered.toBlock,
           balance: await balance(),

@@ -8,39 +8,27 @@
 // database are put in the state that many deposits leave (bench/settle/seeded-pool.ts), every label approved,
 // then the bench's own notes are real deposits on top, and the indexer's state root must equal the pool's.
 //
-// At each leaf count: BENCH_SETTLES sequential payments of each kind (default 10, after one warm-up); then
-// BENCH_AGENTS agents (default 4) each making BENCH_AGENT_PAYMENTS server-proof settle-x402 payments (default 3) at
-// once on the automining chain; then BENCH_BLOCK_PAYMENTS each (default 6) on blocks every BLOCK_MS (BENCH_BLOCK_MS,
-// default 2000, Base's block time): back to back with the relayer's batching on, then with each agent waiting a
-// random 0 to BENCH_THINK_MS (default half a block) between payments, with batching on, as non-custodial agents
-// (each proves, from its own copy of the warm agent's trees) and with batching off. Checks that every concurrent
-// settle's transaction spent its note on chain.
-// The agent keeps its trees from payment to payment, as an X402Agent does; a cold agent's first payment (no trees
-// yet) is timed apart, and the bytes of the relayer's answers per warm payment are counted (content-length, at the
-// HTTP level). The CPU a trees request costs (process.cpuUsage over BENCH_TREES_REQUESTS requests one after
-// another, default 20, whole trees and a warm agent's few new leaves, read by a child process): the relayer and its
-// indexer run in this one process, so the relayer's is what a request costs it less the indexer's answer to the
-// request the relayer makes for it (its cache's refresh). At leaf counts of at least BENCH_LOAD_LEAVES (default
-// 100000), the load test: BENCH_LOAD_ROUNDS rounds (default 3) of the agents paying at once (automine) alone, then
-// while BENCH_LOAD_CLIENTS clients (default 20), in a process of their own, fetch whole trees in a loop; the p50 of
-// every loaded payment against that of every payment alone.
+// At each leaf count: BENCH_SETTLES sequential payments of each kind (default 10, after one warm-up); a cold agent's
+// first payment; the CPU a trees request costs; BENCH_AGENTS agents (default 4) each making BENCH_AGENT_PAYMENTS
+// server-proof settle-x402 payments (default 3) at once on the automining chain, and from BENCH_LOAD_LEAVES leaves
+// the trees load test. Then the load real agents make, on blocks every BENCH_BLOCK_MS (default 2000, Base's) with
+// the indexer following the chain, in each custody of BENCH_CUSTODIES: open-loop arrivals at each rate of
+// BENCH_OPEN_LOOP_RATES, and one agent's bursts. The variables, their defaults and how each part is counted are in
+// bench/README.md. Prints a table per leaf count and their comparison, and writes bench/results/settle.json (by leaf
+// count).
 //
 // On the same blocks, BENCH_PAID_REQUESTS (default 10) whole paid requests (first 402 to the 200) of each method, after
 // a warm-up: by shielded proof (the relayer's seller routes relay the agent's proof; the pool pays the seller) and by
 // the settle-x402 detour (the agent proves, the relayer funds a payer, the seller's facilitator settles its
 // authorization); with the transactions and gas that landed on chain per payment (bench/settle/paid-request.ts).
-//
-// BENCH_PROVER (auto, native or wasm; default auto: the native prover when `npm ci` built it) picks the relayer's
-// prover; the agent proves with the SDK's LocalProver (the native prover when built, else the wasm engine). Prints
-// a table per leaf count and their comparison, and writes bench/results/settle.json (by leaf count).
-import { fork } from "node:child_process";
+import { execFileSync, fork } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Wallet } from "ethers";
-import { emptyTrees, loadTrees, proveLocally, saveTrees, type AgentTrees } from "../../sdk/agent/index.js";
+import { emptyTrees, NoteVault, proveLocally, saveTrees, type AgentTrees } from "../../sdk/agent/index.js";
 import { FacilitatorClient, noteToWire } from "../../sdk/client/facilitator-client.js";
 import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
@@ -50,10 +38,10 @@ import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-
 import { fundDepositor } from "../../test/contracts/helpers/notes.js";
 import { TEST_TOKEN } from "../../test/indexer/helpers/indexer-harness.js";
 import { deposit } from "../../test/indexer/helpers/pool-actions.js";
-import { buildRelayerConfig, startRelayer, type RunningRelayer } from "../../test/relayer/helpers/relayer-harness.js";
 import { startPaymentWorld } from "../../test/x402/helpers/payment-world.js";
 import { builtNativeProver } from "../../sdk/prover/native-process.js";
 import { elapsedMs, percentile, printTable, writeResults } from "../report.js";
+import type { AgentLoad, AgentLoadPlan, PaymentRecord } from "./agent-load.js";
 import { measurePaidRequests } from "./paid-request.js";
 import { seedPool } from "./seeded-pool.js";
 
@@ -61,16 +49,23 @@ const LEAVES = (process.env.BENCH_LEAVES ?? "1000,100000").split(",").map(Number
 const SETTLES = Number(process.env.BENCH_SETTLES ?? 10);
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 4);
 const AGENT_PAYMENTS = Number(process.env.BENCH_AGENT_PAYMENTS ?? 3);
-/** Block time of the batching comparison: Base's 2 s. */
+/** Block time of the agents' loads: Base's 2 s. */
 const BLOCK_MS = Number(process.env.BENCH_BLOCK_MS ?? 2000);
-/** Payments each agent makes on blocks: enough for a p95. */
-const BLOCK_PAYMENTS = Number(process.env.BENCH_BLOCK_PAYMENTS ?? 6);
-/**
- * The most an agent waits between two payments on blocks, at random (the seller's answer and the agent's own work):
- * an agent that pays again the moment its last payment was mined starts every payment at the same point of a block,
- * and then waits for the next block whatever its payment costs.
- */
-const THINK_MS = Number(process.env.BENCH_THINK_MS ?? BLOCK_MS / 2);
+const CUSTODIES = (process.env.BENCH_CUSTODIES ?? "custodial,non-custodial").split(",") as AgentLoadPlan["custody"][];
+/** Open-loop arrival rates, payments a minute. */
+const OPEN_LOOP_RATES = (process.env.BENCH_OPEN_LOOP_RATES ?? "60,120").split(",").map(Number);
+const OPEN_LOOP_PAYMENTS = Number(process.env.BENCH_OPEN_LOOP_PAYMENTS ?? 60);
+const OPEN_LOOP_AGENTS = Number(process.env.BENCH_OPEN_LOOP_AGENTS ?? 4);
+/** Notes in each open-loop agent's wallet: its payments run at once, up to this many. */
+const AGENT_NOTES = Number(process.env.BENCH_AGENT_NOTES ?? 4);
+const ARRIVAL_SEED = Number(process.env.BENCH_ARRIVAL_SEED ?? 1);
+/** One agent's burst: this many payments at once, from a wallet of as many notes. */
+const BURST_SIZE = Number(process.env.BENCH_BURST_SIZE ?? 8);
+const BURSTS = Number(process.env.BENCH_BURSTS ?? 3);
+const BURST_GAP_MS = Number(process.env.BENCH_BURST_GAP_MS ?? 2 * BLOCK_MS);
+/** taskset CPU lists: the agents' processes (and the trees load's clients) on the one, the relayer, its indexer and the chain on the other. */
+const AGENT_CPUS = process.env.BENCH_AGENT_CPUS;
+const RELAYER_CPUS = process.env.BENCH_RELAYER_CPUS;
 const TREES_REQUESTS = Number(process.env.BENCH_TREES_REQUESTS ?? 20);
 const LOAD_LEAVES = Number(process.env.BENCH_LOAD_LEAVES ?? 100_000);
 const LOAD_CLIENTS = Number(process.env.BENCH_LOAD_CLIENTS ?? 20);
@@ -81,6 +76,7 @@ const PAID_REQUESTS = Number(process.env.BENCH_PAID_REQUESTS ?? 10);
 
 const PROVER = process.env.BENCH_PROVER ?? "auto";
 const NOTE_VALUE = 1_000_000n;
+const VAULT_PASSPHRASE = "bench agent passphrase";
 const proverInUse = PROVER === "wasm" || (PROVER === "auto" && !builtNativeProver()) ? "wasm" : "native";
 const TREES_PATH = "/api/facilitator/trees";
 
@@ -110,18 +106,32 @@ interface ReadersReport {
   ms: number;
 }
 
+if (RELAYER_CPUS !== undefined) execFileSync("taskset", ["-a", "-p", "-c", RELAYER_CPUS, String(process.pid)], { stdio: "ignore" });
+
+/** A bench process of its own (`file`, next to this one), as another machine would be: on BENCH_AGENT_CPUS when set. */
+function forkBenchProcess(file: string, args: string[] = []) {
+  const modulePath = fileURLToPath(new URL(file, import.meta.url));
+  const pinned = AGENT_CPUS === undefined ? {} : { execPath: "taskset", execArgv: ["-c", AGENT_CPUS, process.execPath, "--import", "tsx"] };
+  return fork(modulePath, args, { execArgv: ["--import", "tsx"], ...pinned });
+}
+
+/** The one message a bench process answers with: resolves with it, rejects when the process exits first. */
+function answerOf<T>(child: ReturnType<typeof fork>, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    child.on("message", (message) => {
+      if (typeof message === "object" && message !== null) resolve(message as T);
+    });
+    child.on("exit", (code) => reject(new Error(`${what} exited with ${code} before reporting`)));
+  });
+}
+
 /**
  * bench/settle/http-readers.ts in a process of its own, loaded: `readers` readers of `url`, `count` requests each (0:
  * until `stop`). `run` sets them reading and resolves with their report.
  */
 async function startReaders(url: string, { readers = 1, count = 0, token = "" } = {}) {
-  const child = fork(fileURLToPath(new URL("./http-readers.ts", import.meta.url)), [url, String(readers), String(count), token], { execArgv: ["--import", "tsx"] });
-  const report = new Promise<ReadersReport>((resolve, reject) => {
-    child.on("message", (message) => {
-      if (typeof message === "object" && message !== null) resolve(message as ReadersReport);
-    });
-    child.on("exit", (code) => reject(new Error(`the readers of ${url} exited with ${code} before reporting`)));
-  });
+  const child = forkBenchProcess("./http-readers.ts", [url, String(readers), String(count), token]);
+  const report = answerOf<ReadersReport>(child, `the readers of ${url}`);
   await once(child, "message");
   return {
     run: () => {
@@ -130,6 +140,17 @@ async function startReaders(url: string, { readers = 1, count = 0, token = "" } 
     },
     stop: () => child.send("stop"),
   };
+}
+
+/** Runs `plan` in bench/settle/agents.ts, a process of its own: the payments as the agents lived them. */
+async function runAgents(plan: AgentLoadPlan): Promise<PaymentRecord[]> {
+  const child = forkBenchProcess("./agents.ts");
+  const answer = answerOf<{ records?: PaymentRecord[]; error?: string }>(child, "the agents' process");
+  await once(child, "message");
+  child.send(plan);
+  const { records, error } = await answer;
+  if (records === undefined) throw new Error(`the agents' process failed: ${error}`);
+  return records;
 }
 
 const summary = (timings: number[]) => ({
@@ -161,7 +182,8 @@ async function measureAt(leafCount: number) {
 
     const loadTest = leafCount >= LOAD_LEAVES;
     const batch = AGENTS * AGENT_PAYMENTS;
-    const noteCount = 4 * (SETTLES + 1) + batch + 4 * AGENTS * BLOCK_PAYMENTS + 1 + (loadTest ? 2 * LOAD_ROUNDS * batch : 0);
+    const walletNotes = OPEN_LOOP_AGENTS * AGENT_NOTES + BURST_SIZE;
+    const noteCount = 4 * (SETTLES + 1) + batch + CUSTODIES.length * walletNotes + 1 + (loadTest ? 2 * LOAD_ROUNDS * batch : 0);
     console.log(`depositing ${noteCount} notes...`);
     let tag = 1_000;
     const depositors = Object.values(world.chain.depositors);
@@ -180,13 +202,21 @@ async function measureAt(leafCount: number) {
     const [coldAgentNote] = await notes(1);
     const agentNotes = await notes(batch);
     const loadNotes = loadTest ? await notes(2 * LOAD_ROUNDS * batch) : [];
-    const onBlocksBatch = AGENTS * BLOCK_PAYMENTS;
-    const blockNotes = {
-      backToBack: await notes(onBlocksBatch),
-      batched: await notes(onBlocksBatch),
-      nonCustodial: await notes(onBlocksBatch),
-      alone: await notes(onBlocksBatch),
+    // The agents' wallets, a vault each, per custody: each open-loop agent's AGENT_NOTES notes, and the burst agent's.
+    const vaultDir = mkdtempSync(path.join(tmpdir(), "bench-wallets-"));
+    const wallet = async (name: string, count: number) => {
+      const file = path.join(vaultDir, `${name}.vault`);
+      const vault = await NoteVault.create(file, VAULT_PASSPHRASE);
+      for (const note of await notes(count)) await vault.save(note);
+      await vault.close();
+      return file;
     };
+    const wallets = new Map<AgentLoadPlan["custody"], { openLoop: string[]; burst: string }>();
+    for (const custody of CUSTODIES) {
+      const openLoop: string[] = [];
+      for (let agent = 0; agent < OPEN_LOOP_AGENTS; agent++) openLoop.push(await wallet(`${custody}-agent-${agent}`, AGENT_NOTES));
+      wallets.set(custody, { openLoop, burst: await wallet(`${custody}-burst`, BURST_SIZE) });
+    }
     await world.syncIndexer();
     const indexerRoot = world.indexer.indexer.sync.stateTree.root;
     const poolRoot = await pool.currentRoot();
@@ -202,10 +232,10 @@ async function measureAt(leafCount: number) {
       body: Record<string, unknown>;
     }
 
-    const timed = async (route: string, body: unknown, relayer: RunningRelayer = world.relayer): Promise<Timed> => {
+    const timed = async (route: string, body: unknown): Promise<Timed> => {
       let answer!: { status: number; body: Record<string, unknown> };
       const ms = await elapsedMs(async () => {
-        answer = await relayer.post(route, body);
+        answer = await world.relayer.post(route, body);
       });
       if (answer.status !== 200) throw new Error(`${route} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
       return { ms, ...answer };
@@ -351,32 +381,37 @@ async function measureAt(leafCount: number) {
     const treesRequest = { warm: warmTrees, whole: await treesCost({ state: 0, asp: 0 }) };
 
     /**
-     * AGENTS agents, AGENT_PAYMENTS settle-x402 payments each, at once, through `relayer`: server-proof, or with
-     * `nonCustodial` each agent proves with trees of its own (a copy of the warm agent's, read from a trees file as an
-     * X402Agent reads its own), the time being the whole payment. Checks that every settle's funding transaction was
-     * mined and spent that settle's note; counts the transactions (a batch carries several settles) and their gas. A
-     * failed settle throws, unless `countFailures` (under load): then it is counted, with the first failure's answer.
+     * Checks that each settle's funding transaction was mined and spent the note of `nullifierHash`; the distinct
+     * transactions (a batch carries several settles) and their gas per settle.
      */
-    async function concurrentPayments(spent: Note[], { relayer = world.relayer, countFailures = false, nonCustodial = false, thinkMs = 0 } = {}) {
+    async function spentOnChain(settles: { txHash: string; nullifierHash: bigint }[]) {
+      const txs = new Map<string, bigint>();
+      for (const { txHash, nullifierHash } of settles) {
+        const receipt = await world.provider.getTransactionReceipt(txHash);
+        const spends = receipt?.status === 1 ? receipt.logs.map((log) => pool.interface.parseLog(log)).filter((event) => event?.name === "Withdrawn") : [];
+        if (!spends.some((event) => event!.args.spentNullifierHash === nullifierHash)) throw new Error(`settle ${txHash} did not spend its note on chain`);
+        txs.set(receipt!.hash, receipt!.gasUsed);
+      }
+      const gas = [...txs.values()].reduce((sum, used) => sum + used, 0n);
+      return { transactions: txs.size, gasPerSettle: settles.length === 0 ? 0 : Number(gas / BigInt(settles.length)) };
+    }
+
+    /**
+     * AGENTS agents, AGENT_PAYMENTS server-proof settle-x402 payments each, at once, each agent's one after another.
+     * Checks every settle on chain. A failed settle throws, unless `countFailures` (under load): then it is counted,
+     * with the first failure's answer.
+     */
+    async function concurrentPayments(spent: Note[], { countFailures = false } = {}) {
       const answers: { ms: number; body: Record<string, unknown>; note: Note }[] = [];
       const failures: string[] = [];
-      const treesFile = path.join(mkdtempSync(path.join(tmpdir(), "bench-trees-")), "trees");
-      if (nonCustodial) await saveTrees(treesFile, agentTrees);
-      const pay = async (note: Note, trees: AgentTrees | null) => {
-        if (trees === null) return timed("/api/facilitator/settle-x402", settleX402Body(note), relayer);
-        const payment = await provenPayment(note, true, trees);
-        return { ms: payment.totalMs, body: payment.relayBody };
-      };
       const wallMs = await elapsedMs(() =>
         Promise.all(
           Array.from({ length: AGENTS }, async (_, agent) => {
-            const trees = nonCustodial ? await loadTrees(treesFile) : null;
             const payments = spent.length / AGENTS;
             for (let payment = 0; payment < payments; payment++) {
               const note = spent[agent * payments + payment]!;
-              if (thinkMs > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * thinkMs));
               try {
-                answers.push({ ...(await pay(note, trees)), note });
+                answers.push({ ...(await timed("/api/facilitator/settle-x402", settleX402Body(note))), note });
               } catch (error) {
                 if (!countFailures) throw error;
                 failures.push(error instanceof Error ? error.message : String(error));
@@ -385,17 +420,8 @@ async function measureAt(leafCount: number) {
           }),
         ),
       );
-      const txs = new Map<string, bigint>();
-      for (const { body, note } of answers) {
-        const receipt = await world.provider.getTransactionReceipt(body.fundingTxHash as string);
-        const spends = receipt?.status === 1 ? receipt.logs.map((log) => pool.interface.parseLog(log)).filter((event) => event?.name === "Withdrawn") : [];
-        if (!spends.some((event) => event!.args.spentNullifierHash === nullifierHashOf(note.nullifier))) {
-          throw new Error(`settle ${body.fundingTxHash} did not spend its note on chain`);
-        }
-        txs.set(receipt!.hash, receipt!.gasUsed);
-      }
       if (answers.length === 0) throw new Error(`every settle failed, the first: ${failures[0]}`);
-      const gas = [...txs.values()].reduce((sum, used) => sum + used, 0n);
+      const onChain = await spentOnChain(answers.map(({ body, note }) => ({ txHash: body.fundingTxHash as string, nullifierHash: nullifierHashOf(note.nullifier) })));
       return {
         agents: AGENTS,
         settles: answers.length,
@@ -403,8 +429,7 @@ async function measureAt(leafCount: number) {
         timingsMs: answers.map(({ ms }) => Math.round(ms)),
         errors: failures.length,
         ...(failures.length > 0 && { firstError: failures[0]!.slice(0, 300) }),
-        transactions: txs.size,
-        gasPerSettle: Number(gas / BigInt(answers.length)),
+        ...onChain,
         settlesPerMinute: Math.round((answers.length / wallMs) * 60_000),
       };
     }
@@ -441,7 +466,7 @@ async function measureAt(leafCount: number) {
      * machine's drift shows in both. The p50s are of every round's payments together.
      */
     async function loadTestRounds() {
-      const quiet: Load[] = [];
+      const quiet: Awaited<ReturnType<typeof concurrentPayments>>[] = [];
       const loaded: Awaited<ReturnType<typeof underTreesLoad>>[] = [];
       for (let round = 0; round < LOAD_ROUNDS; round++) {
         const notesOf = (phase: number) => loadNotes.slice((2 * round + phase) * batch, (2 * round + phase + 1) * batch);
@@ -449,7 +474,7 @@ async function measureAt(leafCount: number) {
         quiet.push(await concurrentPayments(notesOf(0)));
         loaded.push(await underTreesLoad(notesOf(1)));
       }
-      const all = (runs: Load[]) => runs.flatMap((run) => run.timingsMs);
+      const all = (runs: { timingsMs: number[] }[]) => runs.flatMap((run) => run.timingsMs);
       const answers: Record<string, number> = {};
       for (const run of loaded) for (const [status, n] of Object.entries(run.treesAnswers)) answers[status] = (answers[status] ?? 0) + n;
       const alone = summary(all(quiet));
@@ -467,31 +492,75 @@ async function measureAt(leafCount: number) {
         runs: { quiet, loaded },
       };
     }
-    type Load = Awaited<ReturnType<typeof concurrentPayments>>;
     const underLoad = loadTest ? await loadTestRounds() : null;
 
-    // Batching pays off where a relay waits for its block: the same load on blocks every BLOCK_MS, with batching (the
-    // relayer's default) and with it off (a second relayer on the same chain, store of its own).
+    /** Brings the warm agent's trees up to the relayer's: a load's agents start from them, as agents that paid a moment ago. */
+    async function warmAgentTrees(): Promise<void> {
+      const served = await facilitator.trees({ state: agentTrees.state.fetched, asp: agentTrees.asp.fetched });
+      agentTrees.state.receive(served.state.from, served.state.leaves);
+      agentTrees.asp.receive(served.asp.from, served.asp.leaves);
+      await Promise.all([agentTrees.state.treeOf(agentTrees.state.fetched), agentTrees.asp.treeOf(agentTrees.asp.fetched)]);
+    }
+    const loadTreesFile = path.join(vaultDir, "warm.trees");
+
+    /**
+     * `load` made by the agents of the wallets `vaults` (one agent each) in `custody`, in a process of their own;
+     * every settle checked on chain. End to end is from a payment's arrival to its settlement's answer; the relayer's
+     * side from its settle request to that answer; the agent's proof and the quote and trees requests are apart.
+     */
+    async function agentLoad(custody: AgentLoadPlan["custody"], vaults: string[], load: AgentLoad) {
+      await warmAgentTrees();
+      await saveTrees(loadTreesFile, agentTrees);
+      const network = { chainId: world.chainId, asset: world.asset };
+      const plan = { relayerUrl: world.relayer.url, network, accepted, ...(resource !== undefined && { resource }), custody, vaults, passphrase: VAULT_PASSPHRASE, treesPath: loadTreesFile, load };
+      const records = await runAgents(plan);
+      const settled = records.filter((record) => record.error === undefined);
+      const failed = records.filter((record) => record.error !== undefined);
+      if (settled.length === 0) throw new Error(`every payment failed, the first: ${failed[0]?.error}`);
+      const onChain = await spentOnChain(settled.map((record) => ({ txHash: record.fundingTxHash!, nullifierHash: BigInt(record.nullifierHash!) })));
+      const of = (part: "totalMs" | "relayMs" | "proofMs" | "quoteAndTreesMs" | "noteWaitMs") => settled.flatMap((record) => (record[part] === undefined ? [] : [record[part]]));
+      const summaryOf = (part: Parameters<typeof of>[0]) => (of(part).length === 0 ? null : summary(of(part)));
+      const spanMs = Math.max(...settled.map((record) => record.arrivalMs + record.totalMs)) - Math.min(...records.map((record) => record.arrivalMs));
+      return {
+        custody,
+        load,
+        agents: vaults.length,
+        payments: records.length,
+        errors: failed.length,
+        ...(failed.length > 0 && { firstError: failed[0]!.error }),
+        endToEnd: summary(of("totalMs")),
+        relayer: summaryOf("relayMs"),
+        agentProof: summaryOf("proofMs"),
+        quoteAndTrees: summaryOf("quoteAndTreesMs"),
+        noteWait: { ...summary(of("noteWaitMs")), maxMs: Math.round(Math.max(...of("noteWaitMs"))) },
+        settlesPerMinute: Math.round((settled.length / spanMs) * 60_000),
+        ...onChain,
+        records: records.map((record) => ({ ...record, arrivalMs: Math.round(record.arrivalMs), totalMs: Math.round(record.totalMs) })),
+      };
+    }
+
+    // The load real agents make, on blocks every BLOCK_MS, the indexer following the chain as a deployed one does (so
+    // change notes become spendable): in each custody, open-loop arrivals at each rate, then one agent's bursts.
     const chainProvider = world.chain.connection.provider;
     await chainProvider.request({ method: "evm_setAutomine", params: [false] });
     await chainProvider.request({ method: "evm_setIntervalMining", params: [BLOCK_MS] });
-    const unbatched = await startRelayer(buildRelayerConfig(world.chain, world.indexer, { pricingMode: "paid", prover: PROVER, relayBatch: "false" }));
-    let onBlocks: { blockMs: number; thinkMs: number; backToBack: Load; batched: Load; alone: Load; nonCustodial: Load };
+    const agentLoads: Awaited<ReturnType<typeof agentLoad>>[] = [];
     let paidRequests: Awaited<ReturnType<typeof measurePaidRequests>>;
     try {
-      console.log(`the same on ${BLOCK_MS} ms blocks, ${BLOCK_PAYMENTS} payments each, back to back, batching on...`);
-      const backToBack = await concurrentPayments(blockNotes.backToBack);
-      console.log(`the same, each agent waiting up to ${THINK_MS} ms between payments...`);
-      const batched = await concurrentPayments(blockNotes.batched, { thinkMs: THINK_MS });
-      console.log(`the same, non-custodial (each agent proves)...`);
-      const nonCustodial = await concurrentPayments(blockNotes.nonCustodial, { nonCustodial: true, thinkMs: THINK_MS });
-      console.log(`the same, server proof, batching off...`);
-      const alone = await concurrentPayments(blockNotes.alone, { relayer: unbatched, thinkMs: THINK_MS });
-      onBlocks = { blockMs: BLOCK_MS, thinkMs: THINK_MS, backToBack, batched, nonCustodial, alone };
+      await world.whileIndexerFollows(async () => {
+        for (const custody of CUSTODIES) {
+          const { openLoop, burst } = wallets.get(custody)!;
+          for (const perMinute of OPEN_LOOP_RATES) {
+            console.log(`${custody}: ${OPEN_LOOP_PAYMENTS} payments arriving at random, ${perMinute} a minute, from ${OPEN_LOOP_AGENTS} agents of ${AGENT_NOTES} notes, on ${BLOCK_MS} ms blocks...`);
+            agentLoads.push(await agentLoad(custody, openLoop, { kind: "open-loop", perMinute, payments: OPEN_LOOP_PAYMENTS, seed: ARRIVAL_SEED }));
+          }
+          console.log(`${custody}: one agent's ${BURSTS} bursts of ${BURST_SIZE} payments at once, from ${BURST_SIZE} notes...`);
+          agentLoads.push(await agentLoad(custody, [burst], { kind: "burst", size: BURST_SIZE, bursts: BURSTS, gapMs: BURST_GAP_MS }));
+        }
+      });
       console.log(`whole paid requests on ${BLOCK_MS} ms blocks, ${PAID_REQUESTS} each: shielded proof, then the settle-x402 detour...`);
       paidRequests = await measurePaidRequests(world, { payments: PAID_REQUESTS, blockMs: BLOCK_MS });
     } finally {
-      await unbatched.stop();
       await chainProvider.request({ method: "evm_setIntervalMining", params: [0] });
       await chainProvider.request({ method: "evm_setAutomine", params: [true] });
     }
@@ -506,7 +575,7 @@ async function measureAt(leafCount: number) {
       treesRequest,
       concurrent,
       concurrentUnderTreesLoad: underLoad,
-      concurrentOnBlocks: onBlocks,
+      agentLoads: { blockMs: BLOCK_MS, runs: agentLoads },
       paidRequests,
       sequentialSettlesPerMinute: Math.round(60_000 / (x402Ms.ms.reduce((sum, ms) => sum + ms, 0) / x402Ms.ms.length)),
     };
@@ -526,6 +595,16 @@ const serverProof = (result: AtLeaves["settle"]) => `p50 ${result.p50Ms} ms, p95
 const clientProof = (result: AtLeaves["nonCustodial"]["settle"]) =>
   `p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms (client proof p50 ${result.clientProof.p50Ms} / p95 ${result.clientProof.p95Ms} ms, ` +
   `quote + trees p50 ${result.quoteAndTreesP50Ms} ms, relay p50 ${result.relay.p50Ms} / p95 ${result.relay.p95Ms} ms)`;
+type AgentLoadRun = AtLeaves["agentLoads"]["runs"][number];
+const loadName = ({ custody, load, agents }: AgentLoadRun) =>
+  load.kind === "open-loop"
+    ? `${custody}: open loop, ${load.perMinute}/min from ${agents} agents (${load.payments})`
+    : `${custody}: one agent, ${load.bursts} bursts of ${load.size} at once`;
+const p = (result: { p50Ms: number; p95Ms: number } | null) => (result === null ? "-" : `${result.p50Ms} / ${result.p95Ms}`);
+const agentLoadResult = (run: AgentLoadRun) =>
+  `end to end ${p(run.endToEnd)} ms; relayer ${p(run.relayer)} ms; agent's proof ${p(run.agentProof)} ms; quote + trees ${p(run.quoteAndTrees)} ms; ` +
+  `note wait p95 ${run.noteWait.p95Ms} ms; ${run.load.kind === "open-loop" ? `${run.settlesPerMinute}/min, ` : ""}${run.errors} errors, ` +
+  `${run.transactions} transactions, ${run.gasPerSettle.toLocaleString("en-US")} gas a settle`;
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const count = (n: number) => n.toLocaleString("en-US");
 
@@ -565,10 +644,7 @@ for (const run of runs) {
                 `${underLoad.treesMiBPerSecond} MiB/s a round (answers ${JSON.stringify(underLoad.treesAnswers)})`,
             ],
           ] as [string, string][])),
-      [`${AGENTS} agents on ${BLOCK_MS} ms blocks, ${BLOCK_PAYMENTS} each, back to back, batching on`, onLoad(run.concurrentOnBlocks.backToBack)],
-      [`  each waiting 0-${THINK_MS} ms between payments, batching on`, onLoad(run.concurrentOnBlocks.batched)],
-      [`  the same, client proof + relay (each agent proves)`, onLoad(run.concurrentOnBlocks.nonCustodial)],
-      [`  the same, server proof, batching off`, onLoad(run.concurrentOnBlocks.alone)],
+      ...run.agentLoads.runs.map((load): [string, string] => [`${loadName(load)}, ${run.agentLoads.blockMs} ms blocks`, agentLoadResult(load)]),
       ["settles per minute, sequential / concurrent (automine)", `${run.sequentialSettlesPerMinute} / ${concurrent.settlesPerMinute}`],
       ...(["direct", "detour"] as const).map((method): [string, string] => {
         const paid = run.paidRequests[method];
@@ -594,8 +670,10 @@ if (base !== undefined && larger.length > 0) {
     larger.flatMap((run): [string, string][] => [
       [`${count(run.leaves)}: settle-x402, server proof, sequential`, change(run.settleX402.p50Ms, base.settleX402.p50Ms)],
       [`${count(run.leaves)}: settle-x402, warm agent (client proof + relay)`, change(run.nonCustodial.settleX402.p50Ms, base.nonCustodial.settleX402.p50Ms)],
-      [`${count(run.leaves)}: ${AGENTS} agents on ${BLOCK_MS} ms blocks (waiting between payments), batching on`, change(run.concurrentOnBlocks.batched.p50Ms, base.concurrentOnBlocks.batched.p50Ms)],
-      [`${count(run.leaves)}: the same, client proof + relay`, change(run.concurrentOnBlocks.nonCustodial.p50Ms, base.concurrentOnBlocks.nonCustodial.p50Ms)],
+      ...run.agentLoads.runs.flatMap((load, i): [string, string][] => {
+        const then = base.agentLoads.runs[i];
+        return then === undefined ? [] : [[`${count(run.leaves)}: ${loadName(load)}, end to end`, change(load.endToEnd.p50Ms, then.endToEnd.p50Ms)]];
+      }),
       [`${count(run.leaves)}: cold agent's first payment`, change(run.coldAgent.totalMs, base.coldAgent.totalMs)],
     ]),
   );

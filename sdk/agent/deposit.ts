@@ -27,6 +27,11 @@ export interface DepositNoteOptions extends ReadPoolLogsOptions {
   index?: number;
 }
 
+export interface DepositNotesOptions extends Omit<DepositNoteOptions, "value"> {
+  /** Each note's atomic USDC, each at least MINIMUM_DEPOSIT: one deposit per value, at consecutive indexes. */
+  values: readonly bigint[];
+}
+
 export interface DepositedNote {
   note: Note;
   /** The deposit index whose secrets the note holds. */
@@ -42,35 +47,82 @@ export interface DepositedNote {
  * call concurrently for one seed: both calls may pick the same index.
  */
 export async function depositNote(options: DepositNoteOptions): Promise<DepositedNote> {
-  const { signer, addressBook, value } = options;
-  if (value < MINIMUM_DEPOSIT) {
-    throw new DepositError("DEPOSIT_BELOW_MINIMUM", `deposit of ${value} atomic USDC is below the pool's minimum of ${MINIMUM_DEPOSIT} (1 USDC); nothing was sent. Deposit at least ${MINIMUM_DEPOSIT}.`);
+  const [deposited] = await depositNotes({ ...options, values: [options.value] });
+  return deposited!;
+}
+
+/**
+ * Deposits one note per value, at the seed's consecutive deposit indexes from `index` (default: the first unused),
+ * so that recovery, which walks the indexes, finds every one: a wallet of several notes, whose payments can run at
+ * once (each spends a note of its own). Each is an ordinary Entrypoint.deposit, with its own Deposited event
+ * naming the signer and the value (docs/design.md 2, "A wallet of several notes"); one approval covers them all.
+ * Refuses before sending anything what depositNote
+ * refuses, for any of them. A deposit that fails leaves those before it made: the error names them, and
+ * recoverNotes finds them.
+ */
+export async function depositNotes(options: DepositNotesOptions): Promise<DepositedNote[]> {
+  const { signer, addressBook, values } = options;
+  if (values.length === 0) throw new RangeError("deposit at least one note");
+  for (const value of values) {
+    if (value < MINIMUM_DEPOSIT) {
+      throw new DepositError("DEPOSIT_BELOW_MINIMUM", `deposit of ${value} atomic USDC is below the pool's minimum of ${MINIMUM_DEPOSIT} (1 USDC); nothing was sent. Deposit at least ${MINIMUM_DEPOSIT}.`);
+    }
+    assertNoteValue(value);
   }
-  assertNoteValue(value);
   const provider = signer.provider;
   if (provider === null) throw new Error("the signer must be connected to a provider");
 
   const keys = masterKeysOf(options.seed);
   const logs = await readPoolLogs(provider, addressBook, options);
-  const index = options.index ?? firstUnusedIndex(logs, keys, addressBook.scope);
-  const secrets = depositSecretsOf(keys, addressBook.scope, index);
-  const precommitment = precommitmentOf(secrets);
-  if (logs.depositsByPrecommitment.has(precommitment)) {
-    throw new DepositError("DEPOSIT_INDEX_USED", `deposit index ${index} of this seed is already used; nothing was sent. Leave the index out to take the first unused one.`);
-  }
-  const approvalNonce = await checkFundsAndApprove(signer, addressBook, value);
+  const first = options.index ?? firstUnusedIndex(logs, keys, addressBook.scope);
+  const deposits = values.map((value, i) => {
+    const index = first + i;
+    const secrets = depositSecretsOf(keys, addressBook.scope, index);
+    const precommitment = precommitmentOf(secrets);
+    if (logs.depositsByPrecommitment.has(precommitment)) {
+      throw new DepositError("DEPOSIT_INDEX_USED", `deposit index ${index} of this seed is already used; nothing was sent. Leave the index out to take the first unused one.`);
+    }
+    return { value, index, secrets, precommitment };
+  });
+  const total = values.reduce((sum, value) => sum + value, 0n);
+  const approvalNonce = await checkFundsAndApprove(signer, addressBook, total);
 
   const entrypoint = Entrypoint__factory.connect(addressBook.entrypoint, signer);
-  // The next nonce is named outright: a provider may still answer the count it cached before the approval.
-  const nonce = approvalNonce === undefined ? {} : { nonce: approvalNonce + 1 };
-  const receipt = await (await entrypoint.deposit(addressBook.usdc, value, precommitment, nonce)).wait();
-  if (receipt === null) throw new Error("the deposit transaction was dropped");
-  const deposited = depositedIn(receipt, addressBook, provider);
-  const note = createNote(value, deposited.label, secrets);
-  if (deposited.commitment !== note.commitment) {
-    throw new Error(`deposit ${receipt.hash}: the pool's commitment differs from the note's`);
+  const made: DepositedNote[] = [];
+  // Each nonce after the first transaction is named outright: a provider may still answer the count it cached before.
+  let nonce = approvalNonce === undefined ? undefined : approvalNonce + 1;
+  // One after another, each mined before the next is estimated: an insert's gas depends on its leaf index.
+  for (const { value, index, secrets, precommitment } of deposits) {
+    const receipt = await entrypoint
+      .deposit(addressBook.usdc, value, precommitment, nonce === undefined ? {} : { nonce })
+      .then((sent) => {
+        nonce = sent.nonce + 1;
+        return sent.wait();
+      })
+      .catch((error: unknown) => {
+        if (made.length === 0) throw error;
+        const before = made.map((done) => done.index).join(", ");
+        throw new Error(`the deposit at index ${index} failed (${error instanceof Error ? error.message : String(error)}); deposit indexes ${before} were made, and recoverNotes finds them`);
+      });
+    if (receipt === null) throw new Error(`the deposit transaction at index ${index} was dropped`);
+    const deposited = depositedIn(receipt, addressBook, provider);
+    const note = createNote(value, deposited.label, secrets);
+    if (deposited.commitment !== note.commitment) {
+      throw new Error(`deposit ${receipt.hash}: the pool's commitment differs from the note's`);
+    }
+    made.push({ note, index, txHash: receipt.hash });
   }
-  return { note, index, txHash: receipt.hash };
+  return made;
+}
+
+/**
+ * `total` atomic USDC cut into `count` notes of equal value (the remainder on the first): equal values say less of
+ * which note paid what than a spread of sizes.
+ */
+export function equalValues(total: bigint, count: number): bigint[] {
+  if (!Number.isSafeInteger(count) || count < 1) throw new RangeError(`count must be a positive integer, got ${count}`);
+  const each = total / BigInt(count);
+  return Array.from({ length: count }, (_, i) => (i === 0 ? each + (total - each * BigInt(count)) : each));
 }
 
 /**

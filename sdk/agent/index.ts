@@ -18,6 +18,7 @@ export {
 } from "./pool-events.js";
 export { ragequitNote, type RagequitOptions } from "./ragequit.js";
 export * from "./vault.js";
+export * from "./note-reservation.js";
 export * from "./x402-agent.js";
 export { proveLocally, type LocalProof, type QuoteExpectation } from "./local-proof.js";
 export { preferShieldedProof, privatePoolScheme, registerPrivatePoolScheme, PrivatePoolScheme, type PrivatePoolSchemeOptions } from "./private-pool-scheme.js";

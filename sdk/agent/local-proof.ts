@@ -86,15 +86,18 @@ export async function proveLocally(options: {
   }[expected.route];
   const deadline = Date.now() + NOTE_WAIT_MS;
   for (;;) {
-    const { quote } = await requestQuote();
-    checkQuote(quote, note, expected);
-    const askedFrom = { state: trees.state.fetched, asp: trees.asp.fetched };
-    receiveTrees(trees, await treesAfter(facilitator, askedFrom));
-    // Built side by side: one tree's JavaScript runs while the other is hashed natively.
-    const [stateWitness, aspWitness] = await Promise.all([
-      witnessOf(trees.state, { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize }, note.commitment, "state"),
-      witnessOf(trees.asp, { root: quote.aspRoot, depth: quote.aspTreeDepth, size: quote.aspTreeSize }, note.label, "ASP"),
-    ]);
+    const { quote, askedFrom, stateWitness, aspWitness } = await inTurn(trees, async () => {
+      const { quote } = await requestQuote();
+      checkQuote(quote, note, expected);
+      const askedFrom = { state: trees.state.fetched, asp: trees.asp.fetched };
+      receiveTrees(trees, await treesAfter(facilitator, askedFrom));
+      // Built side by side: one tree's JavaScript runs while the other is hashed natively.
+      const [stateWitness, aspWitness] = await Promise.all([
+        witnessOf(trees.state, { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize }, note.commitment, "state"),
+        witnessOf(trees.asp, { root: quote.aspRoot, depth: quote.aspTreeDepth, size: quote.aspTreeSize }, note.label, "ASP"),
+      ]);
+      return { quote, askedFrom, stateWitness, aspWitness };
+    });
     if (stateWitness instanceof X402AgentError || aspWitness instanceof X402AgentError) {
       // A tree kept from earlier that does not rebuild the quoted root was rebuilt since (an ASP revocation, a
       // reorg): witnessOf dropped it, and it is fetched whole at once.
@@ -131,6 +134,20 @@ export async function proveLocally(options: {
       body: { ...options.fields, quote, proof: { proof, publicSignals }, ...refund },
     };
   }
+}
+
+/** The work on each agent's trees that is under way or waiting, by trees: the last of it. */
+const treesTurns = new WeakMap<AgentTrees, Promise<unknown>>();
+
+/**
+ * Runs `work` once the work on `trees` asked for before it is done. Concurrent spends of one agent share its trees:
+ * each takes its quote, brings the trees up to the quoted sizes and takes its paths in turn (tens of milliseconds
+ * warm), so a later quote never finds the trees moved past it, and the proofs run side by side after.
+ */
+export function inTurn<T>(trees: AgentTrees, work: () => Promise<T>): Promise<T> {
+  const turn = (treesTurns.get(trees) ?? Promise.resolve()).then(work);
+  treesTurns.set(trees, turn.catch(() => undefined));
+  return turn;
 }
 
 /** The leaves after `from`, asked again after the wait a 429 names, for up to TREES_WAIT_MS in all. */

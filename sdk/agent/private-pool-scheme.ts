@@ -17,9 +17,14 @@ import {
   type PaymentRequired,
   type ResourceInfo,
 } from "../../x402/index.js";
-import type { ShieldedProof } from "./shielded-proof.js";
-import type { Note } from "../note/note.js";
-import { paymentNotAccepted, ShieldedPaymentRefusedError, X402Agent, type X402AgentOptions, type X402Settlement } from "./x402-agent.js";
+import {
+  paymentNotAccepted,
+  ShieldedPaymentRefusedError,
+  X402Agent,
+  type ShieldedPayment,
+  type X402AgentOptions,
+  type X402Settlement,
+} from "./x402-agent.js";
 
 /**
  * What the scheme pays with: an X402Agent's options (the facilitator, the notes, the caps, the budget, custody). It
@@ -49,7 +54,7 @@ export class PrivatePoolScheme implements SchemeNetworkClient {
   /** v2 payments by their authorization's nonce, until the seller answers them. */
   private readonly pending = new Map<string, PendingPayment>();
   /** Shielded-proof payments by the spent note's nullifier hash, until the seller answers them. */
-  private readonly pendingShielded = new Map<string, { url: string; proven: ShieldedProof & { note: Note } }>();
+  private readonly pendingShielded = new Map<string, { url: string; proven: ShieldedPayment }>();
 
   readonly schemeHooks: SchemeClientHooks = {
     onBeforePaymentCreation: async ({ paymentRequired, selectedRequirements }) => {

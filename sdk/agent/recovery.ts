@@ -125,9 +125,26 @@ function followChain(
   onWithdrawn: (spent: Note) => void,
 ): NoteChain {
   const { commitment, value, blockNumber, txHash } = deposit;
-  const history: NoteChainStep[] = [{ kind: "deposited", commitment, value, blockNumber, txHash }];
-  let latest = createNote(value, deposit.label, secrets);
-  const end = (status: NoteChainStatus): NoteChain => ({ depositIndex, origin, latest, status, history });
+  const followed = followNote(logs, createNote(value, deposit.label, secrets), onWithdrawn);
+  return { depositIndex, origin, ...followed, history: [{ kind: "deposited", commitment, value, blockNumber, txHash }, ...followed.history] };
+}
+
+/** Where a note's spends led: the newest note rebuilt, why the walk stopped, and each spend on the way. */
+export interface FollowedNote {
+  latest: Note;
+  status: NoteChainStatus;
+  history: NoteChainStep[];
+}
+
+/**
+ * Follows `note` through the Withdrawn events of its successive nullifier hashes, deriving each change note with
+ * deriveChangeSecrets as the SDK does before each spend; `onWithdrawn` sees each note a withdrawal spent. Recovery
+ * and NoteVault.reconcile (a note whose payment's outcome a crash lost) both walk this way.
+ */
+export function followNote(logs: PoolLogs, note: Note, onWithdrawn: (spent: Note) => void = () => {}): FollowedNote {
+  const history: NoteChainStep[] = [];
+  let latest = note;
+  const end = (status: NoteChainStatus): FollowedNote => ({ latest, status, history });
   for (;;) {
     if (latest.value === 0n) return end("empty");
     const spend = logs.spendsByNullifierHash.get(nullifierHashOf(latest.nullifier));

@@ -8,7 +8,7 @@ import { scopeOf } from "../note/scope.js";
 import type { EngineName, ProofEngine } from "../prover/local-prover.js";
 import { sellerPaymentContext, sellerPaymentFor, type ShieldedPayload, type ShieldedRequirement } from "../../x402/index.js";
 import { X402AgentError } from "./errors.js";
-import { receiveTrees, treesAfter, witnessOf } from "./local-proof.js";
+import { inTurn, receiveTrees, treesAfter, witnessOf } from "./local-proof.js";
 import type { AgentTrees } from "./tree-file.js";
 
 /** The pool the agent's notes are in, as its facilitator's `supported` names it. */
@@ -57,12 +57,16 @@ export async function proveShieldedPayment(options: {
   const context = sellerPaymentContext(payment, pool.entrypoint, scopeOf(pool.privacyPool, BigInt(pool.chainId), pool.asset));
   const deadline = Date.now() + NOTE_WAIT_MS;
   for (;;) {
-    const served = await treesAfter(facilitator, { state: trees.state.fetched, asp: trees.asp.fetched });
-    receiveTrees(trees, served);
-    const [stateWitness, aspWitness] = await Promise.all([
-      witnessOf(trees.state, served.state, note.commitment, "state"),
-      witnessOf(trees.asp, served.asp, note.label, "ASP"),
-    ]);
+    // Concurrent payments share the trees: each brings them up to date and takes its paths in turn.
+    const { served, stateWitness, aspWitness } = await inTurn(trees, async () => {
+      const served = await treesAfter(facilitator, { state: trees.state.fetched, asp: trees.asp.fetched });
+      receiveTrees(trees, served);
+      const [stateWitness, aspWitness] = await Promise.all([
+        witnessOf(trees.state, served.state, note.commitment, "state"),
+        witnessOf(trees.asp, served.asp, note.label, "ASP"),
+      ]);
+      return { served, stateWitness, aspWitness };
+    });
     if (stateWitness instanceof X402AgentError || aspWitness instanceof X402AgentError) {
       if (Date.now() < deadline) {
         await sleep(NOTE_POLL_MS);
@@ -98,4 +102,17 @@ export async function proveShieldedPayment(options: {
       engine,
     };
   }
+}
+
+/**
+ * Whether `change`, the change note a payment would make, is a leaf of the state tree its facilitator serves now: the
+ * payment was relayed (the note was spent by it, and no other spend makes that change note).
+ */
+export async function changeLanded(facilitator: FacilitatorClient, trees: AgentTrees, change: Note): Promise<boolean> {
+  return inTurn(trees, async () => {
+    const served = await treesAfter(facilitator, { state: trees.state.fetched, asp: trees.asp.fetched });
+    receiveTrees(trees, served);
+    const tree = await trees.state.treeOf(served.state.size);
+    return tree !== undefined && tree.leaves.includes(change.commitment);
+  });
 }

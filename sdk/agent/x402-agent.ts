@@ -40,18 +40,11 @@ import {
 } from "../../x402/index.js";
 import { X402AgentError } from "./errors.js";
 import { proveLocally, type QuoteExpectation } from "./local-proof.js";
-import { proveShieldedPayment, type AgentPool, type ShieldedProof } from "./shielded-proof.js";
-import type { VaultEntry } from "./vault.js";
+import type { NoteReservation, NoteStore } from "./note-reservation.js";
+import { changeLanded, proveShieldedPayment, type AgentPool, type ShieldedProof } from "./shielded-proof.js";
 import { emptyTrees, loadTrees, saveTrees, type AgentTrees } from "./tree-file.js";
 
 export { X402AgentError, type X402AgentErrorCode } from "./errors.js";
-
-/** Where the agent keeps its notes; NoteVault is one. */
-export interface NoteStore {
-  list(): Promise<VaultEntry[]>;
-  save(note: Note): Promise<void>;
-  markSpent(commitment: bigint): Promise<void>;
-}
 
 /** What the agent knows of a funded payment the seller did not accept. */
 export interface UnacceptedPayment {
@@ -180,6 +173,10 @@ export interface X402AgentOptions {
    * native prover when `npm ci` built it, else the wasm engine.
    */
   prover?: ProofEngine;
+  /**
+   * The agent's wallet (a NoteVault): each payment reserves a note of its own, so concurrent payments spend
+   * different notes, and a payment that finds every note that could pay it held by another waits for one to end.
+   */
   notes: NoteStore;
   /**
    * A file where the agent keeps the facilitator's trees between runs (next to its vault, e.g. `<vault>.trees`):
@@ -247,6 +244,14 @@ export const DEFAULT_MAX_PAYMENT_ATOMIC = 100_000n;
 /** The default cap on a shielded-proof payment's relay fee: 0.05 USDC. */
 export const DEFAULT_MAX_RELAY_FEE_ATOMIC = 50_000n;
 
+/** How long after a refused shielded-proof payment's validBefore the agent looks whether it was relayed anyway. */
+const REFUSED_PAYMENT_GRACE_SECONDS = 60;
+
+/** A shielded-proof payment the agent proved, and the note it holds for it until the seller's answer ends it. */
+export interface ShieldedPayment extends ShieldedProof {
+  held: NoteReservation;
+}
+
 /** The default cap on an access fee paid out of a note: 0.01 USDC, twice the mainnet fee of docs/api.md 8. */
 export const DEFAULT_MAX_ACCESS_FEE_ATOMIC = 10_000n;
 
@@ -262,11 +267,6 @@ export class X402Agent {
   private trees?: Promise<AgentTrees>;
   /** The last write of the trees to treesPath. */
   private savingTrees: Promise<void> = Promise.resolve();
-  /**
-   * Notes a shielded-proof payment binds, by commitment, until when (unix seconds): while it is being paid, and after
-   * a seller refused it until its validBefore. No other payment takes them meanwhile.
-   */
-  private readonly held = new Map<bigint, number>();
 
   constructor(private readonly options: X402AgentOptions) {}
 
@@ -399,10 +399,11 @@ export class X402Agent {
   }
 
   /**
-   * Proves the payment of a shielded-proof entry out of a note, within every cap and the budget; the note is held
-   * from here until confirmShielded or refuseShielded. The proof alone moves nothing.
+   * Proves the payment of a shielded-proof entry out of a note it reserves, within every cap and the budget. Returns
+   * with the reservation recorded as sending (the caller hands the payment out); it ends with confirmShielded or
+   * refuseShielded. The proof alone moves nothing.
    */
-  async proveShieldedRequirement(url: string, requirement: ShieldedRequirement, maxPaymentAtomic?: bigint): Promise<ShieldedProof & { note: Note; release: () => void }> {
+  async proveShieldedRequirement(url: string, requirement: ShieldedRequirement, maxPaymentAtomic?: bigint): Promise<ShieldedPayment> {
     const price = BigInt(requirement.amount);
     const fee = BigInt(requirement.extra.fee);
     this.emit({ step: "payment-required", url, x402Version: 2, amount: requirement.amount, payTo: requirement.payTo, network: requirement.network });
@@ -414,27 +415,27 @@ export class X402Agent {
     const pool = (await this.shieldedPool())!;
     const privacy = await this.checkPrivacy(url);
     const gross = price + fee;
-    const release = this.reserve(gross);
-    const [note] = await this.notesHolding(gross);
-    if (note === undefined) {
-      release();
+    const releaseBudget = this.reserve(gross);
+    const held = await this.options.notes.reserve({ atLeast: gross }).catch((error: unknown) => {
+      releaseBudget();
+      throw error;
+    });
+    if (held === undefined) {
+      releaseBudget();
       throw new X402AgentError("NO_NOTE", `No unspent note holds ${gross} atomic USDC (the price and the relay fee); deposit first.`);
     }
-    this.held.set(note.commitment, Number.MAX_SAFE_INTEGER);
     try {
-      const { treesPath } = this.options;
-      this.trees ??= treesPath === undefined ? Promise.resolve(emptyTrees()) : loadTrees(treesPath);
-      const trees = await this.trees;
+      const trees = await this.agentTrees();
       const proven = await proveShieldedPayment({
         facilitator: this.options.facilitator,
         prover: this.options.prover ?? sharedProver(),
-        note,
+        note: held.note,
         requirement,
         pool,
         trees,
         nowSeconds: nowSeconds(),
       });
-      if (treesPath !== undefined) this.savingTrees = this.savingTrees.then(() => saveTrees(treesPath, trees)).catch(() => undefined);
+      this.keepTrees(trees);
       const { proofTimeMs, engine, payment } = proven;
       this.emit({
         step: "proved-payment",
@@ -446,23 +447,40 @@ export class X402Agent {
         validBefore: Number(payment.validBefore),
         ...privacy,
       });
-      return { ...proven, note, release };
+      await held.sending();
+      return { ...proven, held };
     } catch (error) {
-      this.held.delete(note.commitment);
-      release();
+      await held.released();
+      releaseBudget();
       throw error;
     }
   }
 
-  /** The seller took the payment: its facilitator had the pool pay it. The change note is saved, then the note marked spent. */
-  async confirmShielded(proven: ShieldedProof & { note: Note }): Promise<void> {
-    await this.replaceNote(proven.note, proven.change.value > 0n ? proven.change : undefined);
-    this.held.delete(proven.note.commitment);
+  /** The seller took the payment: its facilitator had the pool pay it. The note is spent; its change joins the wallet. */
+  async confirmShielded(payment: ShieldedPayment): Promise<void> {
+    await payment.held.spent(payment.change.value > 0n ? payment.change : undefined);
   }
 
-  /** The seller refused the payment: the note stays held until the payment's validBefore, and its price counted. */
-  refuseShielded(proven: ShieldedProof & { note: Note }): void {
-    this.held.set(proven.note.commitment, Number(proven.payment.validBefore));
+  /**
+   * The seller refused the payment. Nothing moved unless its facilitator relays it before its validBefore, so the note
+   * stays reserved until then; a minute after it, the agent looks for the payment's change note in its facilitator's
+   * trees: there, the note was spent and the change joins the wallet; not there, the note is free again. (A process
+   * that ends before leaves the note to NoteVault.reconcile, as any spend whose outcome was lost.)
+   */
+  refuseShielded(payment: ShieldedPayment): void {
+    const settleAfterMs = (Number(payment.payment.validBefore) + REFUSED_PAYMENT_GRACE_SECONDS) * 1000 - Date.now();
+    const timer = setTimeout(() => void this.settleRefused(payment), Math.max(0, settleAfterMs));
+    timer.unref();
+  }
+
+  private async settleRefused(payment: ShieldedPayment): Promise<void> {
+    try {
+      const landed = await changeLanded(this.options.facilitator, await this.agentTrees(), payment.change);
+      await (landed ? payment.held.spent(payment.change.value > 0n ? payment.change : undefined) : payment.held.released());
+    } catch {
+      // The facilitator could not tell: the note waits for NoteVault.reconcile, which asks the chain.
+      await payment.held.unsettled().catch(() => undefined);
+    }
   }
 
   /** The agent's pool, when its facilitator relays proofs of this SDK's circuit there (else no shielded proof). */
@@ -530,9 +548,7 @@ export class X402Agent {
    * quote and proof, and the change note it creates, which no one else knows.
    */
   private async proveSpend(note: Note, expected: QuoteExpectation, fields: Record<string, unknown>) {
-    const { treesPath } = this.options;
-    this.trees ??= treesPath === undefined ? Promise.resolve(emptyTrees()) : loadTrees(treesPath);
-    const trees = await this.trees;
+    const trees = await this.agentTrees();
     const { quote, proofTimeMs, engine, change, body } = await proveLocally({
       facilitator: this.options.facilitator,
       prover: this.options.prover ?? sharedProver(),
@@ -541,10 +557,22 @@ export class X402Agent {
       fields,
       trees,
     });
-    // Written after the proof, out of the payment's way; a write that fails only costs the next start a download.
-    if (treesPath !== undefined) this.savingTrees = this.savingTrees.then(() => saveTrees(treesPath, trees)).catch(() => undefined);
+    this.keepTrees(trees);
     this.emit({ step: "proved", proofTimeMs, engine, quote });
     return { body, change: change.value > 0n ? change : undefined };
+  }
+
+  /** The facilitator's trees as the agent holds them: read from treesPath the first time, then kept in memory. */
+  private agentTrees(): Promise<AgentTrees> {
+    const { treesPath } = this.options;
+    this.trees ??= treesPath === undefined ? Promise.resolve(emptyTrees()) : loadTrees(treesPath);
+    return this.trees;
+  }
+
+  /** Writes the trees to treesPath after a proof, out of the payment's way; a failed write only costs the next start a download. */
+  private keepTrees(trees: AgentTrees): void {
+    const { treesPath } = this.options;
+    if (treesPath !== undefined) this.savingTrees = this.savingTrees.then(() => saveTrees(treesPath, trees)).catch(() => undefined);
   }
 
   private agentFields(): { agentId?: string } {
@@ -552,59 +580,74 @@ export class X402Agent {
   }
 
   /**
-   * Pays `gross` out of the smallest unspent note that holds it, within the budget. A note the facilitator finds
-   * too small (INVALID_PAYMENT_AMOUNT: its take or fee floor is more than `supported` said) is left unspent, and
-   * the next larger one tried. A note the facilitator wants its access fee for pays it out of itself (payAccessFee),
-   * and the payment is made out of the change note that fee authorized. Saves the change note before marking the
-   * spent one.
+   * Pays `gross` out of the smallest free note that holds it (reserved for this payment alone), within the budget. A
+   * note the facilitator finds too small (INVALID_PAYMENT_AMOUNT: its take or fee floor is more than `supported`
+   * said) is released, and the next larger one tried. A note the facilitator wants its access fee for pays it out of
+   * itself (payAccessFee), and the payment is made out of the change note that fee authorized. The change note joins
+   * the notes as the spent one is marked, in one write. A spend whose outcome is unknown leaves its note reserved
+   * until NoteVault.reconcile reads the chain.
    */
   private async payFromNotes<T extends SettlementAnswer>(
     gross: bigint,
     prepare: (note: Note) => Promise<PreparedSettlement<T>>,
     spentBy: (answer: T) => bigint,
   ): Promise<T> {
-    const release = this.reserve(gross);
-    const candidates = await this.notesHolding(gross);
-    for (const [index, candidate] of candidates.entries()) {
-      let note = candidate;
-      let attempt = await this.trySettle(note, prepare);
+    const releaseBudget = this.reserve(gross);
+    const fail = (error: unknown): never => {
+      releaseBudget();
+      throw error;
+    };
+    const tried = new Set<bigint>();
+    let tooSmall: unknown;
+    for (;;) {
+      let held = await this.options.notes.reserve({ atLeast: gross, skip: tried }).catch(fail);
+      if (held === undefined) {
+        return fail(tooSmall ?? new X402AgentError("NO_NOTE", `No unspent note holds ${gross} atomic USDC, what this payment takes out of a note; deposit first.`));
+      }
+      tried.add(held.note.commitment);
+      let attempt = await this.trySettle(held, prepare);
       const asked = "error" in attempt ? accessFeeAskedBy(attempt.error) : undefined;
       if (asked !== undefined) {
-        const change = await this.payAccessFee(note, asked).catch((error: unknown) => {
-          release();
-          throw error;
-        });
-        // What the fee left may no longer hold the payment: it stays in the notes, and the next note is tried.
-        if (change === undefined || change.value < gross) continue;
-        note = change;
-        attempt = await this.trySettle(note, prepare);
+        const change = await this.payAccessFee(held, asked, gross).catch(fail);
+        // What the fee left may no longer hold the payment: it joined the notes, and the next note is tried.
+        if (change === undefined) continue;
+        held = change;
+        tried.add(held.note.commitment);
+        attempt = await this.trySettle(held, prepare);
       }
       if ("answer" in attempt) {
         this.committed += spentBy(attempt.answer) - gross;
-        await this.replaceNote(note, attempt.prepared.changeNote(attempt.answer));
+        await held.spent(attempt.prepared.changeNote(attempt.answer));
         this.emit({ step: "settled", answer: attempt.answer });
         return attempt.answer;
       }
       const { error, at } = attempt;
       // Quoting and proving spend nothing, nor does a refusal; SETTLEMENT_UNCERTAIN may have, and stays counted.
       const refused = at === "prepare" || (error instanceof FacilitatorError && !error.retryable);
-      const tooSmall = at === "send" && error instanceof FacilitatorError && error.code === "INVALID_PAYMENT_AMOUNT";
-      if (tooSmall && index < candidates.length - 1) continue;
-      if (refused) release();
+      // A facilitator that says the note is spent is not taken at its word: the chain decides (reconcile).
+      const spentElsewhere = error instanceof FacilitatorError && error.code === "ALREADY_SPENT";
+      await (refused && !spentElsewhere ? held.released() : held.unsettled());
+      if (at === "send" && error instanceof FacilitatorError && error.code === "INVALID_PAYMENT_AMOUNT") {
+        tooSmall = error;
+        continue;
+      }
+      if (refused) releaseBudget();
       throw error;
     }
-    release();
-    throw new X402AgentError("NO_NOTE", `No unspent note holds ${gross} atomic USDC, what this payment takes out of a note; deposit first.`);
   }
 
-  /** Prepares and sends the settlement out of `note`: its answer, or the error and the step that failed. */
+  /**
+   * Prepares and sends the settlement out of the held note: its answer, or the error and the step that failed. The
+   * reservation records that the spend may leave before it does.
+   */
   private async trySettle<T>(
-    note: Note,
+    held: NoteReservation,
     prepare: (note: Note) => Promise<PreparedSettlement<T>>,
   ): Promise<{ prepared: PreparedSettlement<T>; answer: T } | { error: unknown; at: "prepare" | "send" }> {
     let prepared: PreparedSettlement<T>;
     try {
-      prepared = await prepare(note);
+      prepared = await prepare(held.note);
+      await held.sending();
     } catch (error) {
       return { error, at: "prepare" };
     }
@@ -616,27 +659,29 @@ export class X402Agent {
   }
 
   /**
-   * Pays the access fee the facilitator asked for out of `note` itself (docs/sdk.md "Access fees"): the agent proves
-   * a withdrawal of the fee to the treasury whose AccessFeePaid names its change note, and the facilitator relays it,
-   * so that no wallet appears with the note. Whatever the custody, the agent proves it: the facilitator learns no
-   * secret. Saves the change note and marks `note` spent, as every spend does; returns the change note, now
-   * authorized (undefined when the fee took the whole note).
+   * Pays the access fee the facilitator asked for out of the held note itself (docs/sdk.md "Access fees"): the agent
+   * proves a withdrawal of the fee to the treasury whose AccessFeePaid names its change note, and the facilitator
+   * relays it, so that no wallet appears with the note. Whatever the custody, the agent proves it: the facilitator
+   * learns no secret. Ends the note's reservation: the note is marked spent and its change note, now authorized,
+   * returned reserved for this payment when it still holds `gross`; otherwise the change joins the notes and the
+   * answer is undefined.
    */
-  private async payAccessFee(note: Note, asked: AccessFeeAsked): Promise<Note | undefined> {
+  private async payAccessFee(held: NoteReservation, asked: AccessFeeAsked, gross: bigint): Promise<NoteReservation | undefined> {
     const { facilitator } = this.options;
+    const { note } = held;
+    const refuse = async (message: string): Promise<never> => {
+      await held.released();
+      throw new X402AgentError("ACCESS_FEE_REFUSED", message);
+    };
     const maximum = this.options.maxAccessFeeAtomic ?? DEFAULT_MAX_ACCESS_FEE_ATOMIC;
     if (asked.fee > maximum) {
-      throw new X402AgentError(
-        "ACCESS_FEE_REFUSED",
+      return refuse(
         `${facilitator.url} asks an access fee of ${asked.fee} atomic USDC for the note, above maxAccessFeeAtomic ${maximum}; nothing was paid. Raise maxAccessFeeAtomic to pay it out of the note.`,
       );
     }
     const relaysProofsThrough = await proofsRelayedThrough((await this.facilitatorTerms()).supported);
     if (relaysProofsThrough === undefined) {
-      throw new X402AgentError(
-        "ACCESS_FEE_REFUSED",
-        `${facilitator.url} asks an access fee but relays no proofs of this SDK's circuit, so the note cannot pay it; nothing was paid.`,
-      );
+      return refuse(`${facilitator.url} asks an access fee but relays no proofs of this SDK's circuit, so the note cannot pay it; nothing was paid.`);
     }
     const releaseFee = this.reserve(asked.fee);
     const authorizedNullifierHash = nullifierHashOf(deriveChangeSecrets(note).nullifier);
@@ -646,14 +691,20 @@ export class X402Agent {
     try {
       const proven = await this.proveSpend(note, expected, { authorizedNullifierHash: authorizedNullifierHash.toString() });
       change = proven.change;
+      await held.sending();
       answer = await this.untilSettled(() => facilitator.accessFeeProof(proven.body));
     } catch (error) {
-      if (!(error instanceof X402AgentError && error.code === "SETTLEMENT_UNCERTAIN")) releaseFee();
+      const uncertain = error instanceof X402AgentError && error.code === "SETTLEMENT_UNCERTAIN";
+      if (!uncertain) releaseFee();
+      await (uncertain ? held.unsettled() : held.released());
       throw error;
     }
-    await this.replaceNote(note, change);
     this.emit({ step: "access-fee-paid", answer });
-    return change;
+    if (change === undefined || change.value < gross) {
+      await held.spent(change);
+      return undefined;
+    }
+    return held.spentInto(change);
   }
 
   /** Counts `gross` against budgetAtomic until released; refuses when it does not fit. */
@@ -692,16 +743,6 @@ export class X402Agent {
     }
   }
 
-  /** The unspent notes that hold `gross`, smallest first, but those a shielded-proof payment binds. */
-  private async notesHolding(gross: bigint): Promise<Note[]> {
-    const now = nowSeconds();
-    for (const [commitment, until] of this.held) if (until <= now) this.held.delete(commitment);
-    return (await this.options.notes.list())
-      .filter((entry) => !entry.spent && entry.note.value >= gross && !this.held.has(entry.note.commitment))
-      .map((entry) => entry.note)
-      .sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
-  }
-
   /**
    * Runs one settlement request until it is final. A lost answer, an unconfirmed withdrawal and a busy note are
    * retried with the same request, which the facilitator answers from the note's lease: it never pays twice.
@@ -724,12 +765,6 @@ export class X402Agent {
         await sleep(1000 * (lostAnswer ? LOST_ANSWER_RETRY_SECONDS : (error.retryAfterSeconds ?? LOST_ANSWER_RETRY_SECONDS)));
       }
     }
-  }
-
-  /** Saves the change note before anything else: the spent note is gone once the facilitator settled. */
-  private async replaceNote(spent: Note, next: Note | undefined): Promise<void> {
-    if (next !== undefined) await this.options.notes.save(next);
-    await this.options.notes.markSpent(spent.commitment);
   }
 
   private async retryPaid(url: string, init: RequestInit, headers: Record<string, string>): Promise<Response> {

@@ -204,4 +204,32 @@ describe("MCP server: a host pays x402 sellers privately through its tools (npm 
     expect(await world.poolBalance()).to.equal(pool);
     expect(await world.provider.getTransactionCount(depositor.address)).to.equal(nonce);
   });
+
+  it("deposits a wallet of two notes and pays two calls at once, each out of a note of its own", async function () {
+    const walletSeed = Wallet.createRandom().privateKey;
+    await (await world.chain.facilitator.usdc.mint(depositor.address, 2n * DEPOSIT)).wait();
+    const host = await startHost(serverEnv({ X402_SEED: walletSeed, X402_BUDGET_ATOMIC: (2n * gross()).toString() }));
+    const deposited = await host.json("x402_deposit", { amountAtomic: (2n * DEPOSIT).toString(), notes: 2 });
+    expect(deposited).to.deep.include({ deposited: true, valueAtomic: (2n * DEPOSIT).toString(), depositIndex: 0 });
+    expect(deposited.notes).to.deep.equal([
+      { depositIndex: 0, valueAtomic: DEPOSIT.toString() },
+      { depositIndex: 1, valueAtomic: DEPOSIT.toString() },
+    ]);
+    await world.syncIndexer();
+
+    const paid = await Promise.all([world.sellers.v2, world.sellers.v1].map((seller) => host.json("x402_fetch", { url: seller.resourceUrl })));
+    expect(paid.map((answer) => answer.status)).to.deep.equal([200, 200]);
+    expect(await host.json("x402_balance")).to.deep.include({
+      balanceAtomic: (2n * (DEPOSIT - gross())).toString(),
+      unspentNotes: 2,
+      reservedNotes: 0,
+      spentNotes: 2,
+    });
+    const { unspent, chains } = await recoverNotes({ provider: world.provider, addressBook: world.chain.facilitator.addressBook, seed: walletSeed });
+    expect(unspent.map((note) => note.value)).to.deep.equal([DEPOSIT - gross(), DEPOSIT - gross()]);
+    expect(chains.map(({ depositIndex, history }) => ({ depositIndex, steps: history.map((step) => step.kind) }))).to.deep.equal([
+      { depositIndex: 0, steps: ["deposited", "withdrawn"] },
+      { depositIndex: 1, steps: ["deposited", "withdrawn"] },
+    ]);
+  });
 });

@@ -140,7 +140,7 @@ describe("shielded-proof payments under attack: nothing paid twice, nothing paid
       proof: toSolidityProof({ proof: proven.payload.proof, publicSignals: proven.payload.publicSignals }),
       stateTreeSize: BigInt(proven.payload.stateTreeSize),
     };
-    return { payment, proven, relay, nullifierHash: nullifierHashOf(proven.note.nullifier) };
+    return { payment, proven, relay, nullifierHash: nullifierHashOf(proven.held.note.nullifier) };
   }
 
   const send = (url: string, payment: ShieldedPaymentPayload) => fetch(url, { headers: paymentHeaders(encodeXPayment(payment)) });
@@ -230,7 +230,7 @@ describe("shielded-proof payments under attack: nothing paid twice, nothing paid
 
     // Meanwhile the same note pays the other seller: a second proof out of it, relayed (here by anyone).
     agent.refuseShielded(first.proven);
-    const second = await paymentFor(await agentWithNote(first.proven.note), otherSeller.resourceUrl);
+    const second = await paymentFor(await agentWithNote(first.proven.held.note), otherSeller.resourceUrl);
     const otherBefore = await world.usdcBalance(otherSeller.payTo);
     expect((await send(otherSeller.resourceUrl, second.payment)).status).to.equal(200);
 

@@ -39,8 +39,8 @@ describe("@x402/fetch with only the private-pool scheme registered: an @x402/cor
   });
 
   /** An agent's vault with one deposit, and the reference fetch wrapper over an x402Client that knows only our scheme. */
-  async function privateFetch(wallet: Signer, value: bigint, options: Partial<PrivatePoolSchemeOptions> = {}) {
-    const { vault, seed, address, deposit } = await world.newAgent(wallet, value);
+  async function privateFetch(wallet: Signer, value: bigint | bigint[], options: Partial<PrivatePoolSchemeOptions> = {}) {
+    const { vault, seed, address, deposit, deposits } = await world.newAgent(wallet, value);
     const events: AgentEvent[] = [];
     const scheme = privatePoolScheme({
       facilitator: new FacilitatorClient(world.relayer.url),
@@ -52,7 +52,7 @@ describe("@x402/fetch with only the private-pool scheme registered: an @x402/cor
     });
     const paidFetch = wrapFetchWithPayment(fetch, registerPrivatePoolScheme(new x402Client(), scheme));
     const settlements = () => events.flatMap((event) => (event.step === "settled" ? [event.answer as X402Settlement] : []));
-    return { paidFetch, vault, seed, address, deposit, events, settlements };
+    return { paidFetch, vault, seed, address, deposit, deposits, events, settlements };
   }
 
   it("pays a v2 and a v1 reference seller (200 with the data), proving itself; the agent's address is in no transaction of either payment", async function () {
@@ -80,6 +80,19 @@ describe("@x402/fetch with only the private-pool scheme registered: an @x402/cor
     const payment = ["payment-required", "proved", "settled"];
     expect(events.map((event) => event.step)).to.deep.equal([...payment, ...payment]);
     expect((await world.unspentNotes(vault)).map((note) => note.value)).to.deep.equal([deposit.note.value - 2n * gross()]);
+  });
+
+  it("pays requests at once through one client out of a wallet of several notes, custodial: each spends a note of its own", async function () {
+    const values = [1_000_000n, 1_100_000n, 1_200_000n];
+    const { paidFetch, vault, deposits, settlements } = await privateFetch(world.chain.depositors.dave, values, { custody: "custodial" });
+    const before = await world.usdcBalance(world.payTo.v2);
+    const responses = await Promise.all(values.map(() => paidFetch(world.sellers.v2.resourceUrl)));
+    for (const response of responses) expect(response.status).to.equal(200);
+    expect(await world.usdcBalance(world.payTo.v2)).to.equal(before + 3n * world.price);
+    expect(settlements().map((answer) => answer.privacy.custody.mode)).to.deep.equal(["custodial", "custodial", "custodial"]);
+    const entries = await vault.list();
+    expect(entries.filter((entry) => entry.spent).map((entry) => entry.note)).to.have.deep.members(deposits.map(({ note }) => note));
+    expect(entries.filter((entry) => !entry.spent).map((entry) => entry.note.value)).to.have.members(values.map((value) => value - gross()));
   });
 
   it("refuses a price above maxPaymentAtomic with the agent's message, before any note moves", async function () {

@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { JsonRpcProvider, Wallet, type Signer } from "ethers";
-import { depositNote, NoteVault, X402Agent, type AgentEvent, type X402AgentOptions } from "../../../sdk/agent/index.js";
+import { depositNotes, NoteVault, X402Agent, type AgentEvent, type X402AgentOptions } from "../../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../../sdk/client/facilitator-client.js";
 import type { Note } from "../../../sdk/index.js";
 import { caip2NetworkOf, v1NetworkOf } from "../../../x402/networks.js";
@@ -87,15 +87,18 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
   };
 
   /**
-   * An agent with its own seed and note vault that deposits `value` from `wallet` through the SDK, once the
-   * ASP approved it: what the agent author's code does before its first payment.
+   * An agent with its own seed and note vault that deposits `value` from `wallet` through the SDK (several values: a
+   * wallet of several notes, one deposit each), once the ASP approved it: what the agent author's code does before
+   * its first payment.
    */
-  const newAgent = async (wallet: Signer, value: bigint, agentOptions: Partial<X402AgentOptions> = {}) => {
+  const newAgent = async (wallet: Signer, value: bigint | readonly bigint[], agentOptions: Partial<X402AgentOptions> = {}) => {
     const seed = Wallet.createRandom().privateKey;
-    const vault = await NoteVault.create(path.join(mkdtempSync(path.join(tmpdir(), "agent-vault-")), "notes.vault"), "agent passphrase");
-    await (await usdc.mint(wallet, value)).wait();
-    const deposited = await depositNote({ signer: wallet, addressBook: chain.facilitator.addressBook, value, seed });
-    await vault.save(deposited.note);
+    const vaultFile = path.join(mkdtempSync(path.join(tmpdir(), "agent-vault-")), "notes.vault");
+    const vault = await NoteVault.create(vaultFile, "agent passphrase");
+    const values = typeof value === "bigint" ? [value] : value;
+    await (await usdc.mint(wallet, values.reduce((sum, each) => sum + each, 0n))).wait();
+    const deposits = await depositNotes({ signer: wallet, addressBook: chain.facilitator.addressBook, values, seed });
+    for (const { note } of deposits) await vault.save(note);
     await syncIndexer();
     const events: AgentEvent[] = [];
     const agent = new X402Agent({
@@ -106,7 +109,7 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
       onEvent: (event) => events.push(event),
       ...agentOptions,
     });
-    return { agent, vault, seed, events, deposit: deposited, address: await wallet.getAddress() };
+    return { agent, vault, vaultFile, seed, events, deposit: deposits[0]!, deposits, address: await wallet.getAddress() };
   };
 
   /**

@@ -1,0 +1,45 @@
+import type { Note } from "../note/note.js";
+
+/** What a payment asks of the wallet: a note that holds `atLeast`, none of those it already tried. */
+export interface NoteRequest {
+  /** Atomic USDC the note must hold at least: what the payment takes out of it. */
+  atLeast: bigint;
+  /** Commitments of notes this payment tried already (the facilitator found one too small): never chosen again. */
+  skip?: ReadonlySet<bigint>;
+}
+
+/**
+ * One note held by one payment, from its choice to its end. No other payment is given the note meanwhile. The
+ * payment calls `sending` before the request that can spend the note leaves (from then on a crash leaves the note
+ * to NoteVault.reconcile, which asks the chain), then ends the reservation with exactly one of `spent`,
+ * `spentInto`, `released` or `unsettled`.
+ */
+export interface NoteReservation {
+  readonly note: Note;
+  /** The request that can spend the note is about to leave (a settle, a proof handed to a relayer). Recorded on disk. */
+  sending(): Promise<void>;
+  /** The note was spent: `change`, when it holds value, joins the wallet free for any payment. */
+  spent(change?: Note): Promise<void>;
+  /**
+   * The note was spent and `change` pays on for this same payment (an access fee paid out of the note): marks the
+   * note spent and returns the change note's reservation, held by the same payment.
+   */
+  spentInto(change: Note): Promise<NoteReservation>;
+  /** Nothing was spent: the note is free again. */
+  released(): Promise<void>;
+  /**
+   * The spend's outcome is unknown (SETTLEMENT_UNCERTAIN, or a facilitator that says the note is spent): the note
+   * stays reserved, and no payment is given it, until NoteVault.reconcile reads the chain.
+   */
+  unsettled(): Promise<void>;
+}
+
+/** Where an agent's payments take their notes from; NoteVault is one. */
+export interface NoteStore {
+  /**
+   * Reserves the smallest free note that holds `request.atLeast`. When every such note is held by payments of this
+   * process in flight, waits for one of them to end (its change note or the note itself may serve); undefined when
+   * no note can.
+   */
+  reserve(request: NoteRequest): Promise<NoteReservation | undefined>;
+}

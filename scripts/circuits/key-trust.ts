@@ -1,4 +1,8 @@
+import path from "node:path";
+import { sha256File } from "../../sdk/circuit/artifacts.js";
+import { REPO_ROOT } from "./compile.js";
 import type { ArtifactManifest } from "./manifest.js";
+import { VERIFIER_PATH } from "./verifier.js";
 
 /** Independent phase-2 contributions a production key needs: the key is sound if any one of them was honest. */
 export const PRODUCTION_MIN_CONTRIBUTIONS = 3;
@@ -25,4 +29,12 @@ export function describeProvingKey(manifest: ArtifactManifest): string {
   const beacon =
     phase2.beacon === null ? "no beacon" : `beacon ${phase2.beacon.value.slice(0, 16)}... (2^${phase2.beacon.iterationsExp} iterations; ${phase2.beacon.source})`;
   return `${phase2.contributions.length} phase-2 contributions (${names}), ${beacon}; phase 1: ${ptau.development ? "development, " : ""}${ptau.source}`;
+}
+
+/**
+ * The SHA-256 the manifest pins for contracts/verifiers/WithdrawalVerifier.sol (the verifier the pool inlines) and
+ * the file's own: equal when the manifest describes the key the contracts are compiled with.
+ */
+export async function verifierHashes(manifest: ArtifactManifest): Promise<{ pinned: string | undefined; actual: string }> {
+  return { pinned: manifest.files[path.relative(REPO_ROOT, VERIFIER_PATH)], actual: await sha256File(VERIFIER_PATH) };
 }

@@ -17,12 +17,10 @@
 // the key is.
 import path from "node:path";
 import hre from "hardhat";
-import { sha256File } from "../../sdk/circuit/artifacts.js";
 import { ConfigError } from "../../lib/env-config.js";
 import { readAddressBook, writeAddressBook } from "../../lib/address-book.js";
-import { REPO_ROOT } from "../circuits/compile.js";
+import { verifierHashes } from "../circuits/key-trust.js";
 import { readManifest } from "../circuits/manifest.js";
-import { VERIFIER_PATH } from "../circuits/verifier.js";
 import { isLoopbackRpc, loadDeployConfig } from "./deploy-config.js";
 import { deployFacilitator } from "./deploy-facilitator.js";
 import { judgeProvingKey } from "./key-guard.js";
@@ -42,7 +40,8 @@ async function main(): Promise<void> {
     log(`RPC ${new URL(config.rpcUrl).origin}, chain ${chainId}`);
 
     const manifest = await readManifest();
-    const verifierPinned = manifest.files[path.relative(REPO_ROOT, VERIFIER_PATH)] === (await sha256File(VERIFIER_PATH));
+    const { pinned, actual } = await verifierHashes(manifest);
+    const verifierPinned = pinned === actual;
     const verdict = judgeProvingKey(manifest, chainId, { allowUntrustedKey: config.allowUntrustedKey, verifierPinned });
     for (const line of verdict.lines) (verdict.deploy ? log : (text: string) => console.error(`[deploy] ${text}`))(line);
     if (!verdict.deploy) {

@@ -1,8 +1,6 @@
 import { expect } from "chai";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { once } from "node:events";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -17,6 +15,7 @@ import { checkPhase1 } from "../../scripts/ceremony/phase1.js";
 import { readTranscript, TRANSCRIPT_FILE, writeTranscript, type Transcript } from "../../scripts/ceremony/transcript.js";
 import { verifyCeremony } from "../../scripts/ceremony/verify.js";
 import { readZkeyContributions } from "../../scripts/ceremony/zkey-contributions.js";
+import { runCommand } from "../helpers/run-command.js";
 
 const TSX = path.join(REPO_ROOT, "node_modules", ".bin", "tsx");
 const TINY_CIRCUIT = path.join(REPO_ROOT, "test", "circuits", "fixtures", "ceremony-tiny.circom");
@@ -24,14 +23,8 @@ const BEACON = "8f3a2c1d0e9b7a6f5e4d3c2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a098f7e
 const PARTIES = ["Alice", "Bob", "Carol"];
 
 /** `npm run ceremony -- <args>` as a party runs it: its own process, `stdin` piped in. */
-async function ceremony(args: string[], stdin = ""): Promise<{ code: number | null; output: string }> {
-  const child = spawn(TSX, [path.join(REPO_ROOT, "scripts", "ceremony", "main.ts"), ...args], { stdio: ["pipe", "pipe", "pipe"] });
-  let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stdin.end(stdin);
-  const [code] = (await once(child, "exit")) as [number | null];
-  return { code, output };
+function ceremony(args: string[], stdin = "") {
+  return runCommand(TSX, [path.join(REPO_ROOT, "scripts", "ceremony", "main.ts"), ...args], { stdin });
 }
 
 /** The checks of a verification that failed, by name. */

@@ -4,6 +4,8 @@ import { hexlify, toBeHex } from "ethers";
 import hre, { network } from "hardhat";
 import { WITHDRAW_ARTIFACTS } from "../../sdk/circuit/artifacts.js";
 import { deployFacilitator } from "../../scripts/deploy/deploy-facilitator.js";
+import { ConfigError } from "../../lib/env-config.js";
+import { loadVerifyDeploymentConfig } from "../../scripts/verify-deployment/config.js";
 import { verifyDeployment, type DeploymentCheck } from "../../scripts/verify-deployment/verify-deployment.js";
 
 const connection = await network.create();
@@ -44,6 +46,17 @@ describe("verify:deployment", function () {
 
     await entrypoint.revokeRole(role, stranger.address);
     expect(failing(await verify(addressBook))).to.deep.equal([]);
+  });
+
+  it("takes ROLE_HOLDERS instead of the address book for the roles it names (a key added or rotated)", async function () {
+    const { addressBook, entrypoint, stranger } = await networkHelpers.loadFixture(deployed);
+    await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), stranger.address);
+    const config = loadVerifyDeploymentConfig({ ROLE_HOLDERS: `REFUNDER_ROLE=${addressBook.refunder},${stranger.address.toLowerCase()};NO_SUCH_ROLE=${stranger.address}` });
+    expect(config.roleHolders).to.deep.equal({ REFUNDER_ROLE: [addressBook.refunder, stranger.address], NO_SUCH_ROLE: [stranger.address] });
+    const [unknownRole, ...others] = failing(await verifyDeployment({ provider: ethers.provider, book: addressBook, artifacts: hre.artifacts, roleHolders: config.roleHolders }));
+    expect(others).to.deep.equal([]);
+    expect(unknownRole).to.deep.include({ check: "role NO_SUCH_ROLE", found: "the entrypoint defines no such role" });
+    expect(() => loadVerifyDeploymentConfig({ ROLE_HOLDERS: "REFUNDER_ROLE=0x1234" })).to.throw(ConfigError, "ROLE_HOLDERS");
   });
 
   it("fails naming a role it cannot check against the address book, or one the book's holder lost", async function () {

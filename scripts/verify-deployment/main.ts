@@ -12,7 +12,8 @@ import hre from "hardhat";
 import { resolveAddressBook } from "../../lib/address-book.js";
 import { ConfigError } from "../../lib/env-config.js";
 import { loadVerifyDeploymentConfig, VERIFY_DEPLOYMENT_ENV } from "./config.js";
-import { formatChecks, verifyDeployment } from "./verify-deployment.js";
+import { formatChecks } from "./deployment-check.js";
+import { verifyDeployment } from "./verify-deployment.js";
 
 async function main(): Promise<void> {
   const config = loadVerifyDeploymentConfig(process.env);

@@ -1,4 +1,4 @@
-import { dataSlice, getAddress, getBytes, keccak256, solidityPacked, toBeHex, zeroPadValue, type Provider } from "ethers";
+import { getAddress, keccak256, solidityPacked, type Provider } from "ethers";
 import type { ArtifactManager } from "hardhat/types/artifacts";
 import { DEFAULT_MAX_RELAY_FEE_BPS, DEFAULT_MINIMUM_DEPOSIT_AMOUNT } from "../../ignition/modules/Facilitator.js";
 import type { AddressBook } from "../../lib/address-book.js";
@@ -8,17 +8,9 @@ import { describeProvingKey, productionShortfalls, verifierHashes } from "../cir
 import { readManifest } from "../circuits/manifest.js";
 import { isProductionChain } from "../deploy/key-guard.js";
 import { CIRCLE_USDC } from "../deploy/usdc.js";
-import { loadCompiledContract, type CompiledContract } from "./compiled-contract.js";
-import { definedRoles, replayRoleHolders } from "./role-holders.js";
-import { deploymentFilledRanges, describeCode, filledValue, LIBRARY_SELF_ADDRESS, runtimeDifference } from "./runtime-code.js";
-
-/** One line of the table: what was checked, what this checkout and the address book say, what the chain holds. */
-export interface DeploymentCheck {
-  check: string;
-  expected: string;
-  found: string;
-  ok: boolean;
-}
+import { addressWord, checkContractCode, uintWord } from "./code-checks.js";
+import { checkList, sameAddress, type DeploymentCheck } from "./deployment-check.js";
+import { checkRoles } from "./role-checks.js";
 
 export interface VerifyDeploymentOptions {
   provider: Provider;
@@ -31,34 +23,22 @@ export interface VerifyDeploymentOptions {
   maxBlockRange?: number;
 }
 
-/** An immutable's expected value as the 32-byte word in the runtime code, and how to show a word of its type. */
-interface Expected {
-  value: string;
-  show: (word: string) => string;
-}
-const addressWord = (address: string): Expected => ({ value: zeroPadValue(address, 32).toLowerCase(), show: (word) => getAddress(dataSlice(word, 12)) });
-const uintWord = (value: bigint): Expected => ({ value: toBeHex(value, 32), show: (word) => BigInt(word).toString() });
-
 /** PrivacyPool's SCOPE: keccak256(pool, chain id, asset) mod the scalar field, as its constructor computes it. */
 export function poolScope(pool: string, chainId: number, asset: string): bigint {
   return BigInt(keccak256(solidityPacked(["address", "uint256", "address"], [pool, chainId, asset]))) % SNARK_SCALAR_FIELD;
 }
 
-const sameAddress = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-const list = (addresses: string[]) => (addresses.length === 0 ? "nobody" : addresses.join(", "));
+const failure = (error: unknown) => `call failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`;
 
 /**
  * Checks from the chain alone that the deployment of `book` is what this checkout deploys: each contract's runtime
- * bytecode is this checkout's compilation with this manifest's key (the manifest pins the inlined verifier, and on a
- * production chain the key must be a ceremony's; immutables and library addresses masked, then
- * each checked on its own, and each linked library's own code), USDC is Circle's where the chain has it, the pool
- * is registered with the deploy's fee parameters and the address book's access-fee treasury, and each role is held
- * by exactly the addresses the address book names (DEFAULT_ADMIN_ROLE the deployer, POSTMAN_ROLE the postman,
- * REFUNDER_ROLE the refunder, any other role nobody), replayed from the role events since the start block.
+ * bytecode is this checkout's compilation, the pool's with this manifest's key inlined (code-checks.ts); the key
+ * is one the chain may run; USDC is Circle's where the chain has it; the pool is registered with the deploy's fee
+ * parameters and the address book's access-fee treasury; each role is held by exactly whom the address book names
+ * (role-checks.ts).
  */
 export async function verifyDeployment({ provider, book, artifacts, roleHolders = {}, maxBlockRange = 2_000 }: VerifyDeploymentOptions): Promise<DeploymentCheck[]> {
-  const checks: DeploymentCheck[] = [];
-  const add = (check: string, expected: string, found: string, ok = expected === found) => checks.push({ check, expected, found, ok });
+  const { checks, add } = checkList();
 
   const chainId = Number((await provider.getNetwork()).chainId);
   add("chain id", String(book.chainId), String(chainId));
@@ -66,7 +46,7 @@ export async function verifyDeployment({ provider, book, artifacts, roleHolders 
   const usdc = getAddress(circle ?? book.usdc);
   add(circle === undefined ? "USDC (the address book's, no Circle USDC on this chain id)" : "USDC (Circle's on this chain)", usdc, book.usdc, sameAddress(usdc, book.usdc));
 
-  // The pool inlines the verifier, so its bytecode below carries the key; these say which key that is.
+  // The pool inlines the verifier, so its bytecode carries the key; these say which key that is.
   const manifest = await readManifest();
   const verifier = await verifierHashes(manifest);
   add("WithdrawalVerifier.sol is the manifest's (SHA-256)", verifier.pinned ?? "not pinned", verifier.actual);
@@ -81,102 +61,29 @@ export async function verifyDeployment({ provider, book, artifacts, roleHolders 
 
   const scope = poolScope(book.privacyPool, chainId, usdc);
   add("pool scope in the address book", scope.toString(), book.scope.toString());
-
-  const immutables: Record<string, Record<string, Expected>> = {
-    PrivacyPool: {
-      ENTRYPOINT: addressWord(book.entrypoint),
-      WITHDRAWAL_BATCH_VERIFIER: addressWord(book.batchVerifier),
-      ASSET: addressWord(usdc),
-      SCOPE: uintWord(scope),
-    },
+  const deployed = [
+    { name: "Entrypoint", address: book.entrypoint },
+    { name: "PrivacyPool", address: book.privacyPool },
+    { name: "WithdrawalBatchVerifier", address: book.batchVerifier },
+  ];
+  const immutables = {
+    PrivacyPool: { ENTRYPOINT: addressWord(book.entrypoint), WITHDRAWAL_BATCH_VERIFIER: addressWord(book.batchVerifier), ASSET: addressWord(usdc), SCOPE: uintWord(scope) },
   };
-  const libraries: Record<string, string> = book.poseidon;
-  const linked = new Map<string, string>();
-
-  const checkCode = async (contract: CompiledContract, address: string) => {
-    const code = getBytes(await provider.getCode(address));
-    const difference = runtimeDifference(contract, code);
-    add(`${contract.name} bytecode at ${address}`, `as compiled here: ${describeCode(contract.code, deploymentFilledRanges(contract))}`, difference ?? "the same", difference === undefined);
-    if (code.length !== contract.code.length) return undefined;
-    for (const { name, ranges } of contract.immutables) {
-      const expected = immutables[contract.name]?.[name];
-      const found = filledValue(code, ranges);
-      add(
-        `${contract.name}.${name} (immutable)`,
-        expected === undefined ? "no expected value (add one in scripts/verify-deployment/verify-deployment.ts)" : expected.show(expected.value),
-        found === undefined ? "differs between its copies" : (expected?.show(found) ?? found),
-        expected !== undefined && found === expected.value,
-      );
-    }
-    for (const { library, ranges } of contract.links) {
-      const expected = libraries[library];
-      const found = filledValue(code, ranges);
-      add(`${contract.name} links ${library}`, expected ?? "not in the address book", found === undefined ? "differs between its copies" : getAddress(found), expected !== undefined && found === expected.toLowerCase());
-      if (found !== undefined) linked.set(library, getAddress(found));
-    }
-    return code;
-  };
-
-  for (const [name, address] of [["Entrypoint", book.entrypoint], ["PrivacyPool", book.privacyPool], ["WithdrawalBatchVerifier", book.batchVerifier]] as const) {
-    await checkCode(await loadCompiledContract(artifacts, name), address);
-  }
-  for (const [library, address] of linked) {
-    const code = await checkCode(await loadCompiledContract(artifacts, library), address);
-    if (code !== undefined) add(`${library} call guard holds its own address`, address, getAddress(filledValue(code, [LIBRARY_SELF_ADDRESS])!));
-  }
+  checks.push(...(await checkContractCode(provider, artifacts, deployed, { immutables, libraries: book.poseidon })));
 
   const entrypoint = Entrypoint__factory.connect(book.entrypoint, provider);
-  const read = async <T>(call: () => Promise<T>, show: (value: T) => string) =>
-    call().then(show, (error: unknown) => `call failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
-  const registered = await entrypoint.assetConfig(usdc).catch(() => undefined);
-  add("pool registered for USDC", book.privacyPool, registered === undefined ? "call failed" : registered.pool, registered !== undefined && sameAddress(registered.pool, book.privacyPool));
-  add("pool of the scope", book.privacyPool, await read(() => entrypoint.poolByScope(book.scope), String));
-  add("minimum deposit (atomic USDC)", DEFAULT_MINIMUM_DEPOSIT_AMOUNT.toString(), registered?.minimumDepositAmount.toString() ?? "call failed");
-  add("max relay fee (bps)", DEFAULT_MAX_RELAY_FEE_BPS.toString(), registered?.maxRelayFeeBPS.toString() ?? "call failed");
-  add("access-fee treasury", book.accessFeeTreasury ?? "not in the address book", await read(() => entrypoint.accessFeeTreasury(), String));
+  const registered = await entrypoint.assetConfig(usdc).catch(failure);
+  const field = (read: (config: Exclude<typeof registered, string>) => unknown) => (typeof registered === "string" ? registered : String(read(registered)));
+  add("pool registered for USDC", book.privacyPool, field((config) => config.pool));
+  add("pool of the scope", book.privacyPool, await entrypoint.poolByScope(book.scope).then(String, failure));
+  add("minimum deposit (atomic USDC)", DEFAULT_MINIMUM_DEPOSIT_AMOUNT.toString(), field((config) => config.minimumDepositAmount));
+  add("max relay fee (bps)", DEFAULT_MAX_RELAY_FEE_BPS.toString(), field((config) => config.maxRelayFeeBPS));
+  add("access-fee treasury", book.accessFeeTreasury ?? "not in the address book", await entrypoint.accessFeeTreasury().then(String, failure));
 
-  const abi = Entrypoint__factory.createInterface();
-  const names = await definedRoles(abi, book.entrypoint, provider);
-  const toBlock = await provider.getBlockNumber();
-  const replayed = await replayRoleHolders(abi, book.entrypoint, provider, { fromBlock: book.startBlock, toBlock, maxRange: maxBlockRange });
-  const named: Record<string, string[] | undefined> = {
-    DEFAULT_ADMIN_ROLE: [book.deployer],
-    POSTMAN_ROLE: [book.postman],
-    REFUNDER_ROLE: book.refunder === undefined ? undefined : [book.refunder],
-    ...roleHolders,
-  };
-  for (const name of Object.keys(roleHolders).filter((role) => ![...names.values()].includes(role))) {
-    add(`role ${name}`, list(roleHolders[name]!), "the entrypoint defines no such role", false);
-  }
-  for (const role of new Set([...names.keys(), ...replayed.keys()])) {
-    const name = names.get(role) ?? role;
-    const expected = name in named ? named[name] : [];
-    const found = replayed.get(role) ?? [];
-    const strangers = found.filter((holder) => !expected?.some((address) => sameAddress(address, holder)));
-    const missing = (expected ?? []).filter((address) => !found.some((holder) => sameAddress(address, holder)));
-    // The events and the current state must agree: a start block after the deployment would miss grants.
-    const disagreeing: string[] = [];
-    for (const account of new Set([...found, ...(expected ?? []).map((address) => getAddress(address))])) {
-      if ((await entrypoint.hasRole(role, account, { blockTag: toBlock })) !== found.includes(account)) disagreeing.push(account);
-    }
-    const notes = [
-      ...(strangers.length > 0 ? [`not named: ${strangers.join(", ")}`] : []),
-      ...(missing.length > 0 ? [`missing: ${missing.join(", ")}`] : []),
-      ...(disagreeing.length > 0 ? [`hasRole disagrees with the events for ${disagreeing.join(", ")}: is the start block right?`] : []),
-    ];
-    add(
-      `role ${name}`,
-      expected === undefined ? "not in the address book (ROLE_HOLDERS names it)" : list(expected),
-      `${list(found)}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`,
-      expected !== undefined && notes.length === 0,
-    );
-  }
+  const roles = await checkRoles(provider, book, roleHolders, maxBlockRange).catch((error: unknown) => {
+    add("roles", "replayed from the role events", `${failure(error)} (lower MAX_BLOCK_RANGE if the RPC caps eth_getLogs)`, false);
+    return [];
+  });
+  checks.push(...roles);
   return checks;
-}
-
-/** The checks as a table: check, expected, found, ok. */
-export function formatChecks(checks: DeploymentCheck[]): string {
-  const rows = [["check", "expected", "found", "ok"], ...checks.map((check) => [check.check, check.expected, check.found, check.ok ? "ok" : "MISMATCH"])];
-  const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join(" | ")).join("\n");
 }

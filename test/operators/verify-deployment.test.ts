@@ -6,7 +6,8 @@ import { WITHDRAW_ARTIFACTS } from "../../sdk/circuit/artifacts.js";
 import { deployFacilitator } from "../../scripts/deploy/deploy-facilitator.js";
 import { ConfigError } from "../../lib/env-config.js";
 import { loadVerifyDeploymentConfig } from "../../scripts/verify-deployment/config.js";
-import { verifyDeployment, type DeploymentCheck } from "../../scripts/verify-deployment/verify-deployment.js";
+import type { DeploymentCheck } from "../../scripts/verify-deployment/deployment-check.js";
+import { verifyDeployment } from "../../scripts/verify-deployment/verify-deployment.js";
 
 const connection = await network.create();
 const { ethers, networkHelpers } = connection;

@@ -40,9 +40,8 @@ async function main(): Promise<void> {
     log(`RPC ${new URL(config.rpcUrl).origin}, chain ${chainId}`);
 
     const manifest = await readManifest();
-    const { pinned, actual } = await verifierHashes(manifest);
-    const verifierPinned = pinned === actual;
-    const verdict = judgeProvingKey(manifest, chainId, { allowUntrustedKey: config.allowUntrustedKey, verifierPinned });
+    const verifier = await verifierHashes(manifest);
+    const verdict = judgeProvingKey(manifest, chainId, { allowUntrustedKey: config.allowUntrustedKey, verifierPinned: verifier.pinned === verifier.actual });
     for (const line of verdict.lines) (verdict.deploy ? log : (text: string) => console.error(`[deploy] ${text}`))(line);
     if (!verdict.deploy) {
       process.exitCode = 1;

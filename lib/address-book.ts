@@ -22,6 +22,9 @@ export const AddressBookSchema = z
     startBlock: z.number().int().nonnegative(),
     deployer: AddressSchema,
     postman: AddressSchema,
+    /** Set at deploy (ACCESS_FEE_TREASURY, REFUNDER_ADDRESS); absent from books written before they were recorded. */
+    accessFeeTreasury: AddressSchema.optional(),
+    refunder: AddressSchema.optional(),
   })
   .strict();
 

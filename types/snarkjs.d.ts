@@ -38,8 +38,10 @@ declare module "snarkjs" {
   };
   export const zKey: {
     newZKey(r1cs: string, ptau: string, zkey: string, logger?: Logger): Promise<unknown>;
-    contribute(oldZkey: string, newZkey: string, name: string, entropy: string, logger?: Logger): Promise<unknown>;
-    beacon(oldZkey: string, newZkey: string, name: string, beaconHash: string, numIterationsExp: number, logger?: Logger): Promise<unknown>;
+    /** Resolves with the contribution hash (BLAKE2b-512). */
+    contribute(oldZkey: string, newZkey: string, name: string, entropy: string, logger?: Logger): Promise<Uint8Array>;
+    /** Resolves with the contribution hash, or false (after logging why) for an invalid beacon or iteration count. */
+    beacon(oldZkey: string, newZkey: string, name: string, beaconHash: string, numIterationsExp: number, logger?: Logger): Promise<Uint8Array | false>;
     exportVerificationKey(zkey: ZKArtifact, logger?: Logger): Promise<VerificationKey>;
     exportSolidityVerifier(zkey: ZKArtifact, templates: Record<string, string>, logger?: Logger): Promise<string>;
     verifyFromR1cs(r1cs: string, ptau: string, zkey: string, logger?: Logger): Promise<boolean>;

@@ -11,6 +11,7 @@ export const DEPLOY_ENV = {
   postman: "POSTMAN_ADDRESS",
   accessFeeTreasury: "ACCESS_FEE_TREASURY",
   refunder: "REFUNDER_ADDRESS",
+  allowUntrustedKey: "ALLOW_UNTRUSTED_KEY",
 } as const;
 
 export const DEPLOY_DEFAULT_RPC_URL = "http://127.0.0.1:8545";
@@ -29,6 +30,8 @@ export const DeployConfigSchema = z
     postman: AddressSchema.optional(),
     accessFeeTreasury: AddressSchema.optional(),
     refunder: AddressSchema.optional(),
+    /** Deploy to a production chain with a proving key the ceremony did not make (scripts/deploy/key-guard.ts). */
+    allowUntrustedKey: z.stringbool().default(false),
   })
   .strict();
 

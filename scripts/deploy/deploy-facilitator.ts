@@ -91,6 +91,9 @@ export async function deployFacilitator(
     startBlock,
     deployer: deployer.address,
     postman,
+    // What the Ignition module defaults them to; verify:deployment checks the chain against these.
+    accessFeeTreasury: options.accessFeeTreasury ?? deployer.address,
+    refunder: options.refunder ?? deployer.address,
   });
   log(`Entrypoint ${addressBook.entrypoint}, PrivacyPool ${addressBook.privacyPool} (scope ${addressBook.scope})`);
   return { entrypoint, privacyPool, addressBook };

@@ -11,12 +11,19 @@
 // account), DEPLOYMENTS_DIR, DEPLOYMENT_ID, and POSTMAN_ADDRESS (publishes ASP roots), ACCESS_FEE_TREASURY
 // (receives Entrypoint.payAccessFee, the relayer's TREASURY_ADDRESS), REFUNDER_ADDRESS (the relaying key that
 // deposits the payer sweep's refunds), each defaulting to the deployer.
+//
+// On a production chain (Base) it refuses a proving key without a public phase 1, three contributions and a beacon
+// (circuits/artifacts/manifest.json; docs/trusted-setup.md) unless ALLOW_UNTRUSTED_KEY=1; elsewhere it says what
+// the key is.
 import path from "node:path";
 import hre from "hardhat";
 import { ConfigError } from "../../lib/env-config.js";
 import { readAddressBook, writeAddressBook } from "../../lib/address-book.js";
+import { verifierHashes } from "../circuits/key-trust.js";
+import { readManifest } from "../circuits/manifest.js";
 import { isLoopbackRpc, loadDeployConfig } from "./deploy-config.js";
 import { deployFacilitator } from "./deploy-facilitator.js";
+import { judgeProvingKey } from "./key-guard.js";
 import { discardStaleJournal } from "./stale-journal.js";
 
 const log = (line: string) => console.log(`[deploy] ${line}`);
@@ -31,6 +38,15 @@ async function main(): Promise<void> {
     const { provider } = connection.ethers;
     const chainId = Number((await provider.getNetwork()).chainId);
     log(`RPC ${new URL(config.rpcUrl).origin}, chain ${chainId}`);
+
+    const manifest = await readManifest();
+    const verifier = await verifierHashes(manifest);
+    const verdict = judgeProvingKey(manifest, chainId, { allowUntrustedKey: config.allowUntrustedKey, verifierPinned: verifier.pinned === verifier.actual });
+    for (const line of verdict.lines) (verdict.deploy ? log : (text: string) => console.error(`[deploy] ${text}`))(line);
+    if (!verdict.deploy) {
+      process.exitCode = 1;
+      return;
+    }
 
     const local = isLoopbackRpc(config.rpcUrl);
     if (config.deploymentId === undefined && (await discardStaleJournal(hre.config.paths.ignition, provider, chainId, local))) {

@@ -9,6 +9,7 @@ import { compileCircuit, REPO_ROOT } from "../../scripts/circuits/compile.js";
 import { readManifest, type ArtifactManifest } from "../../scripts/circuits/manifest.js";
 import { BATCH_VERIFIER_PATH, generateBatchVerifier } from "../../scripts/circuits/batch-verifier.js";
 import { generateVerifier, VERIFIER_PATH } from "../../scripts/circuits/verifier.js";
+import { readZkeyContributions } from "../../scripts/ceremony/zkey-contributions.js";
 
 // The committed keys were set up for one compiled circuit. A circuit change without `npm run circuits:setup`
 // would leave provers and the on-chain verifier disagreeing with the source; these tests catch it.
@@ -55,5 +56,16 @@ describe("committed circuit artifacts", function () {
     expect(await generateBatchVerifier(WITHDRAW_ARTIFACTS.vkey), "run `npm run circuits:batch-verifier`").to.equal(
       await readFile(BATCH_VERIFIER_PATH, "utf8"),
     );
+  });
+
+  it("record in the manifest the contributions and beacon the committed zkey carries", async function () {
+    const carried = await readZkeyContributions(WITHDRAW_ARTIFACTS.zkey);
+    const beacon = carried.at(-1)?.beacon;
+    const contributions = beacon === undefined ? carried : carried.slice(0, -1);
+    expect(manifest.phase2.contributions).to.deep.equal(contributions.map(({ name, hash }) => ({ name, hash })));
+    expect(manifest.phase2.beacon === null ? undefined : { value: manifest.phase2.beacon.value, iterationsExp: manifest.phase2.beacon.iterationsExp }).to.deep.equal(beacon);
+    if (manifest.phase2.transcript !== null) {
+      expect(await sha256File(path.join(REPO_ROOT, manifest.phase2.transcript.file))).to.equal(manifest.phase2.transcript.sha256);
+    }
   });
 });

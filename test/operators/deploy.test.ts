@@ -1,27 +1,23 @@
 import { expect } from "chai";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { JsonRpcProvider } from "ethers";
 import hre from "hardhat";
-import { readAddressBook } from "../../lib/address-book.js";
+import { addressBookPath, readAddressBook } from "../../lib/address-book.js";
 import { CIRCLE_USDC } from "../../scripts/deploy/usdc.js";
 import { answers, freePort, startService, waitFor, type ServiceProcess } from "../../scripts/demo/processes.js";
 import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";
+import { runCommand } from "../helpers/run-command.js";
 
-/** `npm run deploy` as an operator runs it: a separate process, told where the chain is by RPC_URL alone. */
-async function deployTo(rpcUrl: string, deploymentsDir: string, deploymentId: string): Promise<{ code: number | null; output: string }> {
-  const child = spawn(path.resolve("node_modules/.bin/hardhat"), ["run", "scripts/deploy/main.ts"], {
-    env: { ...process.env, RPC_URL: rpcUrl, DEPLOYMENTS_DIR: deploymentsDir, DEPLOYMENT_ID: deploymentId },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const [code] = (await once(child, "exit")) as [number | null];
-  return { code, output };
+/** `hardhat run <script>` as an operator runs it: a separate process, told where the chain is by its environment. */
+function runScript(script: string, env: Record<string, string>) {
+  return runCommand(path.resolve("node_modules/.bin/hardhat"), ["run", script], { env });
+}
+
+/** `npm run deploy`, told where the chain is by RPC_URL alone. */
+function deployTo(rpcUrl: string, deploymentsDir: string, deploymentId: string, env: Record<string, string> = {}) {
+  return runScript("scripts/deploy/main.ts", { RPC_URL: rpcUrl, DEPLOYMENTS_DIR: deploymentsDir, DEPLOYMENT_ID: deploymentId, ...env });
 }
 
 describe("deploy: any RPC by RPC_URL", function () {
@@ -48,10 +44,10 @@ describe("deploy: any RPC by RPC_URL", function () {
     return rpcUrl;
   }
 
-  async function deployAndRead(rpcUrl: string, chainId: number) {
+  async function deployAndRead(rpcUrl: string, chainId: number, env: Record<string, string> = {}) {
     const deploymentId = `test-deploy-${path.basename(dir)}-${chainId}`;
     deploymentIds.push(deploymentId);
-    const { code, output } = await deployTo(rpcUrl, dir, deploymentId);
+    const { code, output } = await deployTo(rpcUrl, dir, deploymentId, env);
     expect(code, output).to.equal(0);
     const book = await readAddressBook(chainId, dir);
     expect(book, output).to.not.equal(undefined);
@@ -61,10 +57,16 @@ describe("deploy: any RPC by RPC_URL", function () {
   it("deploys to a node on a non-default port", async function () {
     const rpcUrl = await node([]);
     expect(rpcUrl).to.not.match(/:8545$/);
-    const { book } = await deployAndRead(rpcUrl, 31337);
+    const { book, output } = await deployAndRead(rpcUrl, 31337);
+    expect(output).to.contain("proving key: development key, one party");
     const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true });
     expect(await provider.getCode(book.privacyPool)).to.not.equal("0x");
     provider.destroy();
+
+    // `npm run verify:deployment` checks it from the chain alone.
+    const verified = await runScript("scripts/verify-deployment/main.ts", { RPC_URL: rpcUrl, ADDRESS_BOOK: addressBookPath(31337, dir) });
+    expect(verified.code, verified.output).to.equal(0);
+    expect(verified.output).to.match(/all \d+ checks pass/).and.to.contain(`role POSTMAN_ROLE`);
   });
 
   it("deploys TestUSDC on a node with Base Sepolia's chain id but no Circle USDC", async function () {
@@ -77,5 +79,23 @@ describe("deploy: any RPC by RPC_URL", function () {
     expect(await token.owner()).to.equal(book.deployer);
     expect(await provider.getCode(book.privacyPool)).to.not.equal("0x");
     provider.destroy();
+  });
+
+  it("refuses Base (chain 8453) with the committed development key, and deploys there with ALLOW_UNTRUSTED_KEY=1, warning", async function () {
+    const rpcUrl = await node(["--chain-id", "8453"]);
+    const refused = await deployTo(rpcUrl, dir, `test-deploy-${path.basename(dir)}-refused`);
+    expect(refused.code, refused.output).to.equal(1);
+    expect(refused.output).to.contain("refusing to deploy to chain 8453").and.to.contain("no random beacon");
+    expect(await readAddressBook(8453, dir)).to.equal(undefined);
+    const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true });
+    expect(await provider.getTransactionCount(await (await provider.getSigner(0)).getAddress())).to.equal(0);
+    provider.destroy();
+
+    const { output } = await deployAndRead(rpcUrl, 8453, { ALLOW_UNTRUSTED_KEY: "1" });
+    expect(output).to.contain("WARNING: ALLOW_UNTRUSTED_KEY=1 deploys to production chain 8453 with an UNTRUSTED proving key");
+    // What the rehearsal deployed is no production deployment: verify:deployment says why.
+    const verified = await runScript("scripts/verify-deployment/main.ts", { RPC_URL: rpcUrl, ADDRESS_BOOK: addressBookPath(8453, dir) });
+    expect(verified.code, verified.output).to.equal(1);
+    expect(verified.output).to.match(/proving key \(circuits\/artifacts\/manifest\.json\) .*\| MISMATCH/).and.to.match(/USDC \(Circle's on this chain\) .*\| MISMATCH/);
   });
 });

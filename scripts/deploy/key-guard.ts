@@ -1,0 +1,56 @@
+import { describeProvingKey, productionShortfalls } from "../circuits/key-trust.js";
+import type { ArtifactManifest } from "../circuits/manifest.js";
+import { KNOWN_NETWORKS } from "../../relayer/pricing/pricing.js";
+
+/** What the deploy does about the proving key: go ahead (printing `lines`), or stop with `lines` as the reason. */
+export interface KeyVerdict {
+  deploy: boolean;
+  lines: string[];
+}
+
+/** Whether real funds run on `chainId`: the networks docs/api.md section 8 prices as mainnet (Base). */
+export function isProductionChain(chainId: number): boolean {
+  return KNOWN_NETWORKS[`eip155:${chainId}`]?.networkClass === "mainnet";
+}
+
+/**
+ * Whether to deploy a pool whose inlined verifier holds the manifest's key. On a production chain a key without a
+ * public phase 1, three contributions and a beacon could have been forged with by whoever made it: refused, unless
+ * `allowUntrustedKey` (a rehearsal), which warns loudly. Elsewhere the deploy says what the key is.
+ * `verifierPinned`: the manifest's hash of contracts/verifiers/WithdrawalVerifier.sol is the file's, so the
+ * manifest describes the key being deployed.
+ */
+export function judgeProvingKey(manifest: ArtifactManifest, chainId: number, options: { allowUntrustedKey: boolean; verifierPinned: boolean }): KeyVerdict {
+  const description = `proving key: ${describeProvingKey(manifest)}`;
+  const shortfalls = [
+    ...(options.verifierPinned ? [] : ["contracts/verifiers/WithdrawalVerifier.sol is not the verifier circuits/artifacts/manifest.json pins"]),
+    ...productionShortfalls(manifest),
+  ];
+  if (!isProductionChain(chainId)) {
+    return { deploy: true, lines: [description, ...(options.verifierPinned ? [] : [`warning: ${shortfalls[0]}`])] };
+  }
+  if (shortfalls.length === 0) return { deploy: true, lines: [description] };
+  if (!options.allowUntrustedKey) {
+    return {
+      deploy: false,
+      lines: [
+        `refusing to deploy to chain ${chainId}, a production chain: whoever made this proving key could forge withdrawals and empty the pool.`,
+        description,
+        ...shortfalls.map((shortfall) => `  - ${shortfall}`),
+        "Run the ceremony (docs/trusted-setup.md) and deploy its keys, or set ALLOW_UNTRUSTED_KEY=1 for a rehearsal that must never hold real funds.",
+      ],
+    };
+  }
+  const rule = "!".repeat(100);
+  return {
+    deploy: true,
+    lines: [
+      rule,
+      `WARNING: ALLOW_UNTRUSTED_KEY=1 deploys to production chain ${chainId} with an UNTRUSTED proving key.`,
+      description,
+      ...shortfalls.map((shortfall) => `  - ${shortfall}`),
+      "Whoever made this key can forge withdrawals and empty the pool. A rehearsal only: never put real funds in it.",
+      rule,
+    ],
+  };
+}

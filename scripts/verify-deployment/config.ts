@@ -1,0 +1,35 @@
+import { z } from "zod";
+import { loadEnvConfig } from "../../lib/env-config.js";
+import { AddressSchema } from "../../sdk/schema/primitives.js";
+import { DEPLOY_DEFAULT_RPC_URL } from "../deploy/deploy-config.js";
+
+/** The environment variable behind each setting of `npm run verify:deployment`. */
+export const VERIFY_DEPLOYMENT_ENV = {
+  rpcUrl: "RPC_URL",
+  addressBook: "ADDRESS_BOOK",
+  roleHolders: "ROLE_HOLDERS",
+  maxBlockRange: "MAX_BLOCK_RANGE",
+} as const;
+
+/** `ROLE=0xA,0xB;OTHER_ROLE=0xC`: the holders each named role should have, instead of the address book's. */
+const RoleHoldersSchema = z
+  .string()
+  .transform((text) => Object.fromEntries(text.split(";").filter(Boolean).map((entry) => entry.split("=", 2) as [string, string | undefined])))
+  .pipe(z.record(z.string().regex(/^[A-Z0-9_]+$/, "must name a role such as REFUNDER_ROLE"), z.string().transform((holders) => holders.split(",").filter(Boolean)).pipe(z.array(AddressSchema))));
+
+export const VerifyDeploymentConfigSchema = z
+  .object({
+    rpcUrl: z.url({ protocol: /^https?$/ }).default(DEPLOY_DEFAULT_RPC_URL),
+    /** Default: deployments/<chainId>.json of the RPC's chain. */
+    addressBook: z.string().min(1).optional(),
+    roleHolders: RoleHoldersSchema.optional(),
+    /** Blocks per eth_getLogs request; lower it for a provider with a smaller cap. */
+    maxBlockRange: z.coerce.number().int().positive().default(2_000),
+  })
+  .strict();
+
+export type VerifyDeploymentConfig = z.infer<typeof VerifyDeploymentConfigSchema>;
+
+export function loadVerifyDeploymentConfig(env: NodeJS.ProcessEnv): VerifyDeploymentConfig {
+  return loadEnvConfig(VERIFY_DEPLOYMENT_ENV, VerifyDeploymentConfigSchema, env);
+}

@@ -1,0 +1,89 @@
+import { getAddress, keccak256, solidityPacked, type Provider } from "ethers";
+import type { ArtifactManager } from "hardhat/types/artifacts";
+import { DEFAULT_MAX_RELAY_FEE_BPS, DEFAULT_MINIMUM_DEPOSIT_AMOUNT } from "../../ignition/modules/Facilitator.js";
+import type { AddressBook } from "../../lib/address-book.js";
+import { SNARK_SCALAR_FIELD } from "../../sdk/crypto/field.js";
+import { Entrypoint__factory } from "../../types/ethers-contracts/index.js";
+import { describeProvingKey, productionShortfalls, verifierHashes } from "../circuits/key-trust.js";
+import { readManifest } from "../circuits/manifest.js";
+import { isProductionChain } from "../deploy/key-guard.js";
+import { CIRCLE_USDC } from "../deploy/usdc.js";
+import { addressWord, checkContractCode, uintWord } from "./code-checks.js";
+import { checkList, sameAddress, type DeploymentCheck } from "./deployment-check.js";
+import { checkRoles } from "./role-checks.js";
+
+export interface VerifyDeploymentOptions {
+  provider: Provider;
+  book: AddressBook;
+  /** This checkout's compiled contracts (hre.artifacts). */
+  artifacts: ArtifactManager;
+  /** Expected holders by role name, replacing the address book's for that role (a key rotated or added since). */
+  roleHolders?: Record<string, string[]>;
+  /** Blocks per eth_getLogs request when replaying role events. */
+  maxBlockRange?: number;
+}
+
+/** PrivacyPool's SCOPE: keccak256(pool, chain id, asset) mod the scalar field, as its constructor computes it. */
+export function poolScope(pool: string, chainId: number, asset: string): bigint {
+  return BigInt(keccak256(solidityPacked(["address", "uint256", "address"], [pool, chainId, asset]))) % SNARK_SCALAR_FIELD;
+}
+
+const failure = (error: unknown) => `call failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`;
+
+/**
+ * Checks from the chain alone that the deployment of `book` is what this checkout deploys: each contract's runtime
+ * bytecode is this checkout's compilation, the pool's with this manifest's key inlined (code-checks.ts); the key
+ * is one the chain may run; USDC is Circle's where the chain has it; the pool is registered with the deploy's fee
+ * parameters and the address book's access-fee treasury; each role is held by exactly whom the address book names
+ * (role-checks.ts).
+ */
+export async function verifyDeployment({ provider, book, artifacts, roleHolders = {}, maxBlockRange = 2_000 }: VerifyDeploymentOptions): Promise<DeploymentCheck[]> {
+  const { checks, add } = checkList();
+
+  const chainId = Number((await provider.getNetwork()).chainId);
+  add("chain id", String(book.chainId), String(chainId));
+  const circle = CIRCLE_USDC[chainId];
+  const usdc = getAddress(circle ?? book.usdc);
+  add(circle === undefined ? "USDC (the address book's, no Circle USDC on this chain id)" : "USDC (Circle's on this chain)", usdc, book.usdc, sameAddress(usdc, book.usdc));
+
+  // The pool inlines the verifier, so its bytecode carries the key; these say which key that is.
+  const manifest = await readManifest();
+  const verifier = await verifierHashes(manifest);
+  add("WithdrawalVerifier.sol is the manifest's (SHA-256)", verifier.pinned ?? "not pinned", verifier.actual);
+  const production = isProductionChain(chainId);
+  const shortfalls = production ? productionShortfalls(manifest) : [];
+  add(
+    "proving key (circuits/artifacts/manifest.json)",
+    production ? "a public phase 1, 3 contributions and a beacon (production chain)" : "any (not a production chain)",
+    `${describeProvingKey(manifest)}${shortfalls.length > 0 ? ` (lacks: ${shortfalls.join("; ")})` : ""}`,
+    shortfalls.length === 0,
+  );
+
+  const scope = poolScope(book.privacyPool, chainId, usdc);
+  add("pool scope in the address book", scope.toString(), book.scope.toString());
+  const deployed = [
+    { name: "Entrypoint", address: book.entrypoint },
+    { name: "PrivacyPool", address: book.privacyPool },
+    { name: "WithdrawalBatchVerifier", address: book.batchVerifier },
+  ];
+  const immutables = {
+    PrivacyPool: { ENTRYPOINT: addressWord(book.entrypoint), WITHDRAWAL_BATCH_VERIFIER: addressWord(book.batchVerifier), ASSET: addressWord(usdc), SCOPE: uintWord(scope) },
+  };
+  checks.push(...(await checkContractCode(provider, artifacts, deployed, { immutables, libraries: book.poseidon })));
+
+  const entrypoint = Entrypoint__factory.connect(book.entrypoint, provider);
+  const registered = await entrypoint.assetConfig(usdc).catch(failure);
+  const field = (read: (config: Exclude<typeof registered, string>) => unknown) => (typeof registered === "string" ? registered : String(read(registered)));
+  add("pool registered for USDC", book.privacyPool, field((config) => config.pool));
+  add("pool of the scope", book.privacyPool, await entrypoint.poolByScope(book.scope).then(String, failure));
+  add("minimum deposit (atomic USDC)", DEFAULT_MINIMUM_DEPOSIT_AMOUNT.toString(), field((config) => config.minimumDepositAmount));
+  add("max relay fee (bps)", DEFAULT_MAX_RELAY_FEE_BPS.toString(), field((config) => config.maxRelayFeeBPS));
+  add("access-fee treasury", book.accessFeeTreasury ?? "not in the address book", await entrypoint.accessFeeTreasury().then(String, failure));
+
+  const roles = await checkRoles(provider, book, roleHolders, maxBlockRange).catch((error: unknown) => {
+    add("roles", "replayed from the role events", `${failure(error)} (lower MAX_BLOCK_RANGE if the RPC caps eth_getLogs)`, false);
+    return [];
+  });
+  checks.push(...roles);
+  return checks;
+}

@@ -67,13 +67,29 @@ export interface LeaseRecord {
    */
   fundingTxHash: string | null;
   proofTimeMs: number | null;
-  /** settle-x402 only: the payer's signed x402 payment, built before anything was withdrawn. */
+  /**
+   * settle-x402 only: the payer's signed x402 payment and what the relay makes the pool record of it, stored before
+   * anything was withdrawn.
+   */
   payment: LeasePayment | null;
   updatedAt: string;
 }
 
-/** The x402 payment of a settle-x402 lease. Authorizes only the payer's funds, never the note. */
-export interface LeasePayment {
+/**
+ * The x402 payment of a settle-x402 lease. Authorizes only the payer's funds, never the note. With the lease's
+ * recipient (the payer) and gross less fee (the payout) it is the whole PaymentRecord the relay makes the pool record
+ * (relayer/settlement/payment-record.ts): the payer sweep builds a refund from it and checks it against the chain.
+ */
+export interface LeasePayment extends SignedPayment {
+  /**
+   * The proof's refundCommitment: the note a refund of the payout inserts. Null only on leases of earlier versions,
+   * which did not store it.
+   */
+  refundCommitment: bigint | null;
+}
+
+/** The payer's signed payment of a settle-x402 lease, built before anything is reserved. */
+export interface SignedPayment {
   /** The signed x402 payment header, replayed to retries. */
   xPayment: string;
   /** EIP-3009 validBefore (unix seconds): after it an unused authorization leaves funds at the payer to sweep. */

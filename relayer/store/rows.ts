@@ -39,6 +39,7 @@ export const toLease = (row: Row): LeaseRecord => ({
           validBefore: Number(row.valid_before),
           // Leases of earlier versions kept no nonce column: it is the signed authorization's.
           nonce: row.payment_nonce === null ? signedNonceOf(String(row.x_payment)) : String(row.payment_nonce),
+          refundCommitment: row.refund_commitment === null || row.refund_commitment === undefined ? null : BigInt(String(row.refund_commitment)),
         },
   updatedAt: String(row.updated_at),
 });
@@ -85,6 +86,7 @@ export const reservedLeaseValues = (lease: LeaseRecord) => [
   lease.payment?.xPayment ?? null,
   lease.payment?.validBefore ?? null,
   lease.payment?.nonce ?? null,
+  lease.payment?.refundCommitment?.toString() ?? null,
   lease.updatedAt,
 ];
 

@@ -21,7 +21,7 @@ import { grossForNet } from "../pricing/pricing.js";
 import { isPrivate, privacyDisclosure } from "../pricing/privacy.js";
 import type { SellerEntry } from "../schemas/settle-x402.js";
 import type { SignedQuote } from "../settlement/quote.js";
-import type { LeasePayment } from "../store/relayer-store.js";
+import type { SignedPayment } from "../store/relayer-store.js";
 import { payerWallet } from "./payer-keys.js";
 import { SellerTermsCheck, type PaymentWindow } from "./seller-terms.js";
 import { TokenDomainReader } from "./token-domain.js";
@@ -205,7 +205,7 @@ export class X402Settler {
     resource: ResourceInfo | undefined,
     payer: Wallet,
     { window, nonce }: PayerAuthorization,
-  ): Promise<LeasePayment> {
+  ): Promise<SignedPayment> {
     const { accepted } = order;
     const payload = await buildPaymentPayload({ accepted, resource, payer, window, nonce }).catch((error: unknown) => {
       throw new RelayerError("INVALID_REQUEST", `Could not build the x402 payment for the seller's entry (${(error as Error).message}). Nothing was spent.`);

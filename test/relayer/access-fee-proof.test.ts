@@ -13,6 +13,8 @@ import { sharedProver } from "../../sdk/prover/index.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
+import { deployForwarder, forwardAhead } from "./helpers/forwarder.js";
+import { manualMining } from "./helpers/manual-mining.js";
 import { buildRelayerConfig, startRelayer, treasury, type RunningRelayer } from "./helpers/relayer-harness.js";
 
 const QUOTE_ACCESS_FEE = "/api/facilitator/quote-access-fee";
@@ -30,7 +32,7 @@ describe("relayer: an access fee paid out of the note (quote-access-fee, access-
   /** The gate off; the same operator secret, so its quotes are authentic to `gated` too. */
   let open: RunningRelayer;
   let entrypoint: string;
-  const notes: Record<"alice" | "bob" | "carol", Note> = {} as never;
+  const notes: Record<"alice" | "bob" | "carol" | "dave", Note> = {} as never;
 
   const usdcBalance = (address: string) => chain.facilitator.usdc.balanceOf(address);
   const quoteRequest = (note: Note, authorizedNullifierHash = changeHashOf(note)) => ({
@@ -53,10 +55,11 @@ describe("relayer: an access fee paid out of the note (quote-access-fee, access-
 
   before(async function () {
     chain = await startLocalChain();
-    const { alice, bob, carol } = chain.depositors;
+    const { alice, bob, carol, dave } = chain.depositors;
     notes.alice = await deposit(chain, alice, 301, 2_000_000n);
     notes.bob = await deposit(chain, bob, 302, 2_000_000n);
     notes.carol = await deposit(chain, carol, 303, 2_000_000n);
+    notes.dave = await deposit(chain, dave, 304, 2_000_000n);
     indexer = await startIndexer(buildIndexerConfig(chain));
     await indexer.indexer.sync.catchUp();
     await indexer.indexer.curator.publish();
@@ -111,6 +114,40 @@ describe("relayer: an access fee paid out of the note (quote-access-fee, access-
     expect(authorizedAgain.status).to.equal(400);
     expect(authorizedAgain.body).to.deep.include({ code: "AUTHORIZATION_REJECTED" });
     expect(authorizedAgain.body.error).to.contain("already authorized");
+  });
+
+  it("pays and authorizes the named note when a copy of the fee's relay, sent through another contract, is mined first", async function () {
+    const stranger = chain.depositors.erin;
+    const forwarder = await deployForwarder(stranger);
+    const body = await provenFee(notes.dave);
+    const treasuryBefore = await usdcBalance(treasury.address);
+    const mining = manualMining(chain, () => gated);
+    await mining.setAutomine(false);
+    let paid: Awaited<ReturnType<typeof gated.post>>;
+    let copy: Awaited<ReturnType<typeof forwardAhead>>;
+    try {
+      const paying = gated.post(ACCESS_FEE_PROOF, body);
+      const ours = await mining.pendingRelay(notes.dave);
+      copy = await forwardAhead(forwarder, stranger, ours);
+      await mining.mine();
+      await indexer.indexer.sync.catchUp();
+      paid = await paying;
+    } finally {
+      await mining.setAutomine(true);
+    }
+
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
+    expect(paid.body).to.deep.include({ settled: true, authorized: true, txHash: copy.hash, authorizedNullifierHash: changeHashOf(notes.dave).toString() });
+    // The fee is at the treasury, the rest of the note in its change note, which is authorized.
+    expect(await usdcBalance(treasury.address)).to.equal(treasuryBefore + ACCESS_FEE);
+    const withdrawn = await chain.facilitator.privacyPool.queryFilter(chain.facilitator.privacyPool.filters.Withdrawn());
+    expect(withdrawn.filter((event) => event.args.spentNullifierHash === nullifierHashOf(notes.dave.nullifier)).map((event) => event.transactionHash)).to.deep.equal([copy.hash]);
+    await indexer.indexer.sync.catchUp();
+    const changeQuote = await gated.post("/api/facilitator/quote", {
+      paymentDetails: { scheme: "exact", payTo: treasury.address, maxAmountRequired: "400000", networkId: "eip155:31337" },
+      nullifierHash: changeHashOf(notes.dave).toString(),
+    });
+    expect(changeQuote.status, JSON.stringify(changeQuote.body)).to.equal(200);
   });
 
   it("refuses while the gate is off, and a fee that would authorize the note that pays it", async function () {

@@ -90,7 +90,7 @@ describe("SQLite relayer store opening a file of an earlier version", function (
 
     const store = new SqliteRelayerStore(file);
     try {
-      expect(await store.getLease(77n)).to.deep.include({ state: "settled", remainingValue: 5n, proofTimeMs: 250, payment: { xPayment, validBefore: 1000, nonce } });
+      expect(await store.getLease(77n)).to.deep.include({ state: "settled", remainingValue: 5n, proofTimeMs: 250, payment: { xPayment, validBefore: 1000, nonce, refundCommitment: null } });
       expect(await store.getSweep(77n)).to.deep.include({ outcome: "empty" });
       const unknown = { ...lease, nullifierHash: 80n, remainingValue: null };
       expect(await store.reserveLease(unknown)).to.equal(true);

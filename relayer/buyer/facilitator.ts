@@ -113,8 +113,11 @@ export interface SpendRecord {
   nullifierHash: bigint;
   amount: bigint;
   agentId?: string;
-  /** The change note's nullifier hash, when the relayer knows it: the access-fee authorization moves to it. */
-  changeNullifierHash?: bigint;
+  /**
+   * The change note's nullifier hash and its deposit's label, when the relayer knows them (custodial): the access-fee
+   * authorization moves to it, for a note of that label only.
+   */
+  change?: { nullifierHash: bigint; label: bigint };
 }
 
 /** The facilitator's operations (docs/api.md section 4), free of HTTP: routes parse, call one of these, serialize. */
@@ -146,7 +149,7 @@ export class Facilitator {
       await this.deps.withdrawals.assertNotLeased(nullifierHash);
       await this.assertCoversRelay(order.amount);
       await spendableNote(order.note, this.deps.indexer, this.deps.chain);
-      await this.deps.accessFee.assertAuthorized(nullifierHash);
+      await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "note", label: order.note.label });
       return { valid: true, anonymitySet };
     } catch (error) {
       if (!(error instanceof RelayerError) || error.status >= 500) throw error;
@@ -159,7 +162,7 @@ export class Facilitator {
     this.checkInvoice(order, order.note.value);
     await this.checkAgent(order);
     const nullifierHash = nullifierHashOf(order.note.nullifier);
-    await this.deps.accessFee.assertAuthorized(nullifierHash);
+    await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "note", label: order.note.label });
     const result = await this.spend(order.note, { amount: order.amount, recipient: order.payTo, terms: ["payment"] });
     await this.recordSpend(spendRecordOf(order.note, order, result), result.replayed);
     return result;
@@ -180,7 +183,8 @@ export class Facilitator {
     this.checkInvoice(order);
     await this.checkAgent(order);
     const { nullifierHash } = order.quote;
-    await this.deps.accessFee.assertAuthorized(nullifierHash);
+    // A settle-proof carries no refund precommitment: an authorization carried over to the note cannot be shown its.
+    await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "none" });
     const result = await this.spendProven(order.quote, order.proof, { route: "settle", amount: order.amount, recipient: order.payTo, terms: ["payment"] });
     await this.recordSpend({ nullifierHash, amount: order.amount, agentId: order.agentId }, result.replayed);
     return result;
@@ -215,7 +219,8 @@ export class Facilitator {
     };
     // Independent reads, made at once; a refusal is the first in this order, as if they ran one after another.
     const checks = await Promise.allSettled([
-      accessFee ? undefined : this.deps.accessFee.assertAuthorized(nullifierHash),
+      // A settle-x402-proof shows the note's label through its refund commitment; a settle-proof does not.
+      accessFee ? undefined : this.deps.accessFee.assertAuthorized(nullifierHash, { kind: route === "settle-x402" ? "shown-later" : "none" }),
       this.deps.withdrawals.assertNotLeased(nullifierHash),
       assertUnspent(),
       accessFee ? undefined : this.assertCoversRelay(amount),
@@ -237,7 +242,7 @@ export class Facilitator {
    */
   async recordSpend(record: SpendRecord, replayed: boolean): Promise<void> {
     if (replayed) return;
-    if (record.changeNullifierHash !== undefined) await this.deps.accessFee.carryOver(record.nullifierHash, record.changeNullifierHash);
+    if (record.change !== undefined) await this.deps.accessFee.carryOver(record.nullifierHash, record.change.nullifierHash, record.change.label);
     if (record.agentId !== undefined) await this.deps.agents.recordSpend(record.agentId, record.amount);
   }
 
@@ -256,7 +261,7 @@ export class Facilitator {
     if (amount > note.value) {
       throw new RelayerError("INVALID_PAYMENT_AMOUNT", `amountAtomic ${amount} exceeds the note's value ${note.value}.`);
     }
-    await this.deps.accessFee.assertAuthorized(nullifierHashOf(note.nullifier));
+    await this.deps.accessFee.assertAuthorized(nullifierHashOf(note.nullifier), { kind: "note", label: note.label });
     const result = await this.spend(note, { amount, recipient, terms: ["withdraw"] });
     await this.recordSpend(spendRecordOf(note, { amount }, result), result.replayed);
     return result;
@@ -398,12 +403,15 @@ export class Facilitator {
   }
 }
 
-/** What a spend of `note` leaves to record: the change note, when value remains, inherits the deposit's authorization. */
+/**
+ * What a spend of `note` leaves to record: the change note, when value remains, inherits the deposit's authorization,
+ * bound to the note's label.
+ */
 export function spendRecordOf(note: Note, order: { amount: bigint; agentId?: string }, result: SpendResult): SpendRecord {
   return {
     nullifierHash: nullifierHashOf(note.nullifier),
     amount: order.amount,
     agentId: order.agentId,
-    ...(result.nextDeposit === undefined ? {} : { changeNullifierHash: nullifierHashOf(result.nextDeposit.nullifier) }),
+    ...(result.nextDeposit !== undefined && { change: { nullifierHash: nullifierHashOf(result.nextDeposit.nullifier), label: note.label } }),
   };
 }

@@ -8,9 +8,10 @@ import {
   type LeaseRecord,
   type LeaseState,
   type RelayerStore,
+  type StoredAuthorization,
   type SweepRecord,
 } from "./relayer-store.js";
-import { agentValues, reservedLeaseValues, sweepValues, toAgent, toLease, toSweep, type Row } from "./rows.js";
+import { agentValues, INHERITED, reservedLeaseValues, sweepValues, toAgent, toAuthorization, toLease, toSweep, type Row } from "./rows.js";
 import { isDroppedPgConnection, isPgUnavailable, storeUnavailable } from "./store-faults.js";
 
 /** The relayer's session limits: no request hangs on a held row lock or a stuck statement (lib/postgres.ts). */
@@ -20,9 +21,9 @@ const RELAYER_TIMEOUTS: PostgresTimeouts = { statementMs: 10_000, lockMs: 5_000,
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS authorizations (
   nullifier_hash NUMERIC(78) PRIMARY KEY, network TEXT NOT NULL, access_token_tx_hash TEXT NOT NULL,
-  amount NUMERIC(78) NOT NULL, authorized_at TEXT NOT NULL);
-CREATE UNIQUE INDEX IF NOT EXISTS authorizations_by_tx ON authorizations (network, access_token_tx_hash)
-  WHERE access_token_tx_hash <> 'inherited';
+  amount NUMERIC(78) NOT NULL, authorized_at TEXT NOT NULL, label NUMERIC(78));
+ALTER TABLE authorizations ADD COLUMN IF NOT EXISTS label NUMERIC(78);
+DROP INDEX IF EXISTS authorizations_by_tx;
 CREATE TABLE IF NOT EXISTS agents (
   id TEXT PRIMARY KEY, name TEXT NOT NULL, public_key TEXT NOT NULL, owner_wallet TEXT NOT NULL,
   per_transaction_limit NUMERIC(78) NOT NULL, daily_limit NUMERIC(78) NOT NULL, provider_whitelist TEXT NOT NULL,
@@ -69,8 +70,11 @@ export class PgRelayerStore implements RelayerStore {
 
   async recordAuthorization(record: AuthorizationRecord): Promise<boolean> {
     return this.changedOne(
-      `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+      `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at, label)
+       VALUES ($1, $2, $3, $4, $5, NULL)
+       ON CONFLICT (nullifier_hash) DO UPDATE SET network = excluded.network, access_token_tx_hash = excluded.access_token_tx_hash,
+         amount = excluded.amount, authorized_at = excluded.authorized_at, label = NULL
+       WHERE authorizations.access_token_tx_hash = '${INHERITED}'`,
       [
         record.nullifierHash.toString(),
         record.network,
@@ -81,18 +85,17 @@ export class PgRelayerStore implements RelayerStore {
     );
   }
 
-  async isAuthorized(nullifierHash: bigint): Promise<boolean> {
-    return (
-      (await this.all("SELECT 1 FROM authorizations WHERE nullifier_hash = $1", [nullifierHash.toString()])).length > 0
-    );
+  async authorizationOf(nullifierHash: bigint): Promise<StoredAuthorization | undefined> {
+    const [row] = await this.all("SELECT access_token_tx_hash, label FROM authorizations WHERE nullifier_hash = $1", [nullifierHash.toString()]);
+    return row === undefined ? undefined : toAuthorization(row);
   }
 
-  async inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint): Promise<void> {
+  async inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint, label: bigint): Promise<void> {
     await this.query(
-      `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
-       SELECT $1, network, 'inherited', 0, $2 FROM authorizations WHERE nullifier_hash = $3
+      `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at, label)
+       SELECT $1, network, '${INHERITED}', 0, $2, $3 FROM authorizations WHERE nullifier_hash = $4
        ON CONFLICT DO NOTHING`,
-      [changeNullifierHash.toString(), new Date().toISOString(), spentNullifierHash.toString()],
+      [changeNullifierHash.toString(), new Date().toISOString(), label.toString(), spentNullifierHash.toString()],
       { idempotent: true },
     );
   }

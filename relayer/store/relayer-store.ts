@@ -4,11 +4,19 @@
 export interface AuthorizationRecord {
   nullifierHash: bigint;
   network: string;
-  /** The USDC transfer to the treasury; each transfer authorizes one deposit only. */
+  /** The transaction whose AccessFeePaid named this note; one transaction may pay for several notes, each once. */
   accessTokenTxHash: string;
   amount: bigint;
   authorizedAt: string;
 }
+
+/**
+ * For which note a recorded authorization holds (docs/design.md 10). A fee paid naming the nullifier hash holds for
+ * the note of that hash, whoever it is. One carried over to the change note of a custodial spend holds only for a
+ * note of the spent deposit's label, which the relayer saw: naming another deposit's nullifier for a change note
+ * carries nothing to that deposit. Rows carried over by earlier versions recorded no label, and hold for no note.
+ */
+export type StoredAuthorization = { inherited: false } | { inherited: true; label: bigint | null };
 
 /** Prototype agent registry record (docs/api.md 2.7, docs/relayer.md). */
 export interface AgentRecord {
@@ -158,11 +166,17 @@ export interface RelayerStore {
   recordSweep(record: SweepRecord): Promise<void>;
   getSweep(nullifierHash: bigint): Promise<SweepRecord | undefined>;
 
-  /** Records an authorization; false when the transfer already authorized another deposit. */
+  /**
+   * Records a fee paid naming the note, in place of an authorization carried over to it; false when a paid one is
+   * recorded already.
+   */
   recordAuthorization(record: AuthorizationRecord): Promise<boolean>;
-  isAuthorized(nullifierHash: bigint): Promise<boolean>;
-  /** Carries an authorization over to the change note of an authorized note (one access fee per deposit). */
-  inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint): Promise<void>;
+  authorizationOf(nullifierHash: bigint): Promise<StoredAuthorization | undefined>;
+  /**
+   * Carries the authorization of a spent note over to its change note (one access fee per deposit), bound to the
+   * deposit's `label`; nothing when the spent note had none, or the change note has one already.
+   */
+  inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint, label: bigint): Promise<void>;
 
   createAgent(agent: AgentRecord): Promise<void>;
   getAgent(id: string): Promise<AgentRecord | undefined>;

@@ -1,4 +1,4 @@
-import type { AgentRecord, LeaseRecord, LeaseState, SweepOutcome, SweepRecord } from "./relayer-store.js";
+import type { AgentRecord, LeaseRecord, LeaseState, StoredAuthorization, SweepOutcome, SweepRecord } from "./relayer-store.js";
 
 /**
  * A result row of either backend, column name to value as its driver returns it. Both keep amounts and field
@@ -49,6 +49,12 @@ function signedNonceOf(xPayment: string): string {
   const payment = JSON.parse(Buffer.from(xPayment, "base64").toString("utf8")) as { payload?: { authorization?: { nonce?: string } } };
   return String(payment.payload?.authorization?.nonce);
 }
+
+/** The access_token_tx_hash of an authorization carried over to a change note (no transaction paid it). */
+export const INHERITED = "inherited";
+
+export const toAuthorization = (row: Row): StoredAuthorization =>
+  row.access_token_tx_hash === INHERITED ? { inherited: true, label: row.label === null || row.label === undefined ? null : BigInt(String(row.label)) } : { inherited: false };
 
 export const toSweep = (row: Row): SweepRecord => ({
   nullifierHash: BigInt(String(row.nullifier_hash)),

@@ -1,7 +1,17 @@
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import { openSqlite } from "../../lib/sqlite.js";
-import { countsByState, type AgentRecord, type AgentSpend, type AuthorizationRecord, type LeaseRecord, type LeaseState, type RelayerStore, type SweepRecord } from "./relayer-store.js";
-import { agentValues, reservedLeaseValues, sweepValues, toAgent, toLease, toSweep } from "./rows.js";
+import {
+  countsByState,
+  type AgentRecord,
+  type AgentSpend,
+  type AuthorizationRecord,
+  type LeaseRecord,
+  type LeaseState,
+  type RelayerStore,
+  type StoredAuthorization,
+  type SweepRecord,
+} from "./relayer-store.js";
+import { agentValues, INHERITED, reservedLeaseValues, sweepValues, toAgent, toAuthorization, toLease, toSweep } from "./rows.js";
 import { isSqliteBusy, storeUnavailable } from "./store-faults.js";
 
 const LEASE_COLUMNS = `nullifier_hash TEXT PRIMARY KEY, state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')),
@@ -20,9 +30,8 @@ const SWEEP_COLUMNS = `nullifier_hash TEXT PRIMARY KEY REFERENCES leases (nullif
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS authorizations (
   nullifier_hash TEXT PRIMARY KEY, network TEXT NOT NULL, access_token_tx_hash TEXT NOT NULL,
-  amount TEXT NOT NULL, authorized_at TEXT NOT NULL);
-CREATE UNIQUE INDEX IF NOT EXISTS authorizations_by_tx ON authorizations (network, access_token_tx_hash)
-  WHERE access_token_tx_hash <> 'inherited';
+  amount TEXT NOT NULL, authorized_at TEXT NOT NULL, label TEXT);
+DROP INDEX IF EXISTS authorizations_by_tx;
 CREATE TABLE IF NOT EXISTS agents (
   id TEXT PRIMARY KEY, name TEXT NOT NULL, public_key TEXT NOT NULL, owner_wallet TEXT NOT NULL,
   per_transaction_limit TEXT NOT NULL, daily_limit TEXT NOT NULL, provider_whitelist TEXT NOT NULL,
@@ -46,6 +55,10 @@ export class SqliteRelayerStore implements RelayerStore {
     // Files made before leases carried a reservation token.
     if (!this.db.prepare("SELECT 1 FROM pragma_table_info('leases') WHERE name = 'token'").get()) {
       this.db.exec("ALTER TABLE leases ADD COLUMN token TEXT NOT NULL DEFAULT ''");
+    }
+    // Files made before an authorization carried over to a change note was bound to its deposit's label.
+    if (!this.db.prepare("SELECT 1 FROM pragma_table_info('authorizations') WHERE name = 'label'").get()) {
+      this.db.exec("ALTER TABLE authorizations ADD COLUMN label TEXT");
     }
     // Files made before a lease could leave its remaining value unknown (a spend the agent proved).
     // Files made before a settle-x402 lease recorded its payment's nonce (the refund precommitment column stays unused).
@@ -89,24 +102,28 @@ export class SqliteRelayerStore implements RelayerStore {
 
   async recordAuthorization(record: AuthorizationRecord): Promise<boolean> {
     const result = this.statement(
-        `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
-         VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at, label)
+         VALUES (?, ?, ?, ?, ?, NULL)
+         ON CONFLICT (nullifier_hash) DO UPDATE SET network = excluded.network, access_token_tx_hash = excluded.access_token_tx_hash,
+           amount = excluded.amount, authorized_at = excluded.authorized_at, label = NULL
+         WHERE authorizations.access_token_tx_hash = '${INHERITED}'`,
       )
       .run(record.nullifierHash.toString(), record.network, record.accessTokenTxHash.toLowerCase(), record.amount.toString(), record.authorizedAt);
     return result.changes === 1;
   }
 
-  async isAuthorized(nullifierHash: bigint): Promise<boolean> {
-    return this.statement("SELECT 1 FROM authorizations WHERE nullifier_hash = ?").get(nullifierHash.toString()) !== undefined;
+  async authorizationOf(nullifierHash: bigint): Promise<StoredAuthorization | undefined> {
+    const row = this.statement("SELECT access_token_tx_hash, label FROM authorizations WHERE nullifier_hash = ?").get(nullifierHash.toString());
+    return row === undefined ? undefined : toAuthorization(row);
   }
 
-  async inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint): Promise<void> {
+  async inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint, label: bigint): Promise<void> {
     this.statement(
-        `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
-         SELECT ?, network, 'inherited', '0', ? FROM authorizations WHERE nullifier_hash = ?
+        `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at, label)
+         SELECT ?, network, '${INHERITED}', '0', ?, ? FROM authorizations WHERE nullifier_hash = ?
          ON CONFLICT DO NOTHING`,
       )
-      .run(changeNullifierHash.toString(), new Date().toISOString(), spentNullifierHash.toString());
+      .run(changeNullifierHash.toString(), new Date().toISOString(), label.toString(), spentNullifierHash.toString());
   }
 
   async reserveLease(lease: LeaseRecord): Promise<boolean> {

@@ -1,9 +1,13 @@
 import { expect } from "chai";
 import { grossForNet } from "../../relayer/pricing/pricing.js";
-import { X402AgentError, type AgentEvent } from "../../sdk/agent/index.js";
-import type { AccessFeeProofAnswer, SettleX402Answer, SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
-import { changeNoteOf, nullifierHashOf, type Note } from "../../sdk/index.js";
+import type { Signer } from "ethers";
+import { proveLocally, X402AgentError, type AgentEvent } from "../../sdk/agent/index.js";
+import { FacilitatorClient, noteToWire, type AccessFeeProofAnswer, type SettleX402Answer, type SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
+import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, type Note, type NoteSecrets } from "../../sdk/index.js";
+import { sharedProver } from "../../sdk/prover/index.js";
+import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
+import { depositNote } from "../contracts/helpers/notes.js";
 import { treasury } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { expectAbsentFrom } from "./helpers/absent-from.js";
@@ -109,5 +113,89 @@ describe("access fees paid out of the note: no address of the depositor appears 
     expect(await world.unspentNotes(vault)).to.deep.equal([deposit.note]);
     expect(await world.chain.facilitator.privacyPool.isNullifierSpent(nullifierHashOf(deposit.note.nullifier))).to.equal(false);
     expect(agent.committedAtomic).to.equal(0n);
+  });
+
+  describe("an authorization stays with the deposit whose fee paid it", function () {
+    const SETTLE_X402 = "/api/facilitator/settle-x402";
+    const SETTLE_X402_PROOF = "/api/facilitator/settle-x402-proof";
+
+    /** A deposit of 1 USDC from `from` with secrets of its choosing, once the indexer and the ASP know it. */
+    const depositWith = async (from: Signer, secrets: NoteSecrets) => {
+      const note = await depositNote(world.chain.facilitator, from, 1_000_000n, secrets);
+      await world.syncIndexer();
+      return note;
+    };
+    /** Pays `note`'s access fee from `from`'s wallet (Entrypoint.payAccessFee) and records it (authorize). */
+    const authorizeFromWallet = async (from: Signer, note: Note) => {
+      const { usdc, entrypoint } = world.chain.facilitator;
+      await (await usdc.mint(from, ACCESS_FEE)).wait();
+      await (await usdc.connect(from).approve(entrypoint, ACCESS_FEE)).wait();
+      const paid = await (await entrypoint.connect(from).payAccessFee(usdc, nullifierHashOf(note.nullifier), ACCESS_FEE)).wait();
+      const authorized = await world.relayer.post("/api/facilitator/authorize", {
+        network: "eip155:31337",
+        accessTokenTxHash: paid!.hash,
+        nullifierHash: nullifierHashOf(note.nullifier).toString(),
+      });
+      expect(authorized.status, JSON.stringify(authorized.body)).to.equal(200);
+    };
+    /** settle-x402's terms for the v2 reference seller, as the SDK reads them from its 402. */
+    const sellerTerms = async () => {
+      const required = await readPaymentRequired(await fetch(world.sellers.v2.resourceUrl));
+      const accepts = selectExactRequirement(required!, { chainId: world.chainId, asset: world.asset })!;
+      return { accepts, resource: required!.x402Version === 2 ? required!.resource : undefined, acceptNotPrivate: true };
+    };
+    /** A custodial settle-x402 out of `note`, its change note's secrets `change` when given (else derived by the relayer). */
+    const settleCustodial = async (note: Note, change?: NoteSecrets) =>
+      world.relayer.post(SETTLE_X402, {
+        ...(await sellerTerms()),
+        serviceDeposit: noteToWire(note),
+        ...(change !== undefined && { nextNullifier: change.nullifier.toString(), nextSecret: change.secret.toString() }),
+      });
+    /** A settle-x402-proof out of `note`, proven here against the relayer's quote as the SDK does. */
+    const settleProven = async (note: Note) => {
+      const terms = await sellerTerms();
+      const { body } = await proveLocally({
+        facilitator: new FacilitatorClient(world.relayer.url),
+        prover: sharedProver(),
+        note,
+        expected: { route: "settle-x402", withdrawnValue: gross(), feeBps: TAKE_BPS, processooor: world.chain.facilitator.addressBook.entrypoint, accepted: terms.accepts },
+        fields: terms,
+      });
+      return world.relayer.post(SETTLE_X402_PROOF, body);
+    };
+    const expectPaid = async (answer: { status: number; body: Record<string, unknown> }) => {
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      expect(await world.usdcBalance(answer.body.payer as string)).to.equal(world.price);
+    };
+    /** Refused with the 402 of docs/api.md 2.6, the note untouched: its whole value still in it. */
+    const expectRefusedUnspent = async (answer: { status: number; body: Record<string, unknown> }, note: Note) => {
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(402);
+      expect(answer.body).to.deep.include({ settled: false, code: "NULLIFIER_NOT_AUTHORIZED" });
+      expect(await world.chain.facilitator.privacyPool.isNullifierSpent(nullifierHashOf(note.nullifier))).to.equal(false);
+    };
+
+    it("refuses another deposit named as an authorized note's change, and one deposited with its derived change nullifier; the real change notes still pay", async function () {
+      const attacker = world.chain.depositors.dave;
+      const authorized = await depositWith(attacker, { nullifier: 7_001n, secret: 7_002n });
+      const other = await depositWith(attacker, { nullifier: 7_011n, secret: 7_012n });
+      await authorizeFromWallet(attacker, authorized);
+
+      // The authorized note pays, naming the other deposit's nullifier for its change note: the change's nullifier
+      // hash is the other deposit's, which no AccessFeePaid ever named.
+      await expectPaid(await settleCustodial(authorized, { nullifier: other.nullifier, secret: 7_099n }));
+      await expectRefusedUnspent(await settleCustodial(other), other);
+      await expectRefusedUnspent(await settleProven(other), other);
+
+      // A deposit made with the change nullifier the relayer will derive for an authorized note's change.
+      const second = await depositWith(attacker, { nullifier: 7_021n, secret: 7_022n });
+      const crafted = await depositWith(attacker, { nullifier: deriveChangeSecrets(second).nullifier, secret: 7_031n });
+      await authorizeFromWallet(attacker, second);
+      await expectPaid(await settleCustodial(second));
+      await expectRefusedUnspent(await settleCustodial(crafted), crafted);
+
+      // The change note the relayer derived keeps its deposit's authorization, proven by the agent too.
+      await world.syncIndexer();
+      await expectPaid(await settleProven(changeNoteOf(second, gross())));
+    });
   });
 });

@@ -96,6 +96,8 @@ async function wireRelayer(
     { enforced: config.accessFeeEnforced, requiredFee: accessFeeFor(config.tier, pricing), treasury: config.treasury },
     store,
     chain,
+    // The facilitator prices relays; it is made below, with the gate, and asked only once requests arrive.
+    (): Promise<bigint> => facilitator.chargedRelayCost(),
   );
   await accessFee.assertTreasuryMatches();
   const agents = new AgentRegistry(store, config.payerKeySecret);

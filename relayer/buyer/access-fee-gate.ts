@@ -37,10 +37,16 @@ export interface AccessFeeTerms {
  * only, so nobody can claim another's.
  */
 export class AccessFeeGate {
+  /**
+   * @param relayCost The gas of a relay in atomic USDC that a spend must pay for now (Facilitator.chargedRelayCost):
+   *   the fee floor while a take is charged, nothing on free-for-testing networks, where the operator pays relays
+   *   knowingly. An access fee paid out of a note withdraws it on top of the fee.
+   */
   constructor(
     private readonly terms: AccessFeeTerms,
     private readonly store: RelayerStore,
     private readonly chain: PoolChain,
+    private readonly relayCost: () => Promise<bigint>,
   ) {}
 
   get enforced(): boolean {
@@ -78,18 +84,42 @@ export class AccessFeeGate {
   }
 
   /** The docs/api.md 2.6 `authorization` block of a 402 answer. */
-  instructions() {
+  async instructions() {
+    const noteWithdrawal = await this.noteWithdrawal();
     return {
       network: this.chain.network,
       treasury: this.terms.treasury,
       requiredFeeAtomic: this.terms.requiredFee.toString(),
+      noteWithdrawalAtomic: noteWithdrawal.toString(),
       instructions:
         `Approve the entrypoint ${this.chain.deployment.entrypoint} for ${this.terms.requiredFee} atomic USDC ` +
         `(${formatUsdc(this.terms.requiredFee)} USDC) and call Entrypoint.payAccessFee(${this.chain.deployment.usdc}, <the note's nullifierHash>, ` +
         `${this.terms.requiredFee}) on ${this.chain.network}; it pays the treasury ${this.terms.treasury}. Then POST /api/facilitator/authorize ` +
         `with {network, accessTokenTxHash: that transaction's hash, nullifierHash} and retry. A plain USDC transfer to the treasury is not accepted. ` +
-        `Or pay it out of the note itself, so that no wallet appears with it: POST ${ROUTES.quoteAccessFee} and ${ROUTES.accessFeeProof}.`,
+        `Or pay it out of the note itself, so that no wallet appears with it: POST ${ROUTES.quoteAccessFee} and ${ROUTES.accessFeeProof} ` +
+        `with withdrawnValue ${noteWithdrawal} (the fee and its relay's gas, all to the treasury).`,
     };
+  }
+
+  /** What an access fee paid out of a note must withdraw now: the fee, and the gas of its relay while a take is charged. */
+  async noteWithdrawal(): Promise<bigint> {
+    return this.terms.requiredFee + (await this.relayCost());
+  }
+
+  /**
+   * Refuses an access fee paid out of a note that withdraws `amount`, less than noteWithdrawal: the operator, who
+   * relays it, would pay more gas than it is paid (BELOW_FEE_FLOOR), or the treasury would get less than the fee.
+   */
+  async assertCoversRelay(amount: bigint): Promise<void> {
+    const relayCost = await this.relayCost();
+    const smallest = this.terms.requiredFee + relayCost;
+    if (amount >= smallest) return;
+    throw new RelayerError(
+      relayCost > 0n ? "BELOW_FEE_FLOOR" : "INVALID_PAYMENT_AMOUNT",
+      `An access fee paid out of a note of ${amount} atomic USDC is less than the fee ${this.terms.requiredFee}` +
+        (relayCost > 0n ? ` plus the gas of its relay, ${relayCost} atomic at the fee floor (the operator relays it; no take pays for it)` : "") +
+        `. Withdraw at least ${smallest} atomic (withdrawnValue ${smallest}); nothing was proven or spent.`,
+    );
   }
 
   /**
@@ -108,7 +138,7 @@ export class AccessFeeGate {
     throw new RelayerError(
       "NULLIFIER_NOT_AUTHORIZED",
       `${why} Pay it once as \`authorization.instructions\` says; settles are then unlimited.`,
-      { authorization: this.instructions() },
+      { authorization: await this.instructions() },
     );
   }
 

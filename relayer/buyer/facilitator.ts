@@ -103,7 +103,8 @@ export interface SpendTerms {
   buildPayment?: LeasedWithdrawalOrder["buildPayment"];
   /**
    * An access fee paid out of the note (relayer/buyer/access-fee-relay.ts): the nullifier hash it authorizes. The whole
-   * amount goes to the recipient, the treasury: no take, and the operator pays its relay (no fee floor).
+   * amount goes to the recipient, the treasury, with no take: it must cover the fee and its relay's gas
+   * (AccessFeeGate.assertCoversRelay) in place of the fee floor.
    */
   authorizedNullifierHash?: bigint;
 }
@@ -193,8 +194,8 @@ export class Facilitator {
   /**
    * A quote for a withdrawal of `amount` to `recipient` at this relayer's take, once the note may be spent now: its
    * access fee paid when the gate is on, no lease on it, unspent on chain, and the amount covering the relay. A quote
-   * of an access fee (`authorizedNullifierHash`) is what the gate asks for and its relay is the operator's: neither the
-   * gate nor the relay's cost applies to it, and it takes no take.
+   * of an access fee (`authorizedNullifierHash`) is what the gate asks for: the gate does not apply to it, it takes no
+   * take, and its amount covers the fee and the relay's gas (AccessFeeGate.assertCoversRelay).
    */
   async issueQuote({
     route,
@@ -223,7 +224,7 @@ export class Facilitator {
       accessFee ? undefined : this.deps.accessFee.assertAuthorized(nullifierHash, { kind: route === "settle-x402" ? "shown-later" : "none" }),
       this.deps.withdrawals.assertNotLeased(nullifierHash),
       assertUnspent(),
-      accessFee ? undefined : this.assertCoversRelay(amount),
+      accessFee ? this.deps.accessFee.assertCoversRelay(amount) : this.assertCoversRelay(amount),
     ]);
     const refused = checks.find((check) => check.status === "rejected");
     if (refused) throw refused.reason;
@@ -302,8 +303,8 @@ export class Facilitator {
 
   /**
    * `spend` under its lease, paying the tier's take to the treasury. Every route that moves pool funds comes through
-   * here: a new spend must cover the relay (assertCoversRelay) before anything is proven or relayed, bar an access
-   * fee, whose relay the operator pays in exchange for the fee.
+   * here: a new spend must cover the relay (assertCoversRelay; an access fee, which takes no take, with its amount:
+   * AccessFeeGate.assertCoversRelay) before anything is proven or relayed.
    */
   private async leased(spend: Spend, terms: SpendTerms, preflight?: () => Promise<void>): Promise<SettledSpend> {
     // Read while the withdrawal runs, not after it: the answer's privacy block waits for nothing (it never rejects).
@@ -312,7 +313,7 @@ export class Facilitator {
     const { lease, replayed } = await this.deps.withdrawals.withdraw({
       preflight: async () => {
         await preflight?.();
-        if (authorizedNullifierHash === undefined) await this.assertCoversRelay(terms.amount);
+        await (authorizedNullifierHash === undefined ? this.assertCoversRelay(terms.amount) : this.deps.accessFee.assertCoversRelay(terms.amount));
       },
       spend,
       amount: terms.amount,
@@ -333,6 +334,15 @@ export class Facilitator {
       replayed,
       lease,
     };
+  }
+
+  /**
+   * The gas of a relay in atomic USDC that a spend must pay for now: the fee floor while a take is charged (paid mode),
+   * nothing on free-for-testing networks, where the operator pays relays knowingly.
+   */
+  async chargedRelayCost(): Promise<bigint> {
+    const floor = await this.feeFloor();
+    return floor.enforced ? floor.floor : 0n;
   }
 
   /** The fee floor at the pool's current state tree depth and the chain's current gas price. */

@@ -161,8 +161,9 @@ export interface X402AgentOptions {
   /** The most that may leave the agent's notes over this agent's life, take included; unlimited when absent. */
   budgetAtomic?: bigint;
   /**
-   * The most access fee the agent pays out of a note when a facilitator asks for one (402 NULLIFIER_NOT_AUTHORIZED,
-   * docs/sdk.md "Access fees"); 0 never pays one. Default 10000 (0.01 USDC).
+   * The most an access fee may take out of a note when a facilitator asks for one (402 NULLIFIER_NOT_AUTHORIZED,
+   * docs/sdk.md "Access fees"): the fee and, on a paid network, the gas of its relay; 0 never pays one. Default
+   * 50000 (0.05 USDC).
    */
   maxAccessFeeAtomic?: bigint;
   /** The agent's id in the facilitator's registry, sent with every settlement so its limits apply. */
@@ -182,6 +183,8 @@ interface FacilitatorTerms {
 /** The access fee a facilitator asked for in a 402 NULLIFIER_NOT_AUTHORIZED (docs/api.md 2.6). */
 interface AccessFeeAsked {
   fee: bigint;
+  /** What paying it out of the note withdraws: the fee and, on a paid network, its relay's gas (the fee alone when unnamed). */
+  withdrawal: bigint;
   treasury: string;
 }
 
@@ -200,8 +203,11 @@ const LOST_ANSWER_RETRY_SECONDS = 2;
 /** The reference @x402/fetch wrapper's default cap on one payment: 0.1 USDC. */
 export const DEFAULT_MAX_PAYMENT_ATOMIC = 100_000n;
 
-/** The default cap on an access fee paid out of a note: 0.01 USDC, twice the mainnet fee of docs/api.md 8. */
-export const DEFAULT_MAX_ACCESS_FEE_ATOMIC = 10_000n;
+/**
+ * The default cap on what an access fee takes out of a note: 0.05 USDC, the mainnet fee of docs/api.md 8 and the gas
+ * of its relay on Base with room.
+ */
+export const DEFAULT_MAX_ACCESS_FEE_ATOMIC = 50_000n;
 
 /**
  * An x402 buyer that pays out of the privacy pool: `fetch` a paid URL, and on a 402 it settles through the
@@ -433,10 +439,10 @@ export class X402Agent {
   private async payAccessFee(note: Note, asked: AccessFeeAsked): Promise<Note | undefined> {
     const { facilitator } = this.options;
     const maximum = this.options.maxAccessFeeAtomic ?? DEFAULT_MAX_ACCESS_FEE_ATOMIC;
-    if (asked.fee > maximum) {
+    if (asked.withdrawal > maximum) {
       throw new X402AgentError(
         "ACCESS_FEE_REFUSED",
-        `${facilitator.url} asks an access fee of ${asked.fee} atomic USDC for the note, above maxAccessFeeAtomic ${maximum}; nothing was paid. Raise maxAccessFeeAtomic to pay it out of the note.`,
+        `${facilitator.url} asks an access fee of ${asked.fee} atomic USDC for the note, ${asked.withdrawal} out of the note with its relay's gas, above maxAccessFeeAtomic ${maximum}; nothing was paid. Raise maxAccessFeeAtomic to pay it out of the note.`,
       );
     }
     const relaysProofsThrough = await proofsRelayedThrough((await this.facilitatorTerms()).supported);
@@ -446,13 +452,15 @@ export class X402Agent {
         `${facilitator.url} asks an access fee but relays no proofs of this SDK's circuit, so the note cannot pay it; nothing was paid.`,
       );
     }
-    const releaseFee = this.reserve(asked.fee);
+    const releaseFee = this.reserve(asked.withdrawal);
     const authorizedNullifierHash = nullifierHashOf(deriveChangeSecrets(note).nullifier);
-    const expected = { route: "access-fee", withdrawnValue: asked.fee, feeBps: 0n, processooor: relaysProofsThrough, recipient: asked.treasury, authorizedNullifierHash } as const;
+    const expected = { route: "access-fee", withdrawnValue: asked.withdrawal, feeBps: 0n, processooor: relaysProofsThrough, recipient: asked.treasury, authorizedNullifierHash } as const;
+    // Named only when it is more than the fee: a facilitator that asks the fee alone may know no such field.
+    const withdrawal = asked.withdrawal === asked.fee ? {} : { withdrawnValue: asked.withdrawal.toString() };
     let answer: AccessFeeProofAnswer;
     let change: Note | undefined;
     try {
-      const proven = await this.proveSpend(note, expected, { authorizedNullifierHash: authorizedNullifierHash.toString() });
+      const proven = await this.proveSpend(note, expected, { authorizedNullifierHash: authorizedNullifierHash.toString(), ...withdrawal });
       change = proven.change;
       answer = await this.untilSettled(() => facilitator.accessFeeProof(proven.body));
     } catch (error) {
@@ -581,9 +589,11 @@ async function proofsRelayedThrough(supported: SupportedAnswer): Promise<string 
 /** The access fee a 402 NULLIFIER_NOT_AUTHORIZED asks for, from its `authorization` block; undefined for any other error. */
 function accessFeeAskedBy(error: unknown): AccessFeeAsked | undefined {
   if (!(error instanceof FacilitatorError) || error.code !== "NULLIFIER_NOT_AUTHORIZED") return undefined;
-  const { requiredFeeAtomic, treasury } = (error.body.authorization ?? {}) as { requiredFeeAtomic?: unknown; treasury?: unknown };
-  if (typeof requiredFeeAtomic !== "string" || !/^[0-9]+$/.test(requiredFeeAtomic) || typeof treasury !== "string") return undefined;
-  return { fee: BigInt(requiredFeeAtomic), treasury };
+  const { requiredFeeAtomic, noteWithdrawalAtomic = requiredFeeAtomic, treasury } = (error.body.authorization ?? {}) as Record<string, unknown>;
+  const atomic = (value: unknown): value is string => typeof value === "string" && /^[0-9]+$/.test(value);
+  if (!atomic(requiredFeeAtomic) || !atomic(noteWithdrawalAtomic) || typeof treasury !== "string") return undefined;
+  const [fee, withdrawal] = [BigInt(requiredFeeAtomic), BigInt(noteWithdrawalAtomic)];
+  return withdrawal < fee ? undefined : { fee, withdrawal, treasury };
 }
 
 /** The PaymentNotAcceptedError of a paid request the seller answered with `response` (consumes its body). */

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { grossForNet } from "../../relayer/pricing/pricing.js";
+import { gasCostInUsdc, grossForNet, parseUsdc } from "../../relayer/pricing/pricing.js";
 import type { Signer } from "ethers";
 import { proveLocally, X402AgentError, type AgentEvent } from "../../sdk/agent/index.js";
 import { FacilitatorClient, noteToWire, type AccessFeeProofAnswer, type SettleX402Answer, type SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
@@ -8,7 +8,7 @@ import { sharedProver } from "../../sdk/prover/index.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
 import { depositNote } from "../contracts/helpers/notes.js";
-import { treasury } from "../relayer/helpers/relayer-harness.js";
+import { TEST_USDC_PER_ETH, treasury } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { expectAbsentFrom } from "./helpers/absent-from.js";
 import { sellerSettlement } from "./helpers/seller-settlement.js";
@@ -63,30 +63,38 @@ describe("access fees paid out of the note: no address of the depositor appears 
     const steps = events.slice(seen);
     const fee = (steps.find((event) => event.step === "access-fee-paid") as Step<"access-fee-paid">).answer as AccessFeeProofAnswer;
     const settled = (steps.find((event) => event.step === "settled") as Step<"settled">).answer as SettleX402Answer | SettleX402ProofAnswer;
-    const change = changeNoteOf(paying, ACCESS_FEE);
-    expect(fee).to.deep.include({ settled: true, authorized: true, amount: ACCESS_FEE.toString(), fee: "0", authorizedNullifierHash: nullifierHashOf(change.nullifier).toString() });
+    // Paid mode: the note pays the fee and the gas of its relay, all to the treasury, which covers what the relaying
+    // key spent on it at the relayer's ETH price.
+    const withdrawn = BigInt(fee.amount);
+    expect(withdrawn).to.be.greaterThan(ACCESS_FEE);
+    const relay = await world.provider.getTransactionReceipt(fee.txHash);
+    expect(gasCostInUsdc(relay!.gasUsed, relay!.gasPrice, parseUsdc(TEST_USDC_PER_ETH))).to.be.at.most(withdrawn - ACCESS_FEE);
+    const change = changeNoteOf(paying, withdrawn);
+    expect(fee).to.deep.include({ settled: true, authorized: true, fee: "0", authorizedNullifierHash: nullifierHashOf(change.nullifier).toString() });
     expect(await accessFeesPaidIn(fee.txHash)).to.deep.equal([
-      [world.chain.facilitator.addressBook.privacyPool, nullifierHashOf(change.nullifier), world.asset, ACCESS_FEE, treasury.address],
+      [world.chain.facilitator.addressBook.privacyPool, nullifierHashOf(change.nullifier), world.asset, withdrawn, treasury.address],
     ]);
 
     expect(await world.usdcBalance(payTo)).to.equal(before.seller + world.price);
     // The access fee is paid to the treasury; the payment's take accrues to it in the pool.
-    expect(await world.usdcBalance(treasury.address)).to.equal(before.treasury + ACCESS_FEE);
+    expect(await world.usdcBalance(treasury.address)).to.equal(before.treasury + withdrawn);
     expect(await world.accruedFees(treasury.address)).to.equal(before.takes + gross() - world.price);
-    expect(await world.poolBalance()).to.equal(before.pool - ACCESS_FEE - gross());
+    expect(await world.poolBalance()).to.equal(before.pool - withdrawn - gross());
     for (const txHash of [fee.txHash, settled.fundingTxHash, sellerSettlement(response)]) await expectAbsentFrom(world.provider, txHash, depositor);
-    return { change, steps: steps.map((event) => event.step) };
+    return { change, withdrawn, steps: steps.map((event) => event.step) };
   }
 
   it("custodial: pays the fee out of the deposit itself, then the seller out of the change note it authorized", async function () {
     const { agent, events, address, deposit, vault } = await world.newAgent(world.chain.depositors.alice, 2_000_000n, { custody: "custodial" });
 
-    const { change, steps } = await paysFeeThenSeller(deposit.note, address, world.sellers.v2, world.payTo.v2, events, () => agent.fetch(world.sellers.v2.resourceUrl));
+    const { change, withdrawn, steps } = await paysFeeThenSeller(deposit.note, address, world.sellers.v2, world.payTo.v2, events, () =>
+      agent.fetch(world.sellers.v2.resourceUrl),
+    );
 
     // The relayer's settle refused the note (402), the agent proved the fee itself, and the relayer settled the change note.
     expect(steps).to.deep.equal(["payment-required", "probe", "proved", "access-fee-paid", "settled", "paid"]);
     expect((await world.unspentNotes(vault)).map((note) => note.value)).to.deep.equal([change.value - gross()]);
-    expect(agent.committedAtomic).to.equal(ACCESS_FEE + gross());
+    expect(agent.committedAtomic).to.equal(withdrawn + gross());
   });
 
   it("non-custodial: each payment out of a note the relayer cannot know is authorized pays the fee first", async function () {
@@ -99,7 +107,7 @@ describe("access fees paid out of the note: no address of the depositor appears 
 
     const payment = ["payment-required", "probe", "proved", "access-fee-paid", "proved", "settled", "paid"];
     expect([first.steps, second.steps]).to.deep.equal([payment, payment]);
-    expect((await world.unspentNotes(vault)).map((note) => note.value)).to.deep.equal([deposit.note.value - 2n * (ACCESS_FEE + gross())]);
+    expect((await world.unspentNotes(vault)).map((note) => note.value)).to.deep.equal([deposit.note.value - first.withdrawn - second.withdrawn - 2n * gross()]);
   });
 
   it("pays no fee above maxAccessFeeAtomic: refused before anything is proven or spent", async function () {

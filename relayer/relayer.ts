@@ -153,10 +153,13 @@ async function wireRelayer(
   const rateLimiter = new RateLimiter({ globalPerSecond: config.rateLimitGlobalPerSecond, perNotePerMinute: config.rateLimitPerNotePerMinute });
   const inFlight = new InFlightRequests();
   const treesCache = new TreesCache(indexer);
-  const trees = (query: TreeLeavesQuery) =>
-    treesCache.answer(query).catch((error: unknown) => {
-      throw indexerFailure(error);
-    });
+  const trees = {
+    sizeNow: (query: TreeLeavesQuery) => treesCache.sizeNow(query),
+    answer: (query: TreeLeavesQuery) =>
+      treesCache.answer(query).catch((error: unknown) => {
+        throw indexerFailure(error);
+      }),
+  };
   const readiness = new Readiness({
     store,
     chain,

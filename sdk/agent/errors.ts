@@ -26,7 +26,9 @@ export type X402AgentErrorCode =
    * The facilitator asks an access fee the agent will not pay out of the note: above maxAccessFeeAtomic, or it relays
    * no proofs of this SDK's circuit. Nothing was paid.
    */
-  | "ACCESS_FEE_REFUSED";
+  | "ACCESS_FEE_REFUSED"
+  /** The URL redirected to another origin: the agent pays only the origin it was asked for. Nothing was paid. */
+  | "CROSS_ORIGIN_REDIRECT";
 
 export class X402AgentError extends Error {
   constructor(

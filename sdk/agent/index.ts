@@ -19,6 +19,7 @@ export {
 export { ragequitNote, type RagequitOptions } from "./ragequit.js";
 export * from "./vault.js";
 export * from "./x402-agent.js";
+export { fetchSameOrigin } from "./same-origin-fetch.js";
 export { proveLocally, type LocalProof, type QuoteExpectation } from "./local-proof.js";
 export { privatePoolScheme, registerPrivatePoolScheme, PrivatePoolScheme, type PrivatePoolSchemeOptions } from "./private-pool-scheme.js";
 export { emptyTrees, loadTrees, saveTrees, type AgentTrees } from "./tree-file.js";

@@ -37,6 +37,7 @@ import {
 } from "../../x402/index.js";
 import { X402AgentError } from "./errors.js";
 import { proveLocally, type QuoteExpectation } from "./local-proof.js";
+import { fetchSameOrigin } from "./same-origin-fetch.js";
 import type { VaultEntry } from "./vault.js";
 import { emptyTrees, loadTrees, saveTrees, type AgentTrees } from "./tree-file.js";
 
@@ -232,10 +233,11 @@ export class X402Agent {
   /**
    * Fetches `url`; a 402 from an x402 seller is paid privately and the request repeated with the payment. Throws
    * PaymentNotAcceptedError when the seller does not answer the paid request with 2xx. `maxPaymentAtomic` caps this
-   * payment below the agent's own cap.
+   * payment below the agent's own cap. Redirects are followed within the origin of `url` only (fetchSameOrigin): one
+   * to another origin is refused with CROSS_ORIGIN_REDIRECT, nothing paid.
    */
   async fetch(url: string, init: RequestInit = {}, { maxPaymentAtomic }: { maxPaymentAtomic?: bigint } = {}): Promise<Response> {
-    const first = await fetch(url, init);
+    const first = await fetchSameOrigin(url, init);
     if (first.status !== 402) return first;
     const { accepted, resource } = await this.requirementOf(first, url);
     const preflight = (this.options.probe ?? true) ? () => this.probe(url, init, accepted, resource) : undefined;
@@ -507,7 +509,7 @@ export class X402Agent {
 
   /** docs/api.md 1, step 1: an invalid payment the seller must reject with a verification error, before any note moves. */
   private async probe(url: string, init: RequestInit, accepted: ExactRequirement, resource?: ResourceInfo): Promise<void> {
-    const response = await fetch(url, withHeaders(init, paymentHeaders(encodeXPayment(await buildProbePayment(accepted, resource)))));
+    const response = await fetchSameOrigin(url, withHeaders(init, paymentHeaders(encodeXPayment(await buildProbePayment(accepted, resource)))));
     const verdict = await classifyProbeResponse(response);
     this.emit({ step: "probe", verdict, status: response.status });
     if (verdict === "incompatible") {
@@ -554,7 +556,7 @@ export class X402Agent {
   }
 
   private async retryPaid(url: string, init: RequestInit, headers: Record<string, string>): Promise<Response> {
-    const response = await fetch(url, withHeaders(init, headers));
+    const response = await fetchSameOrigin(url, withHeaders(init, headers));
     this.emit({ step: "paid", url, status: response.status });
     return response;
   }

@@ -1,16 +1,6 @@
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import { openSqlite } from "../../lib/sqlite.js";
-import {
-  countsByState,
-  type AgentRecord,
-  type AgentSpend,
-  type AuthorizationRecord,
-  type LeaseRecord,
-  type LeaseState,
-  type RelayerStore,
-  type StoredAuthorization,
-  type SweepRecord,
-} from "./relayer-store.js";
+import { countsByState, type AgentRecord, type AgentSpend, type AuthorizationRecord, type LeaseRecord, type LeaseState, type RelayerStore, type StoredAuthorization, type SweepRecord } from "./relayer-store.js";
 import { agentValues, INHERITED, reservedLeaseValues, sweepValues, toAgent, toAuthorization, toLease, toSweep } from "./rows.js";
 import { isSqliteBusy, storeUnavailable } from "./store-faults.js";
 

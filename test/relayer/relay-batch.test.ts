@@ -51,6 +51,24 @@ describe("relayer: relays leave at once, batched when they coincide", function (
     while (proofsDone < count) await sleep(50);
   };
 
+  /**
+   * Three settles of fresh notes whose proofs are released together, on a chain that mines only when told: the first
+   * relay leaves alone, the two proven while it was being sent as one relayBatch. Their transactions are pending.
+   */
+  const coincidingSettles = async () => {
+    const notes = await freshNotes(3);
+    const requests = notes.map(settleRequest);
+    await setAutomine(false);
+    const start = proofsDone;
+    let release!: () => void;
+    proofGate = new Promise((resolve) => (release = resolve));
+    const answers = requests.map((request) => relayer.post(SETTLE, request.body));
+    await untilProofs(start + 3);
+    release();
+    proofGate = undefined;
+    return { notes, requests, answers, sent: await Promise.all(notes.map(pendingRelay)) };
+  };
+
   before(async function () {
     chain = await startLocalChain();
     mining = manualMining(chain, () => relayer);
@@ -96,17 +114,7 @@ describe("relayer: relays leave at once, batched when they coincide", function (
   });
 
   it("sends the relays that coincide as one relayBatch, each answering its own payment", async function () {
-    const notes = await freshNotes(3);
-    const requests = notes.map(settleRequest);
-    await setAutomine(false);
-    const start = proofsDone;
-    let release!: () => void;
-    proofGate = new Promise((resolve) => (release = resolve));
-    const answers = requests.map((request) => relayer.post(SETTLE, request.body));
-    await untilProofs(start + 3);
-    release();
-    proofGate = undefined;
-    const sent = await Promise.all(notes.map(pendingRelay));
+    const { notes, requests, answers, sent } = await coincidingSettles();
     await mine();
 
     for (const answer of await Promise.all(answers)) expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
@@ -145,17 +153,7 @@ describe("relayer: relays leave at once, batched when they coincide", function (
   it("settles a batched withdrawal whose copy, sent alone through another contract, was mined first, from what the chain did", async function () {
     const stranger = chain.depositors.erin;
     const forwarder = await deployForwarder(stranger);
-    const notes = await freshNotes(3);
-    const requests = notes.map(settleRequest);
-    await setAutomine(false);
-    const start = proofsDone;
-    let release!: () => void;
-    proofGate = new Promise((resolve) => (release = resolve));
-    const answers = requests.map((request) => relayer.post(SETTLE, request.body));
-    await untilProofs(start + 3);
-    release();
-    proofGate = undefined;
-    const sent = await Promise.all(notes.map(pendingRelay));
+    const { notes, requests, answers, sent } = await coincidingSettles();
     // A stranger takes one withdrawal out of the pending batch and relays it alone through its contract, ahead of it.
     const { entrypoint, usdc, privacyPool } = chain.facilitator;
     const batchIndex = sent.findIndex((tx) => entrypoint.interface.parseTransaction(tx)?.name === "relayBatch");

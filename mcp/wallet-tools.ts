@@ -7,6 +7,7 @@ import {
   DepositError,
   depositNotes,
   equalValues,
+  fetchSameOrigin,
   recoverNotes,
   X402AgentError,
   type AgentEvent,
@@ -134,7 +135,8 @@ export function registerWalletTools(server: McpServer, deps: WalletToolsDeps): v
       description:
         "Fetches a URL. When it answers 402 with x402 payment terms, pays it out of the privacy pool (the seller sees a " +
         "single-use payer, never this wallet) within the per-payment cap and the budget, and returns the paid response." +
-        " With confirmations on, the first call only answers the price; call again with confirmPriceAtomic to pay it.",
+        " With confirmations on, the first call only answers the price; call again with confirmPriceAtomic to pay it." +
+        " A redirect to another origin is refused: only the URL's own origin is ever paid.",
       inputSchema: {
         url: z.url({ protocol: /^https?$/ }),
         method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]).default("GET"),
@@ -148,7 +150,8 @@ export function registerWalletTools(server: McpServer, deps: WalletToolsDeps): v
       return guarded(async () => {
         const init: RequestInit = { method, ...(headers !== undefined && { headers }), ...(body !== undefined && { body }) };
         if (deps.confirmPayments && confirmPriceAtomic === undefined) {
-          const preview = await fetch(url, init);
+          // As the paid fetch: within the URL's origin only, so the price confirmed is that origin's seller's.
+          const preview = await fetchSameOrigin(url, init);
           if (preview.status !== 402) return answer(await responseSummary(preview));
           const required = await readPaymentRequired(preview);
           if (required === undefined) throw new X402AgentError("NOT_X402", `${url} answered 402 without x402 payment details; nothing was paid.`);

@@ -100,6 +100,8 @@ async function wireRelayer(
     { enforced: config.accessFeeEnforced, requiredFee: accessFeeFor(config.tier, pricing), treasury: config.treasury },
     store,
     chain,
+    // The facilitator prices relays; it is made below, with the gate, and asked only once requests arrive.
+    (): Promise<bigint> => facilitator.chargedRelayCost(),
   );
   await accessFee.assertTreasuryMatches();
   const agents = new AgentRegistry(store, config.payerKeySecret);
@@ -156,10 +158,13 @@ async function wireRelayer(
   const rateLimiter = new RateLimiter({ globalPerSecond: config.rateLimitGlobalPerSecond, perNotePerMinute: config.rateLimitPerNotePerMinute });
   const inFlight = new InFlightRequests();
   const treesCache = new TreesCache(indexer);
-  const trees = (query: TreeLeavesQuery) =>
-    treesCache.answer(query).catch((error: unknown) => {
-      throw indexerFailure(error);
-    });
+  const trees = {
+    sizeNow: (query: TreeLeavesQuery) => treesCache.sizeNow(query),
+    answer: (query: TreeLeavesQuery) =>
+      treesCache.answer(query).catch((error: unknown) => {
+        throw indexerFailure(error);
+      }),
+  };
   const readiness = new Readiness({
     store,
     chain,

@@ -1,10 +1,28 @@
 import { getAddress, type Log } from "ethers";
 import { ConfigError } from "../../lib/env-config.js";
+import { commitmentOf } from "../../sdk/index.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 import { formatUsdc } from "../pricing/pricing.js";
-import type { RelayerStore } from "../store/relayer-store.js";
+import type { RelayerStore, StoredAuthorization } from "../store/relayer-store.js";
 import { ROUTES } from "../http/paths.js";
+
+/**
+ * What a spend shows of its note's label, which an authorization carried over from a custodial spend holds for
+ * (docs/design.md 10; relayer-store.ts StoredAuthorization).
+ */
+export type LabelEvidence =
+  /** The note itself: the relayer proves with its label. */
+  | { kind: "note"; label: bigint }
+  /**
+   * An agent's proof: its refund commitment, Poseidon(payout, label, refundPrecommitment), which the circuit computes
+   * from the note's own label, opened with the refund precommitment the request sent.
+   */
+  | { kind: "proof"; refundCommitment: bigint; payout: bigint; refundPrecommitment: bigint }
+  /** A quote whose proof-carrying settle will show a proof's evidence (quote-x402): the settle is checked. */
+  | { kind: "shown-later" }
+  /** Nothing shows the label (settle-proof and its quote carry no refund precommitment). */
+  | { kind: "none" };
 
 export interface AccessFeeTerms {
   enforced: boolean;
@@ -19,10 +37,16 @@ export interface AccessFeeTerms {
  * only, so nobody can claim another's.
  */
 export class AccessFeeGate {
+  /**
+   * @param relayCost The gas of a relay in atomic USDC that a spend must pay for now (Facilitator.chargedRelayCost):
+   *   the fee floor while a take is charged, nothing on free-for-testing networks, where the operator pays relays
+   *   knowingly. An access fee paid out of a note withdraws it on top of the fee.
+   */
   constructor(
     private readonly terms: AccessFeeTerms,
     private readonly store: RelayerStore,
     private readonly chain: PoolChain,
+    private readonly relayCost: () => Promise<bigint>,
   ) {}
 
   get enforced(): boolean {
@@ -39,8 +63,9 @@ export class AccessFeeGate {
     return this.terms.treasury;
   }
 
-  isAuthorized(nullifierHash: bigint): Promise<boolean> {
-    return this.store.isAuthorized(nullifierHash);
+  /** Whether the note of `nullifierHash` holds any authorization (for some label, when carried over). */
+  async isAuthorized(nullifierHash: bigint): Promise<boolean> {
+    return (await this.store.authorizationOf(nullifierHash)) !== undefined;
   }
 
   /**
@@ -59,27 +84,61 @@ export class AccessFeeGate {
   }
 
   /** The docs/api.md 2.6 `authorization` block of a 402 answer. */
-  instructions() {
+  async instructions() {
+    const noteWithdrawal = await this.noteWithdrawal();
     return {
       network: this.chain.network,
       treasury: this.terms.treasury,
       requiredFeeAtomic: this.terms.requiredFee.toString(),
+      noteWithdrawalAtomic: noteWithdrawal.toString(),
       instructions:
         `Approve the entrypoint ${this.chain.deployment.entrypoint} for ${this.terms.requiredFee} atomic USDC ` +
         `(${formatUsdc(this.terms.requiredFee)} USDC) and call Entrypoint.payAccessFee(${this.chain.deployment.usdc}, <the note's nullifierHash>, ` +
         `${this.terms.requiredFee}) on ${this.chain.network}; it pays the treasury ${this.terms.treasury}. Then POST /api/facilitator/authorize ` +
         `with {network, accessTokenTxHash: that transaction's hash, nullifierHash} and retry. A plain USDC transfer to the treasury is not accepted. ` +
-        `Or pay it out of the note itself, so that no wallet appears with it: POST ${ROUTES.quoteAccessFee} and ${ROUTES.accessFeeProof}.`,
+        `Or pay it out of the note itself, so that no wallet appears with it: POST ${ROUTES.quoteAccessFee} and ${ROUTES.accessFeeProof} ` +
+        `with withdrawnValue ${noteWithdrawal} (the fee and its relay's gas, all to the treasury).`,
     };
   }
 
-  /** Throws the 402 NULLIFIER_NOT_AUTHORIZED answer when the gate is on and the note has no authorization. */
-  async assertAuthorized(nullifierHash: bigint): Promise<void> {
-    if (!this.terms.enforced || (await this.store.isAuthorized(nullifierHash))) return;
+  /** What an access fee paid out of a note must withdraw now: the fee, and the gas of its relay while a take is charged. */
+  async noteWithdrawal(): Promise<bigint> {
+    return this.terms.requiredFee + (await this.relayCost());
+  }
+
+  /**
+   * Refuses an access fee paid out of a note that withdraws `amount`, less than noteWithdrawal: the operator, who
+   * relays it, would pay more gas than it is paid (BELOW_FEE_FLOOR), or the treasury would get less than the fee.
+   */
+  async assertCoversRelay(amount: bigint): Promise<void> {
+    const relayCost = await this.relayCost();
+    const smallest = this.terms.requiredFee + relayCost;
+    if (amount >= smallest) return;
+    throw new RelayerError(
+      relayCost > 0n ? "BELOW_FEE_FLOOR" : "INVALID_PAYMENT_AMOUNT",
+      `An access fee paid out of a note of ${amount} atomic USDC is less than the fee ${this.terms.requiredFee}` +
+        (relayCost > 0n ? ` plus the gas of its relay, ${relayCost} atomic at the fee floor (the operator relays it; no take pays for it)` : "") +
+        `. Withdraw at least ${smallest} atomic (withdrawnValue ${smallest}); nothing was proven or spent.`,
+    );
+  }
+
+  /**
+   * Throws the 402 NULLIFIER_NOT_AUTHORIZED answer when the gate is on and the note has no authorization that holds
+   * for it: none recorded for its nullifier hash, or one carried over from a custodial spend of a deposit whose label
+   * `evidence` does not show to be the note's.
+   */
+  async assertAuthorized(nullifierHash: bigint, evidence: LabelEvidence): Promise<void> {
+    if (!this.terms.enforced) return;
+    const authorization = await this.store.authorizationOf(nullifierHash);
+    if (authorization !== undefined && holdsFor(authorization, evidence)) return;
+    const why =
+      authorization === undefined
+        ? "This deposit has not paid the access fee."
+        : "This note's nullifier hash holds an access fee carried over from a custodial spend, which holds only for a note of that deposit's label, and this request does not show the note's label to be it (a proof shows it with its refundPrecommitment).";
     throw new RelayerError(
       "NULLIFIER_NOT_AUTHORIZED",
-      "This deposit has not paid the access fee. Pay it once as `authorization.instructions` says; settles are then unlimited.",
-      { authorization: this.instructions() },
+      `${why} Pay it once as \`authorization.instructions\` says; settles are then unlimited.`,
+      { authorization: await this.instructions() },
     );
   }
 
@@ -109,16 +168,8 @@ export class AccessFeeGate {
         `Transaction ${accessTokenTxHash} pays ${paid} atomic USDC for this note; the access fee is ${this.terms.requiredFee}.`,
       );
     }
-    const recorded = await this.store.recordAuthorization({
-      nullifierHash,
-      network,
-      accessTokenTxHash,
-      amount: paid,
-      authorizedAt: new Date().toISOString(),
-    });
-    if (!recorded && !(await this.store.isAuthorized(nullifierHash))) {
-      throw new RelayerError("AUTHORIZATION_REJECTED", `Transaction ${accessTokenTxHash} already paid the access fee of another deposit.`);
-    }
+    // One transaction may pay the fees of several notes, each named by its own event: each is authorized once.
+    await this.store.recordAuthorization({ nullifierHash, network, accessTokenTxHash, amount: paid, authorizedAt: new Date().toISOString() });
   }
 
   /** The AccessFeePaid events of our entrypoint in `logs` that paid USDC to our treasury. */
@@ -133,8 +184,28 @@ export class AccessFeeGate {
       .map((event) => ({ nullifierHash: event.nullifierHash as bigint, amount: event.amount as bigint }));
   }
 
-  /** After a settle, the change note keeps its deposit's authorization. */
-  async carryOver(spentNullifierHash: bigint, changeNullifierHash: bigint): Promise<void> {
-    await this.store.inheritAuthorization(spentNullifierHash, changeNullifierHash);
+  /**
+   * After a custodial spend, the change note keeps its deposit's authorization, for a note of the deposit's `label`
+   * only: the change note's nullifier is the request's to choose, so it may be another deposit's.
+   */
+  async carryOver(spentNullifierHash: bigint, changeNullifierHash: bigint, label: bigint): Promise<void> {
+    await this.store.inheritAuthorization(spentNullifierHash, changeNullifierHash, label);
+  }
+}
+
+/** Whether `authorization` holds for the note a spend shows `evidence` of. */
+function holdsFor(authorization: StoredAuthorization, evidence: LabelEvidence): boolean {
+  if (!authorization.inherited) return true;
+  const { label } = authorization;
+  if (label === null) return false;
+  switch (evidence.kind) {
+    case "note":
+      return evidence.label === label;
+    case "proof":
+      return commitmentOf(evidence.payout, label, evidence.refundPrecommitment) === evidence.refundCommitment;
+    case "shown-later":
+      return true;
+    case "none":
+      return false;
   }
 }

@@ -15,6 +15,8 @@ export interface AccessFeeRelayDeps {
 export interface AccessFeeQuoteRequest {
   nullifierHash: bigint;
   authorizedNullifierHash: bigint;
+  /** What leaves the note, all to the treasury: at least the fee and, in paid mode, its relay's gas; default the fee. */
+  withdrawnValue?: bigint;
 }
 
 /** access-fee-proof: the agent's proof of an access-fee quote. */
@@ -22,6 +24,8 @@ export interface AccessFeeProvenRequest {
   quote: SignedQuote;
   proof: WithdrawProof;
   authorizedNullifierHash: bigint;
+  /** As the quote was asked for. */
+  withdrawnValue?: bigint;
 }
 
 export interface AccessFeeSettlement extends ProvenSpendResult {
@@ -31,18 +35,21 @@ export interface AccessFeeSettlement extends ProvenSpendResult {
 const NOTHING_SPENT = "Nothing was proven or spent.";
 
 /**
- * An access fee paid out of a note (docs/relayer.md "Access fee"): the agent proves a withdrawal of exactly the
- * required fee to the treasury with no take, whose AccessFeeData names the note the fee authorizes (its change
- * note), and the relayer relays it through Entrypoint.relayAccessFee, paying the gas, under the spent note's lease as
- * every spend. AccessFeePaid then names the pool as payer: no wallet of the agent appears with the nullifier hash.
+ * An access fee paid out of a note (docs/relayer.md "Access fee"): the agent proves a withdrawal to the treasury with
+ * no take of the required fee and, while a take is charged, the gas of its relay, whose AccessFeeData names the note
+ * the fee authorizes (its change note), and the relayer relays it through Entrypoint.relayAccessFee, paying the gas,
+ * under the spent note's lease as every spend. AccessFeePaid then names the pool as payer: no wallet of the agent appears with the nullifier hash.
  * The authorization is recorded from that receipt by the gate's own check (AccessFeeGate.authorize). The note that
  * pays needs no authorization: paying is what it is for.
  */
 export class AccessFeeRelay {
   constructor(private readonly deps: AccessFeeRelayDeps) {}
 
-  /** What the agent's proof of the access fee must bind: the required fee to the treasury, no take, the named note. */
-  async quote({ nullifierHash, authorizedNullifierHash }: AccessFeeQuoteRequest): Promise<SignedQuote> {
+  /**
+   * What the agent's proof of the access fee must bind: `withdrawnValue` (at least the fee and the gas of its relay:
+   * Facilitator.issueQuote refuses less) to the treasury, no take, the named note.
+   */
+  async quote({ nullifierHash, authorizedNullifierHash, withdrawnValue }: AccessFeeQuoteRequest): Promise<SignedQuote> {
     const { accessFee, chain, facilitator } = this.deps;
     this.assertPayable(nullifierHash, authorizedNullifierHash);
     const [authorized, spent] = await Promise.all([accessFee.isAuthorized(authorizedNullifierHash), chain.isNullifierSpent(authorizedNullifierHash)]);
@@ -52,7 +59,13 @@ export class AccessFeeRelay {
         `The note of authorizedNullifierHash ${authorizedNullifierHash} is ${authorized ? "already authorized: spend it as it is" : "spent: an access fee would authorize nothing"}. ${NOTHING_SPENT}`,
       );
     }
-    return facilitator.issueQuote({ route: "access-fee", nullifierHash, recipient: accessFee.treasury, amount: accessFee.requiredFee, authorizedNullifierHash });
+    return facilitator.issueQuote({
+      route: "access-fee",
+      nullifierHash,
+      recipient: accessFee.treasury,
+      amount: withdrawnValue ?? accessFee.requiredFee,
+      authorizedNullifierHash,
+    });
   }
 
   /**
@@ -60,12 +73,12 @@ export class AccessFeeRelay {
    * (ProvenSpends.admit), then records the authorization of the named note from the relay's AccessFeePaid. A retry is
    * answered from the note's lease and records it again (a no-op once recorded).
    */
-  async payProven({ quote, proof, authorizedNullifierHash }: AccessFeeProvenRequest): Promise<AccessFeeSettlement> {
+  async payProven({ quote, proof, authorizedNullifierHash, withdrawnValue }: AccessFeeProvenRequest): Promise<AccessFeeSettlement> {
     const { accessFee, chain, facilitator } = this.deps;
     this.assertPayable(quote.nullifierHash, authorizedNullifierHash);
     const result = await facilitator.spendProven(quote, proof, {
       route: "access-fee",
-      amount: accessFee.requiredFee,
+      amount: withdrawnValue ?? accessFee.requiredFee,
       recipient: accessFee.treasury,
       authorizedNullifierHash,
       terms: ["access-fee"],

@@ -103,7 +103,8 @@ export interface SpendTerms {
   buildPayment?: LeasedWithdrawalOrder["buildPayment"];
   /**
    * An access fee paid out of the note (relayer/buyer/access-fee-relay.ts): the nullifier hash it authorizes. The whole
-   * amount goes to the recipient, the treasury: no take, and the operator pays its relay (no fee floor).
+   * amount goes to the recipient, the treasury, with no take: it must cover the fee and its relay's gas
+   * (AccessFeeGate.assertCoversRelay) in place of the fee floor.
    */
   authorizedNullifierHash?: bigint;
 }
@@ -113,8 +114,11 @@ export interface SpendRecord {
   nullifierHash: bigint;
   amount: bigint;
   agentId?: string;
-  /** The change note's nullifier hash, when the relayer knows it: the access-fee authorization moves to it. */
-  changeNullifierHash?: bigint;
+  /**
+   * The change note's nullifier hash and its deposit's label, when the relayer knows them (custodial): the access-fee
+   * authorization moves to it, for a note of that label only.
+   */
+  change?: { nullifierHash: bigint; label: bigint };
 }
 
 /** The facilitator's operations (docs/api.md section 4), free of HTTP: routes parse, call one of these, serialize. */
@@ -146,7 +150,7 @@ export class Facilitator {
       await this.deps.withdrawals.assertNotLeased(nullifierHash);
       await this.assertCoversRelay(order.amount);
       await spendableNote(order.note, this.deps.indexer, this.deps.chain);
-      await this.deps.accessFee.assertAuthorized(nullifierHash);
+      await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "note", label: order.note.label });
       return { valid: true, anonymitySet };
     } catch (error) {
       if (!(error instanceof RelayerError) || error.status >= 500) throw error;
@@ -159,7 +163,7 @@ export class Facilitator {
     this.checkInvoice(order, order.note.value);
     await this.checkAgent(order);
     const nullifierHash = nullifierHashOf(order.note.nullifier);
-    await this.deps.accessFee.assertAuthorized(nullifierHash);
+    await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "note", label: order.note.label });
     const result = await this.spend(order.note, { amount: order.amount, recipient: order.payTo, terms: ["payment"] });
     await this.recordSpend(spendRecordOf(order.note, order, result), result.replayed);
     return result;
@@ -180,7 +184,8 @@ export class Facilitator {
     this.checkInvoice(order);
     await this.checkAgent(order);
     const { nullifierHash } = order.quote;
-    await this.deps.accessFee.assertAuthorized(nullifierHash);
+    // A settle-proof carries no refund precommitment: an authorization carried over to the note cannot be shown its.
+    await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "none" });
     const result = await this.spendProven(order.quote, order.proof, { route: "settle", amount: order.amount, recipient: order.payTo, terms: ["payment"] });
     await this.recordSpend({ nullifierHash, amount: order.amount, agentId: order.agentId }, result.replayed);
     return result;
@@ -189,8 +194,8 @@ export class Facilitator {
   /**
    * A quote for a withdrawal of `amount` to `recipient` at this relayer's take, once the note may be spent now: its
    * access fee paid when the gate is on, no lease on it, unspent on chain, and the amount covering the relay. A quote
-   * of an access fee (`authorizedNullifierHash`) is what the gate asks for and its relay is the operator's: neither the
-   * gate nor the relay's cost applies to it, and it takes no take.
+   * of an access fee (`authorizedNullifierHash`) is what the gate asks for: the gate does not apply to it, it takes no
+   * take, and its amount covers the fee and the relay's gas (AccessFeeGate.assertCoversRelay).
    */
   async issueQuote({
     route,
@@ -215,10 +220,11 @@ export class Facilitator {
     };
     // Independent reads, made at once; a refusal is the first in this order, as if they ran one after another.
     const checks = await Promise.allSettled([
-      accessFee ? undefined : this.deps.accessFee.assertAuthorized(nullifierHash),
+      // A settle-x402-proof shows the note's label through its refund commitment; a settle-proof does not.
+      accessFee ? undefined : this.deps.accessFee.assertAuthorized(nullifierHash, { kind: route === "settle-x402" ? "shown-later" : "none" }),
       this.deps.withdrawals.assertNotLeased(nullifierHash),
       assertUnspent(),
-      accessFee ? undefined : this.assertCoversRelay(amount),
+      accessFee ? this.deps.accessFee.assertCoversRelay(amount) : this.assertCoversRelay(amount),
     ]);
     const refused = checks.find((check) => check.status === "rejected");
     if (refused) throw refused.reason;
@@ -237,7 +243,7 @@ export class Facilitator {
    */
   async recordSpend(record: SpendRecord, replayed: boolean): Promise<void> {
     if (replayed) return;
-    if (record.changeNullifierHash !== undefined) await this.deps.accessFee.carryOver(record.nullifierHash, record.changeNullifierHash);
+    if (record.change !== undefined) await this.deps.accessFee.carryOver(record.nullifierHash, record.change.nullifierHash, record.change.label);
     if (record.agentId !== undefined) await this.deps.agents.recordSpend(record.agentId, record.amount);
   }
 
@@ -256,7 +262,7 @@ export class Facilitator {
     if (amount > note.value) {
       throw new RelayerError("INVALID_PAYMENT_AMOUNT", `amountAtomic ${amount} exceeds the note's value ${note.value}.`);
     }
-    await this.deps.accessFee.assertAuthorized(nullifierHashOf(note.nullifier));
+    await this.deps.accessFee.assertAuthorized(nullifierHashOf(note.nullifier), { kind: "note", label: note.label });
     const result = await this.spend(note, { amount, recipient, terms: ["withdraw"] });
     await this.recordSpend(spendRecordOf(note, { amount }, result), result.replayed);
     return result;
@@ -297,8 +303,8 @@ export class Facilitator {
 
   /**
    * `spend` under its lease, paying the tier's take to the treasury. Every route that moves pool funds comes through
-   * here: a new spend must cover the relay (assertCoversRelay) before anything is proven or relayed, bar an access
-   * fee, whose relay the operator pays in exchange for the fee.
+   * here: a new spend must cover the relay (assertCoversRelay; an access fee, which takes no take, with its amount:
+   * AccessFeeGate.assertCoversRelay) before anything is proven or relayed.
    */
   private async leased(spend: Spend, terms: SpendTerms, preflight?: () => Promise<void>): Promise<SettledSpend> {
     // Read while the withdrawal runs, not after it: the answer's privacy block waits for nothing (it never rejects).
@@ -307,7 +313,7 @@ export class Facilitator {
     const { lease, replayed } = await this.deps.withdrawals.withdraw({
       preflight: async () => {
         await preflight?.();
-        if (authorizedNullifierHash === undefined) await this.assertCoversRelay(terms.amount);
+        await (authorizedNullifierHash === undefined ? this.assertCoversRelay(terms.amount) : this.deps.accessFee.assertCoversRelay(terms.amount));
       },
       spend,
       amount: terms.amount,
@@ -328,6 +334,15 @@ export class Facilitator {
       replayed,
       lease,
     };
+  }
+
+  /**
+   * The gas of a relay in atomic USDC that a spend must pay for now: the fee floor while a take is charged (paid mode),
+   * nothing on free-for-testing networks, where the operator pays relays knowingly.
+   */
+  async chargedRelayCost(): Promise<bigint> {
+    const floor = await this.feeFloor();
+    return floor.enforced ? floor.floor : 0n;
   }
 
   /** The fee floor at the pool's current state tree depth and the chain's current gas price. */
@@ -398,12 +413,15 @@ export class Facilitator {
   }
 }
 
-/** What a spend of `note` leaves to record: the change note, when value remains, inherits the deposit's authorization. */
+/**
+ * What a spend of `note` leaves to record: the change note, when value remains, inherits the deposit's authorization,
+ * bound to the note's label.
+ */
 export function spendRecordOf(note: Note, order: { amount: bigint; agentId?: string }, result: SpendResult): SpendRecord {
   return {
     nullifierHash: nullifierHashOf(note.nullifier),
     amount: order.amount,
     agentId: order.agentId,
-    ...(result.nextDeposit === undefined ? {} : { changeNullifierHash: nullifierHashOf(result.nextDeposit.nullifier) }),
+    ...(result.nextDeposit !== undefined && { change: { nullifierHash: nullifierHashOf(result.nextDeposit.nullifier), label: note.label } }),
   };
 }

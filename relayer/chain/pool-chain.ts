@@ -1,27 +1,20 @@
 import {
   FetchRequest,
+  getAddress,
   isError,
   JsonRpcProvider,
   Transaction,
   type Provider,
-  type TransactionDescription,
   type TransactionReceipt,
   type TransactionRequest,
   type TransactionResponse,
   Wallet,
-  ZeroAddress,
 } from "ethers";
-import {
-  decodeAccessFeeData,
-  decodeRelayData,
-  namePublicSignals,
-  type RelayData,
-  type SolidityWithdrawProof,
-  type Withdrawal,
-} from "../../sdk/index.js";
+import { namePublicSignals, type SolidityWithdrawProof, type Withdrawal } from "../../sdk/index.js";
 import {
   Entrypoint__factory,
   IPrivacyPool__factory,
+  TestUSDC__factory,
   type Entrypoint,
   type IPrivacyPool,
 } from "../../types/ethers-contracts/index.js";
@@ -330,25 +323,37 @@ export class PoolChain {
   }
 
   /**
-   * What a mined relay transaction did for the note of `nullifierHash`: the withdrawal it carried for that note (read
-   * from its relay or relayBatch calldata: recipient, relay data, the proof's public signals), once the pool's
-   * Withdrawn event shows it was paid (a batch skips a note spent before it was mined). Null when the transaction is
-   * unknown, pending, reverted, not a call of the entrypoint, or paid no such note. Whoever sent it: a copy of a
-   * relay's calldata does the same.
+   * What the mined transaction `txHash` did for the note of `nullifierHash`, read from its receipt's events alone:
+   * the pool's Withdrawn for that nullifier hash (what left the pool, the change note it inserted) and the token's
+   * Transfer out of the pool that paid it, which the pool emits right before (PrivacyPool._payRecipient). Null when
+   * the transaction is unknown, pending, reverted, or paid no such note (a batch skips a note spent before it was
+   * mined). Whoever sent it and through whatever contract: a copy of a relay's calldata, sent straight to the
+   * entrypoint or through another contract, did what the relay would have.
    */
-  async relayedWithdrawal(txHash: string, nullifierHash: bigint): Promise<RelayedWithdrawal | null> {
-    const [receipt, tx] = await Promise.all([
-      this.call(() => this.provider.getTransactionReceipt(txHash)),
-      this.call(() => this.provider.getTransaction(txHash)),
-    ]);
-    if (receipt === null || receipt.status !== 1 || tx === null) return null;
-    const paid = receipt.logs.some((log) => {
-      if (log.address.toLowerCase() !== this.deployment.privacyPool.toLowerCase()) return false;
-      const event = this.pool.interface.parseLog(log);
-      return event?.name === "Withdrawn" && BigInt(event.args.spentNullifierHash) === nullifierHash;
-    });
-    if (!paid || tx.to?.toLowerCase() !== this.deployment.entrypoint.toLowerCase()) return null;
-    return relayedWithdrawalsIn(this.entrypoint.interface.parseTransaction(tx)).find((relayed) => relayed.spentNullifierHash === nullifierHash) ?? null;
+  async withdrawalEffect(txHash: string, nullifierHash: bigint): Promise<WithdrawalEffect | null> {
+    const receipt = await this.call(() => this.provider.getTransactionReceipt(txHash));
+    if (receipt === null || receipt.status !== 1) return null;
+    const { privacyPool, usdc } = this.deployment;
+    const withdrawn = this.pool.getEvent("Withdrawn").fragment;
+    const transfer = TOKEN_EVENTS.getEvent("Transfer")!;
+    const at = receipt.logs.findIndex(
+      (log) =>
+        sameAddress(log.address, privacyPool) &&
+        log.topics[0] === withdrawn.topicHash &&
+        BigInt(this.pool.interface.decodeEventLog(withdrawn, log.data, log.topics).spentNullifierHash) === nullifierHash,
+    );
+    const payment = receipt.logs[at - 1];
+    if (at < 1 || payment === undefined || !sameAddress(payment.address, usdc) || payment.topics[0] !== transfer.topicHash) return null;
+    const paid = TOKEN_EVENTS.decodeEventLog(transfer, payment.data, payment.topics);
+    if (!sameAddress(paid.from as string, privacyPool)) return null;
+    const spent = this.pool.interface.decodeEventLog(withdrawn, receipt.logs[at]!.data, receipt.logs[at]!.topics);
+    return {
+      txHash,
+      withdrawnValue: BigInt(spent.withdrawnValue),
+      newCommitment: BigInt(spent.newCommitment),
+      recipient: getAddress(paid.to as string),
+      paid: BigInt(paid.value),
+    };
   }
 
   /** Whether the node knows `txHash` at all (mined or pending); false for a dropped transaction. */
@@ -402,46 +407,23 @@ export class RelayRevertedError extends RelayerError {
   }
 }
 
-export interface RelayedWithdrawal {
-  recipient: string;
+/** What a mined transaction did for one note, as its receipt's events say (PoolChain.withdrawalEffect). */
+export interface WithdrawalEffect {
+  txHash: string;
+  /** What left the pool for the note (Withdrawn). */
   withdrawnValue: bigint;
-  spentNullifierHash: bigint;
+  /** The change note the spend inserted (Withdrawn). */
   newCommitment: bigint;
-  /**
-   * The relay's RelayData (fee, and for a payment its authorization's nonce and validBefore); for an access fee
-   * (relayAccessFee), the treasury as recipient with no fee and no payment.
-   */
-  relayData: RelayData;
-  /** The proof's refundCommitment: the note a refund of the payout inserts. */
-  refundCommitment: bigint;
+  /** Whom the pool paid, and how much: the withdrawn value less the fee that accrued in the pool. */
+  recipient: string;
+  paid: bigint;
 }
 
-/** The withdrawals a call of Entrypoint.relay, relayBatch or relayAccessFee carries; none for any other call. */
-function relayedWithdrawalsIn(call: TransactionDescription | null): RelayedWithdrawal[] {
-  if (call === null) return [];
-  const pairs: [Withdrawal, SolidityWithdrawProof][] =
-    call.name === "relay" || call.name === "relayAccessFee"
-      ? [[call.args[0], call.args[1]]]
-      : call.name === "relayBatch"
-        ? (call.args[0] as Withdrawal[]).map((withdrawal, i) => [withdrawal, call.args[1][i]])
-        : [];
-  return pairs.map(([withdrawal, proof]) => {
-    const signals = namePublicSignals(proof.pubSignals);
-    const relayData = call.name === "relayAccessFee" ? accessFeeAsRelayData(withdrawal.data) : decodeRelayData(withdrawal.data);
-    return {
-      recipient: relayData.recipient,
-      withdrawnValue: signals.withdrawnValue,
-      spentNullifierHash: signals.nullifierHash,
-      newCommitment: signals.newCommitment,
-      relayData,
-      refundCommitment: signals.refundCommitment,
-    };
-  });
-}
+/** The token's events (an ERC-20's Transfer), from the generated TestUSDC binding: the same event as USDC's. */
+const TOKEN_EVENTS = TestUSDC__factory.createInterface();
 
-/** What an access fee pays, as a relay's data: the whole withdrawn value to the treasury, no fee, no payment. */
-function accessFeeAsRelayData(data: string): RelayData {
-  return { recipient: decodeAccessFeeData(data).treasury, feeRecipient: ZeroAddress, relayFeeBPS: 0n };
+function sameAddress(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
 }
 
 /** A relay a mined batch skipped: its note was spent by another transaction first; nothing of it left the pool. */

@@ -180,14 +180,16 @@ export function buildOpenApi(supportedSchema: Schema) {
       },
       [ROUTES.authorize]: post("Record the access-fee payment of a deposit (docs/api.md 4.5)", AuthorizeRequestSchema, AuthorizeResponseSchema),
       [ROUTES.quoteAccessFee]: post(
-        "What the agent's proof of an access fee paid out of the note of nullifierHash must bind: the required fee to the treasury, no take, " +
-          "and authorizedNullifierHash, the note the fee authorizes (the agent's change note). Answered only while the gate is on (docs/relayer.md \"Access fee\")",
+        "What the agent's proof of an access fee paid out of the note of nullifierHash must bind: withdrawnValue (default the required fee; " +
+          "on a paid network at least the fee and its relay's gas, the 402's noteWithdrawalAtomic) to the treasury, no take, and " +
+          "authorizedNullifierHash, the note the fee authorizes (the agent's change note). Answered only while the gate is on (docs/relayer.md \"Access fee\")",
         QuoteAccessFeeRequestSchema,
         QuoteResponseSchema,
       ),
       [ROUTES.accessFeeProof]: post(
         "Pay an access fee out of a note with the agent's proof of an access-fee quote: the relayer relays it through Entrypoint.relayAccessFee, " +
-          "paying the gas, and authorizes the note of authorizedNullifierHash; the spent note needs no authorization (docs/relayer.md \"Access fee\")",
+          "paying the gas (which the withdrawal covers on a paid network), and authorizes the note of authorizedNullifierHash; the spent note needs " +
+          "no authorization (docs/relayer.md \"Access fee\")",
         AccessFeeProofRequestSchema,
         AccessFeeProofResponseSchema,
       ),

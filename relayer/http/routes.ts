@@ -14,7 +14,7 @@ import { QuoteRequestSchema, SettleProofRequestSchema, SettleRequestSchema, With
 import { QuoteX402RequestSchema, SettleX402ProofRequestSchema, SettleX402RequestSchema } from "../schemas/settle-x402.js";
 import { VerifyRequestSchema } from "../schemas/verify.js";
 import type { X402Settler, X402Terms } from "../x402/settle-x402.js";
-import type { TreesBody } from "../trees/trees-cache.js";
+import type { TreesCache } from "../trees/trees-cache.js";
 import type { SupportedResponse } from "../pricing/supported.js";
 import { ROUTES } from "./paths.js";
 import { parseWith } from "./parse.js";
@@ -37,7 +37,7 @@ export interface RouteDeps {
   agents: AgentRegistry;
   supported: () => Promise<SupportedResponse>;
   /** Both trees with the leaves after those the caller has, as JSON bytes in parts (docs/api.md 4.10, relayer/trees/trees-cache.ts). */
-  trees: (query: TreeLeavesQuery) => Promise<TreesBody>;
+  trees: Pick<TreesCache, "sizeNow" | "answer">;
   /** Holds back whole-tree answers beyond the relayer's bandwidth budget for them. */
   treesPacer: BulkAnswerPacer;
   openapi: () => unknown;
@@ -136,8 +136,11 @@ export function facilitatorRouter({ facilitator, x402, accessFee, accessFeeRelay
   });
 
   router.get(ROUTES.trees, async (ctx) => {
-    const { parts, byteLength } = await trees(parseWith(TreeLeavesQuerySchema.strict(), ctx.query));
-    const heldMs = treesPacer.reserve(byteLength);
+    const query = parseWith(TreeLeavesQuerySchema.strict(), ctx.query);
+    // Charged before anything is fetched: a request over the budget costs no more than its refusal.
+    const admitted = treesPacer.admit(trees.sizeNow(query));
+    const { parts, byteLength } = await trees.answer(query);
+    const heldMs = treesPacer.settle(admitted, byteLength);
     if (heldMs > 0) await sleep(heldMs); // a warm agent's answer is never held, not even for a timer's turn
     ctx.type = "json";
     // A large answer is sent as its parts: joining them would copy every leaf again, on each request. A small one

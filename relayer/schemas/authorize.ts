@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Bytes32Schema, Caip2Schema, FieldElementSchema } from "../../sdk/schema/primitives.js";
+import { AtomicAmountSchema, Bytes32Schema, Caip2Schema, FieldElementSchema } from "../../sdk/schema/primitives.js";
 import { WithdrawProofSchema } from "./proof.js";
 import { QuoteSchema } from "./quote.js";
 import { SettleProofResponseSchema } from "./settle.js";
@@ -12,15 +12,26 @@ export const AuthorizeRequestSchema = z
 export const AuthorizeResponseSchema = z.object({ authorized: z.boolean(), error: z.string().optional() }).strict();
 
 /**
+ * What an access fee paid out of the note withdraws from it, all to the treasury: at least the 402's
+ * `noteWithdrawalAtomic` (the fee, and in paid mode its relay's gas); default `requiredFeeAtomic`.
+ */
+const NoteWithdrawalSchema = AtomicAmountSchema.optional();
+
+/**
  * POST /api/facilitator/quote-access-fee: an access fee paid out of the note of `nullifierHash`, authorizing the note
  * of `authorizedNullifierHash` (the agent's change note's, sdk deriveChangeSecrets). The note is named by its
  * nullifier hash only.
  */
-export const QuoteAccessFeeRequestSchema = z.object({ nullifierHash: FieldElementSchema, authorizedNullifierHash: FieldElementSchema }).strict();
+export const QuoteAccessFeeRequestSchema = z
+  .object({ nullifierHash: FieldElementSchema, authorizedNullifierHash: FieldElementSchema, withdrawnValue: NoteWithdrawalSchema })
+  .strict();
 
-/** POST /api/facilitator/access-fee-proof: the agent's proof of an access-fee quote, relayed through Entrypoint.relayAccessFee. */
+/**
+ * POST /api/facilitator/access-fee-proof: the agent's proof of an access-fee quote, relayed through
+ * Entrypoint.relayAccessFee; `withdrawnValue` as the quote was asked for.
+ */
 export const AccessFeeProofRequestSchema = z
-  .object({ authorizedNullifierHash: FieldElementSchema, quote: QuoteSchema, proof: WithdrawProofSchema })
+  .object({ authorizedNullifierHash: FieldElementSchema, withdrawnValue: NoteWithdrawalSchema, quote: QuoteSchema, proof: WithdrawProofSchema })
   .strict();
 
 /**

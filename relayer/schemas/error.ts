@@ -20,7 +20,17 @@ export const ErrorBodySchema = z
     /** On POST /api/facilitator/authorize (docs/api.md 4.5). */
     authorized: z.literal(false).optional(),
     authorization: z
-      .object({ network: z.string(), treasury: z.string(), requiredFeeAtomic: z.string(), instructions: z.string() })
+      .object({
+        network: z.string(),
+        treasury: z.string(),
+        requiredFeeAtomic: z.string(),
+        /**
+         * What paying the fee out of the note withdraws from it now (quote-access-fee's `withdrawnValue`): the fee and,
+         * in paid mode, its relay's gas at the current gas price (the fee floor), all to the treasury.
+         */
+        noteWithdrawalAtomic: z.string(),
+        instructions: z.string(),
+      })
       .strict()
       .optional(),
   })

@@ -6,8 +6,9 @@ import { RelayRevertedError, uncertain, type PoolChain } from "../chain/pool-cha
 import { RelayerError } from "../errors.js";
 import type { Faults } from "../ops/faults.js";
 import { feeOf } from "../pricing/pricing.js";
-import type { LeasePayment, LeaseRecord, LeaseState, RelayerStore } from "../store/relayer-store.js";
-import { spendRecord } from "./spend.js";
+import type { LeaseRecord, LeaseState, RelayerStore, SignedPayment } from "../store/relayer-store.js";
+import { recordsLease } from "./payment-record.js";
+import { refundCommitmentOf, spendRecord } from "./spend.js";
 import type { PoolWithdrawer, WithdrawalOrder, WithdrawalOutcome } from "./withdrawal.js";
 
 export interface LeasedWithdrawalOrder extends Omit<WithdrawalOrder, "hooks"> {
@@ -21,8 +22,11 @@ export interface LeasedWithdrawalOrder extends Omit<WithdrawalOrder, "hooks"> {
    * a retry of a settled or uncertain spend is answered from its lease whatever they would say now.
    */
   preflight?: () => Promise<void>;
-  /** settle-x402: builds and signs the payer's payment (docs/api.md 3.2 step 1), run only when a new lease is taken. */
-  buildPayment?: () => Promise<LeasePayment>;
+  /**
+   * settle-x402: builds and signs the payer's payment (docs/api.md 3.2 step 1), run only when a new lease is taken.
+   * The lease stores it with the proof's refund commitment: the whole record the relay makes the pool keep.
+   */
+  buildPayment?: () => Promise<SignedPayment>;
 }
 
 /** A settled lease, and whether it was answered from an earlier request instead of withdrawing now. */
@@ -107,7 +111,8 @@ export class LeasedWithdrawals {
         continue;
       }
       await order.preflight?.();
-      const payment = (await order.buildPayment?.()) ?? null;
+      const signed = await order.buildPayment?.();
+      const payment = signed === undefined ? null : { ...signed, refundCommitment: refundCommitmentOf(order.spend, order.amount, order.feeBps) };
       faults.at("before-reserve");
       const lease: LeaseRecord = {
         nullifierHash,
@@ -306,15 +311,25 @@ export class LeasedWithdrawals {
     return lease.state === "withdrawing" || stale ? { kind: "nothing-spent" } : undefined;
   }
 
-  /** Whether `txHash` is a mined relay that did exactly what `lease` asked, whoever sent it. */
+  /**
+   * Whether the mined transaction `txHash` did exactly what `lease` asked, read from what the chain did, whoever sent
+   * it and through whatever contract: the pool's Withdrawn of the note (the gross, the change commitment), the token's
+   * Transfer that paid the recipient the gross less the fee, and the pool's record of the spend (PLAIN, or the hash
+   * of the lease's PaymentRecord when it funded a payer: payer, payout, nonce, window and refund commitment).
+   */
   private async paidLease(lease: LeaseRecord, txHash: string): Promise<boolean> {
-    const paid = await this.deps.chain.relayedWithdrawal(txHash, lease.nullifierHash);
-    return (
-      paid !== null &&
-      paid.recipient.toLowerCase() === lease.recipient.toLowerCase() &&
-      paid.withdrawnValue === lease.gross &&
-      paid.newCommitment === lease.changeCommitment
-    );
+    const { chain } = this.deps;
+    const effect = await chain.withdrawalEffect(txHash, lease.nullifierHash);
+    if (
+      effect === null ||
+      effect.recipient.toLowerCase() !== lease.recipient.toLowerCase() ||
+      effect.withdrawnValue !== lease.gross ||
+      effect.paid !== lease.gross - lease.fee ||
+      effect.newCommitment !== lease.changeCommitment
+    ) {
+      return false;
+    }
+    return recordsLease(await chain.call(() => chain.pool.spendRecordOf(lease.nullifierHash)), lease);
   }
 
   /** Moves `lease`'s reservation from whichever open state it is in; a no-op once it moved on or was taken again. */

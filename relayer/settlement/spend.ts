@@ -1,8 +1,12 @@
 import {
   changeNoteOf,
+  commitmentOf,
+  deriveRefundSecrets,
   encodeAccessFeeData,
   encodeRelayData,
+  namePublicSignals,
   nullifierHashOf,
+  precommitmentOf,
   type Note,
   type NoteSecrets,
   type PaymentTerms,
@@ -10,6 +14,7 @@ import {
   type WithdrawProof,
 } from "../../sdk/index.js";
 import type { PoolDeployment } from "../chain/pool-chain.js";
+import { feeOf } from "../pricing/pricing.js";
 
 /** A spend the relayer proves: the agent sent the note and the change note's secrets (custodial, docs/design.md 10). */
 export interface NoteSpend {
@@ -36,6 +41,21 @@ export function spendRecord(spend: Spend, amount: bigint): { nullifierHash: bigi
   if (spend.kind === "proof") return { nullifierHash: spend.nullifierHash, changeCommitment: spend.newCommitment, remainingValue: null };
   const change = changeNoteOf(spend.note, amount, spend.changeSecrets);
   return { nullifierHash: nullifierHashOf(spend.note.nullifier), changeCommitment: change.commitment, remainingValue: change.value };
+}
+
+/**
+ * The refund note the spend's proof commits to (its refundCommitment, docs/design.md 3): the payout of a withdrawal
+ * of `amount` at `feeBps` under the note's label, with the refund precommitment. The agent's proof names it; when
+ * the relayer proves, it uses the precommitment the SDK derives from the note (refundPrecommitmentOf).
+ */
+export function refundCommitmentOf(spend: Spend, amount: bigint, feeBps: bigint): bigint {
+  if (spend.kind === "proof") return namePublicSignals(spend.proof.publicSignals).refundCommitment;
+  return commitmentOf(amount - feeOf(amount, feeBps), spend.note.label, refundPrecommitmentOf(spend.note));
+}
+
+/** The precommitment of a note's refund note: Poseidon(deriveRefundSecrets(note)), as the SDK makes every proof. */
+export function refundPrecommitmentOf(note: Note): bigint {
+  return precommitmentOf(deriveRefundSecrets(note));
 }
 
 /** Whom a relay pays and what it takes: the RelayData (or, for an access fee, the AccessFeeData) a proof's context binds. */

@@ -1,7 +1,5 @@
 import {
   buildWithdrawInput,
-  deriveRefundSecrets,
-  precommitmentOf,
   toSolidityProof,
   withdrawalContext,
   type Withdrawal,
@@ -12,7 +10,7 @@ import type { PoolChain, RelayHooks } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 import { spendableNote } from "./note-status.js";
 import type { Prover } from "./prover.js";
-import { withdrawalOf, type NoteSpend, type RelayTerms, type Spend } from "./spend.js";
+import { refundPrecommitmentOf, withdrawalOf, type NoteSpend, type RelayTerms, type Spend } from "./spend.js";
 
 export interface WithdrawalOrder extends RelayTerms {
   spend: Spend;
@@ -72,7 +70,7 @@ export class PoolWithdrawer {
       context: withdrawalContext(withdrawal, this.chain.deployment.scope),
       relayFeeBPS: feeBps,
       // The agent's refund note, whether or not this withdrawal funds a payer (the signal must hide either way).
-      refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)),
+      refundPrecommitment: refundPrecommitmentOf(note),
     });
     return { ...(await this.prover.prove(input)), stateTreeSize: spendable.stateTreeSize };
   }

@@ -8,9 +8,10 @@ import {
   type LeaseRecord,
   type LeaseState,
   type RelayerStore,
+  type StoredAuthorization,
   type SweepRecord,
 } from "./relayer-store.js";
-import { agentValues, reservedLeaseValues, sweepValues, toAgent, toLease, toSweep, type Row } from "./rows.js";
+import { agentValues, INHERITED, reservedLeaseValues, sweepValues, toAgent, toAuthorization, toLease, toSweep, type Row } from "./rows.js";
 import { isDroppedPgConnection, isPgUnavailable, storeUnavailable } from "./store-faults.js";
 
 /** The relayer's session limits: no request hangs on a held row lock or a stuck statement (lib/postgres.ts). */
@@ -20,9 +21,9 @@ const RELAYER_TIMEOUTS: PostgresTimeouts = { statementMs: 10_000, lockMs: 5_000,
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS authorizations (
   nullifier_hash NUMERIC(78) PRIMARY KEY, network TEXT NOT NULL, access_token_tx_hash TEXT NOT NULL,
-  amount NUMERIC(78) NOT NULL, authorized_at TEXT NOT NULL);
-CREATE UNIQUE INDEX IF NOT EXISTS authorizations_by_tx ON authorizations (network, access_token_tx_hash)
-  WHERE access_token_tx_hash <> 'inherited';
+  amount NUMERIC(78) NOT NULL, authorized_at TEXT NOT NULL, label NUMERIC(78));
+ALTER TABLE authorizations ADD COLUMN IF NOT EXISTS label NUMERIC(78);
+DROP INDEX IF EXISTS authorizations_by_tx;
 CREATE TABLE IF NOT EXISTS agents (
   id TEXT PRIMARY KEY, name TEXT NOT NULL, public_key TEXT NOT NULL, owner_wallet TEXT NOT NULL,
   per_transaction_limit NUMERIC(78) NOT NULL, daily_limit NUMERIC(78) NOT NULL, provider_whitelist TEXT NOT NULL,
@@ -33,7 +34,7 @@ CREATE TABLE IF NOT EXISTS leases (
   fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross NUMERIC(78) NOT NULL, fee NUMERIC(78) NOT NULL,
   change_commitment NUMERIC(78) NOT NULL, remaining_value NUMERIC(78), funding_tx_hash TEXT,
   proof_time_ms INTEGER, x_payment TEXT, valid_before BIGINT, payment_nonce TEXT,
-  updated_at TEXT NOT NULL);
+  refund_commitment NUMERIC(78), updated_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sweeps (
   nullifier_hash NUMERIC(78) PRIMARY KEY REFERENCES leases (nullifier_hash), payer TEXT NOT NULL,
   amount NUMERIC(78) NOT NULL, outcome TEXT NOT NULL, deposit_tx_hash TEXT, swept_at TEXT NOT NULL,
@@ -46,6 +47,7 @@ CREATE TABLE IF NOT EXISTS agent_spend (
 ALTER TABLE leases ADD COLUMN IF NOT EXISTS token TEXT NOT NULL DEFAULT '';
 ALTER TABLE leases ALTER COLUMN remaining_value DROP NOT NULL;
 ALTER TABLE leases ADD COLUMN IF NOT EXISTS payment_nonce TEXT;
+ALTER TABLE leases ADD COLUMN IF NOT EXISTS refund_commitment NUMERIC(78);
 ALTER TABLE sweeps DROP CONSTRAINT IF EXISTS sweeps_outcome_check;
 ALTER TABLE sweeps ADD CONSTRAINT sweeps_outcome_check CHECK (outcome IN ('deposited', 'used', 'not-recorded', 'empty', 'held'));
 `;
@@ -70,8 +72,11 @@ export class PgRelayerStore implements RelayerStore {
 
   async recordAuthorization(record: AuthorizationRecord): Promise<boolean> {
     return this.changedOne(
-      `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+      `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at, label)
+       VALUES ($1, $2, $3, $4, $5, NULL)
+       ON CONFLICT (nullifier_hash) DO UPDATE SET network = excluded.network, access_token_tx_hash = excluded.access_token_tx_hash,
+         amount = excluded.amount, authorized_at = excluded.authorized_at, label = NULL
+       WHERE authorizations.access_token_tx_hash = '${INHERITED}'`,
       [
         record.nullifierHash.toString(),
         record.network,
@@ -98,18 +103,17 @@ export class PgRelayerStore implements RelayerStore {
     await this.query("DELETE FROM seller_payments WHERE nullifier_hash = $1", [nullifierHash.toString()], { idempotent: true });
   }
 
-  async isAuthorized(nullifierHash: bigint): Promise<boolean> {
-    return (
-      (await this.all("SELECT 1 FROM authorizations WHERE nullifier_hash = $1", [nullifierHash.toString()])).length > 0
-    );
+  async authorizationOf(nullifierHash: bigint): Promise<StoredAuthorization | undefined> {
+    const [row] = await this.all("SELECT access_token_tx_hash, label FROM authorizations WHERE nullifier_hash = $1", [nullifierHash.toString()]);
+    return row === undefined ? undefined : toAuthorization(row);
   }
 
-  async inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint): Promise<void> {
+  async inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint, label: bigint): Promise<void> {
     await this.query(
-      `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
-       SELECT $1, network, 'inherited', 0, $2 FROM authorizations WHERE nullifier_hash = $3
+      `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at, label)
+       SELECT $1, network, '${INHERITED}', 0, $2, $3 FROM authorizations WHERE nullifier_hash = $4
        ON CONFLICT DO NOTHING`,
-      [changeNullifierHash.toString(), new Date().toISOString(), spentNullifierHash.toString()],
+      [changeNullifierHash.toString(), new Date().toISOString(), label.toString(), spentNullifierHash.toString()],
       { idempotent: true },
     );
   }
@@ -117,14 +121,14 @@ export class PgRelayerStore implements RelayerStore {
   async reserveLease(lease: LeaseRecord): Promise<boolean> {
     return this.changedOne(
       `INSERT INTO leases (nullifier_hash, token, state, fingerprint, recipient, gross, fee, change_commitment,
-         remaining_value, funding_tx_hash, proof_time_ms, x_payment, valid_before, payment_nonce, updated_at)
-       VALUES ($1, $2, 'reserved', $3, $4, $5, $6, $7, $8, NULL, NULL, $9, $10, $11, $12)
+         remaining_value, funding_tx_hash, proof_time_ms, x_payment, valid_before, payment_nonce, refund_commitment, updated_at)
+       VALUES ($1, $2, 'reserved', $3, $4, $5, $6, $7, $8, NULL, NULL, $9, $10, $11, $12, $13)
        ON CONFLICT (nullifier_hash) DO UPDATE SET state = 'reserved', token = excluded.token,
          fingerprint = excluded.fingerprint, recipient = excluded.recipient, gross = excluded.gross, fee = excluded.fee,
          change_commitment = excluded.change_commitment, remaining_value = excluded.remaining_value,
          proof_time_ms = NULL, x_payment = excluded.x_payment,
          valid_before = excluded.valid_before, payment_nonce = excluded.payment_nonce,
-         updated_at = excluded.updated_at
+         refund_commitment = excluded.refund_commitment, updated_at = excluded.updated_at
        WHERE leases.state = 'failed'`,
       reservedLeaseValues(lease),
     );

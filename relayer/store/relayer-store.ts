@@ -4,11 +4,19 @@
 export interface AuthorizationRecord {
   nullifierHash: bigint;
   network: string;
-  /** The USDC transfer to the treasury; each transfer authorizes one deposit only. */
+  /** The transaction whose AccessFeePaid named this note; one transaction may pay for several notes, each once. */
   accessTokenTxHash: string;
   amount: bigint;
   authorizedAt: string;
 }
+
+/**
+ * For which note a recorded authorization holds (docs/design.md 10). A fee paid naming the nullifier hash holds for
+ * the note of that hash, whoever it is. One carried over to the change note of a custodial spend holds only for a
+ * note of the spent deposit's label, which the relayer saw: naming another deposit's nullifier for a change note
+ * carries nothing to that deposit. Rows carried over by earlier versions recorded no label, and hold for no note.
+ */
+export type StoredAuthorization = { inherited: false } | { inherited: true; label: bigint | null };
 
 /** Prototype agent registry record (docs/api.md 2.7, docs/relayer.md). */
 export interface AgentRecord {
@@ -67,13 +75,29 @@ export interface LeaseRecord {
    */
   fundingTxHash: string | null;
   proofTimeMs: number | null;
-  /** settle-x402 only: the payer's signed x402 payment, built before anything was withdrawn. */
+  /**
+   * settle-x402 only: the payer's signed x402 payment and what the relay makes the pool record of it, stored before
+   * anything was withdrawn.
+   */
   payment: LeasePayment | null;
   updatedAt: string;
 }
 
-/** The x402 payment of a settle-x402 lease. Authorizes only the payer's funds, never the note. */
-export interface LeasePayment {
+/**
+ * The x402 payment of a settle-x402 lease. Authorizes only the payer's funds, never the note. With the lease's
+ * recipient (the payer) and gross less fee (the payout) it is the whole PaymentRecord the relay makes the pool record
+ * (relayer/settlement/payment-record.ts): the payer sweep builds a refund from it and checks it against the chain.
+ */
+export interface LeasePayment extends SignedPayment {
+  /**
+   * The proof's refundCommitment: the note a refund of the payout inserts. Null only on leases of earlier versions,
+   * which did not store it.
+   */
+  refundCommitment: bigint | null;
+}
+
+/** The payer's signed payment of a settle-x402 lease, built before anything is reserved. */
+export interface SignedPayment {
   /** The signed x402 payment header, replayed to retries. */
   xPayment: string;
   /** EIP-3009 validBefore (unix seconds): after it an unused authorization leaves funds at the payer to sweep. */
@@ -142,11 +166,17 @@ export interface RelayerStore {
   recordSweep(record: SweepRecord): Promise<void>;
   getSweep(nullifierHash: bigint): Promise<SweepRecord | undefined>;
 
-  /** Records an authorization; false when the transfer already authorized another deposit. */
+  /**
+   * Records a fee paid naming the note, in place of an authorization carried over to it; false when a paid one is
+   * recorded already.
+   */
   recordAuthorization(record: AuthorizationRecord): Promise<boolean>;
-  isAuthorized(nullifierHash: bigint): Promise<boolean>;
-  /** Carries an authorization over to the change note of an authorized note (one access fee per deposit). */
-  inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint): Promise<void>;
+  authorizationOf(nullifierHash: bigint): Promise<StoredAuthorization | undefined>;
+  /**
+   * Carries the authorization of a spent note over to its change note (one access fee per deposit), bound to the
+   * deposit's `label`; nothing when the spent note had none, or the change note has one already.
+   */
+  inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint, label: bigint): Promise<void>;
 
   /**
    * Takes a seller-side shielded-proof payment (relayer/seller/) for one settle, by its nullifier hash: false when one

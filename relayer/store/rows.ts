@@ -1,4 +1,4 @@
-import type { AgentRecord, LeaseRecord, LeaseState, SweepOutcome, SweepRecord } from "./relayer-store.js";
+import type { AgentRecord, LeaseRecord, LeaseState, StoredAuthorization, SweepOutcome, SweepRecord } from "./relayer-store.js";
 
 /**
  * A result row of either backend, column name to value as its driver returns it. Both keep amounts and field
@@ -39,6 +39,7 @@ export const toLease = (row: Row): LeaseRecord => ({
           validBefore: Number(row.valid_before),
           // Leases of earlier versions kept no nonce column: it is the signed authorization's.
           nonce: row.payment_nonce === null ? signedNonceOf(String(row.x_payment)) : String(row.payment_nonce),
+          refundCommitment: row.refund_commitment === null || row.refund_commitment === undefined ? null : BigInt(String(row.refund_commitment)),
         },
   updatedAt: String(row.updated_at),
 });
@@ -48,6 +49,12 @@ function signedNonceOf(xPayment: string): string {
   const payment = JSON.parse(Buffer.from(xPayment, "base64").toString("utf8")) as { payload?: { authorization?: { nonce?: string } } };
   return String(payment.payload?.authorization?.nonce);
 }
+
+/** The access_token_tx_hash of an authorization carried over to a change note (no transaction paid it). */
+export const INHERITED = "inherited";
+
+export const toAuthorization = (row: Row): StoredAuthorization =>
+  row.access_token_tx_hash === INHERITED ? { inherited: true, label: row.label === null || row.label === undefined ? null : BigInt(String(row.label)) } : { inherited: false };
 
 export const toSweep = (row: Row): SweepRecord => ({
   nullifierHash: BigInt(String(row.nullifier_hash)),
@@ -85,6 +92,7 @@ export const reservedLeaseValues = (lease: LeaseRecord) => [
   lease.payment?.xPayment ?? null,
   lease.payment?.validBefore ?? null,
   lease.payment?.nonce ?? null,
+  lease.payment?.refundCommitment?.toString() ?? null,
   lease.updatedAt,
 ];
 

@@ -1,15 +1,15 @@
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import { openSqlite } from "../../lib/sqlite.js";
-import { countsByState, type AgentRecord, type AgentSpend, type AuthorizationRecord, type LeaseRecord, type LeaseState, type RelayerStore, type SweepRecord } from "./relayer-store.js";
-import { agentValues, reservedLeaseValues, sweepValues, toAgent, toLease, toSweep } from "./rows.js";
+import { countsByState, type AgentRecord, type AgentSpend, type AuthorizationRecord, type LeaseRecord, type LeaseState, type RelayerStore, type StoredAuthorization, type SweepRecord } from "./relayer-store.js";
+import { agentValues, INHERITED, reservedLeaseValues, sweepValues, toAgent, toAuthorization, toLease, toSweep } from "./rows.js";
 import { isSqliteBusy, storeUnavailable } from "./store-faults.js";
 
 const LEASE_COLUMNS = `nullifier_hash TEXT PRIMARY KEY, state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')),
   token TEXT NOT NULL, fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross TEXT NOT NULL, fee TEXT NOT NULL,
   change_commitment TEXT NOT NULL, remaining_value TEXT, funding_tx_hash TEXT, proof_time_ms INTEGER,
-  x_payment TEXT, valid_before INTEGER, payment_nonce TEXT, updated_at TEXT NOT NULL`;
+  x_payment TEXT, valid_before INTEGER, payment_nonce TEXT, refund_commitment TEXT, updated_at TEXT NOT NULL`;
 const LEASE_COLUMN_NAMES = `nullifier_hash, state, token, fingerprint, recipient, gross, fee, change_commitment, remaining_value,
-  funding_tx_hash, proof_time_ms, x_payment, valid_before, payment_nonce, updated_at`;
+  funding_tx_hash, proof_time_ms, x_payment, valid_before, payment_nonce, refund_commitment, updated_at`;
 
 // 'empty' and 'held' are outcomes earlier versions recorded (whole balances swept); kept readable.
 const SWEEP_COLUMNS = `nullifier_hash TEXT PRIMARY KEY REFERENCES leases (nullifier_hash), payer TEXT NOT NULL, amount TEXT NOT NULL,
@@ -20,9 +20,8 @@ const SWEEP_COLUMNS = `nullifier_hash TEXT PRIMARY KEY REFERENCES leases (nullif
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS authorizations (
   nullifier_hash TEXT PRIMARY KEY, network TEXT NOT NULL, access_token_tx_hash TEXT NOT NULL,
-  amount TEXT NOT NULL, authorized_at TEXT NOT NULL);
-CREATE UNIQUE INDEX IF NOT EXISTS authorizations_by_tx ON authorizations (network, access_token_tx_hash)
-  WHERE access_token_tx_hash <> 'inherited';
+  amount TEXT NOT NULL, authorized_at TEXT NOT NULL, label TEXT);
+DROP INDEX IF EXISTS authorizations_by_tx;
 CREATE TABLE IF NOT EXISTS agents (
   id TEXT PRIMARY KEY, name TEXT NOT NULL, public_key TEXT NOT NULL, owner_wallet TEXT NOT NULL,
   per_transaction_limit TEXT NOT NULL, daily_limit TEXT NOT NULL, provider_whitelist TEXT NOT NULL,
@@ -49,10 +48,18 @@ export class SqliteRelayerStore implements RelayerStore {
     if (!this.db.prepare("SELECT 1 FROM pragma_table_info('leases') WHERE name = 'token'").get()) {
       this.db.exec("ALTER TABLE leases ADD COLUMN token TEXT NOT NULL DEFAULT ''");
     }
+    // Files made before an authorization carried over to a change note was bound to its deposit's label.
+    if (!this.db.prepare("SELECT 1 FROM pragma_table_info('authorizations') WHERE name = 'label'").get()) {
+      this.db.exec("ALTER TABLE authorizations ADD COLUMN label TEXT");
+    }
     // Files made before a lease could leave its remaining value unknown (a spend the agent proved).
     // Files made before a settle-x402 lease recorded its payment's nonce (the refund precommitment column stays unused).
     if (!this.db.prepare("SELECT 1 FROM pragma_table_info('leases') WHERE name = 'payment_nonce'").get()) {
       this.db.exec("ALTER TABLE leases ADD COLUMN payment_nonce TEXT");
+    }
+    // Files made before a settle-x402 lease stored its refund commitment (the whole PaymentRecord the sweep refunds).
+    if (!this.db.prepare("SELECT 1 FROM pragma_table_info('leases') WHERE name = 'refund_commitment'").get()) {
+      this.db.exec("ALTER TABLE leases ADD COLUMN refund_commitment TEXT");
     }
     if (this.db.prepare(`SELECT 1 FROM pragma_table_info('leases') WHERE name = 'remaining_value' AND "notnull" = 1`).get()) {
       this.copyTable("leases", LEASE_COLUMNS, LEASE_COLUMN_NAMES);
@@ -87,8 +94,11 @@ export class SqliteRelayerStore implements RelayerStore {
 
   async recordAuthorization(record: AuthorizationRecord): Promise<boolean> {
     const result = this.statement(
-        `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
-         VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at, label)
+         VALUES (?, ?, ?, ?, ?, NULL)
+         ON CONFLICT (nullifier_hash) DO UPDATE SET network = excluded.network, access_token_tx_hash = excluded.access_token_tx_hash,
+           amount = excluded.amount, authorized_at = excluded.authorized_at, label = NULL
+         WHERE authorizations.access_token_tx_hash = '${INHERITED}'`,
       )
       .run(record.nullifierHash.toString(), record.network, record.accessTokenTxHash.toLowerCase(), record.amount.toString(), record.authorizedAt);
     return result.changes === 1;
@@ -107,31 +117,32 @@ export class SqliteRelayerStore implements RelayerStore {
     this.statement("DELETE FROM seller_payments WHERE nullifier_hash = ?").run(nullifierHash.toString());
   }
 
-  async isAuthorized(nullifierHash: bigint): Promise<boolean> {
-    return this.statement("SELECT 1 FROM authorizations WHERE nullifier_hash = ?").get(nullifierHash.toString()) !== undefined;
+  async authorizationOf(nullifierHash: bigint): Promise<StoredAuthorization | undefined> {
+    const row = this.statement("SELECT access_token_tx_hash, label FROM authorizations WHERE nullifier_hash = ?").get(nullifierHash.toString());
+    return row === undefined ? undefined : toAuthorization(row);
   }
 
-  async inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint): Promise<void> {
+  async inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint, label: bigint): Promise<void> {
     this.statement(
-        `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at)
-         SELECT ?, network, 'inherited', '0', ? FROM authorizations WHERE nullifier_hash = ?
+        `INSERT INTO authorizations (nullifier_hash, network, access_token_tx_hash, amount, authorized_at, label)
+         SELECT ?, network, '${INHERITED}', '0', ?, ? FROM authorizations WHERE nullifier_hash = ?
          ON CONFLICT DO NOTHING`,
       )
-      .run(changeNullifierHash.toString(), new Date().toISOString(), spentNullifierHash.toString());
+      .run(changeNullifierHash.toString(), new Date().toISOString(), label.toString(), spentNullifierHash.toString());
   }
 
   async reserveLease(lease: LeaseRecord): Promise<boolean> {
     // Single statement: SQLite serialises writers, so of concurrent reservations exactly one changes a row.
     const result = this.statement(
         `INSERT INTO leases (nullifier_hash, token, state, fingerprint, recipient, gross, fee, change_commitment,
-           remaining_value, funding_tx_hash, proof_time_ms, x_payment, valid_before, payment_nonce, updated_at)
-         VALUES (?, ?, 'reserved', ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?)
+           remaining_value, funding_tx_hash, proof_time_ms, x_payment, valid_before, payment_nonce, refund_commitment, updated_at)
+         VALUES (?, ?, 'reserved', ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?)
          ON CONFLICT (nullifier_hash) DO UPDATE SET state = 'reserved', token = excluded.token,
            fingerprint = excluded.fingerprint, recipient = excluded.recipient, gross = excluded.gross, fee = excluded.fee,
            change_commitment = excluded.change_commitment, remaining_value = excluded.remaining_value,
            proof_time_ms = NULL, x_payment = excluded.x_payment,
            valid_before = excluded.valid_before, payment_nonce = excluded.payment_nonce,
-           updated_at = excluded.updated_at
+           refund_commitment = excluded.refund_commitment, updated_at = excluded.updated_at
          WHERE leases.state = 'failed'`,
       )
       .run(...reservedLeaseValues(lease));

@@ -1,9 +1,8 @@
-import { AbiCoder, hexlify, keccak256, randomBytes, zeroPadValue, type Wallet } from "ethers";
+import { hexlify, randomBytes, type Wallet } from "ethers";
 import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";
-import type { IEntrypoint } from "../../types/ethers-contracts/contracts/Entrypoint.js";
 import { RelayerError } from "../errors.js";
-import { feeOf } from "../pricing/pricing.js";
 import type { PoolChain } from "../chain/pool-chain.js";
+import { paymentRecordHash, paymentRecordOf, REFUNDED_RECORD, type PaymentRecord } from "../settlement/payment-record.js";
 import type { LeaseRecord, RelayerStore, SweepRecord } from "../store/relayer-store.js";
 import { eip3009Types, type TokenDomainNames } from "../../x402/eip712-domain.js";
 import { payerWallet } from "./payer-keys.js";
@@ -135,7 +134,7 @@ function reasonOf(error: unknown): string {
 async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease: LeaseRecord, now: number): Promise<SweepRecord> {
   const { chain } = deps;
   const payer = payerWallet(deps.payerKeySecret, lease.nullifierHash);
-  if (payer.address !== lease.recipient || lease.payment === null || lease.fundingTxHash === null) {
+  if (payer.address !== lease.recipient || lease.payment === null) {
     throw new Error(
       `lease ${lease.nullifierHash} is not a settled settle-x402 lease of this PAYER_KEY_SECRET's payers (one settled under an earlier secret is swept by npm run sweep:payers with that secret)`,
     );
@@ -151,7 +150,7 @@ async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease:
 
   const recorded = await chain.call(() => chain.pool.spendRecordOf(lease.nullifierHash));
   if (recorded === REFUNDED_RECORD) return earlierRefund(deps, lease);
-  const payment = await paymentOf(chain, lease, recorded);
+  const payment = paymentOf(lease, recorded);
   if (payment === null) return record("not-recorded");
   const usdc = TestUSDC__factory.connect(chain.deployment.usdc, chain.provider);
   if (await chain.call(() => usdc.authorizationState(payment.payer, payment.nonce))) return record("used");
@@ -165,32 +164,19 @@ async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease:
 }
 
 /**
- * The payment the pool recorded for the lease's relay (IEntrypoint.PaymentRecord), rebuilt from the relay's calldata
- * and checked against `recorded`, the pool's record; null when the chain records none for this lease (the note was
- * spent by another transaction, or paid no payer).
+ * The payment the pool recorded for the lease's relay (IEntrypoint.PaymentRecord), built from what the lease stored
+ * before the relay left and checked against `recorded`, the pool's record; null when the chain records no such payment
+ * (the note was spent by another transaction, or paid no payer). Whoever sent the relay, and however, it recorded
+ * exactly this.
  */
-async function paymentOf(chain: PoolChain, lease: LeaseRecord, recorded: string) {
-  const relayed = await chain.relayedWithdrawal(lease.fundingTxHash!, lease.nullifierHash);
-  const authorization = relayed?.relayData.payment;
-  if (relayed === null || authorization === undefined) return null;
-  const payment = {
-    payer: relayed.recipient,
-    amount: relayed.withdrawnValue - feeOf(relayed.withdrawnValue, relayed.relayData.relayFeeBPS),
-    nonce: authorization.nonce,
-    validBefore: authorization.validBefore,
-    refundCommitment: relayed.refundCommitment,
-  };
+function paymentOf(lease: LeaseRecord, recorded: string): PaymentRecord | null {
+  const payment = paymentRecordOf(lease);
+  if (payment === undefined) {
+    throw new Error(
+      `lease ${lease.nullifierHash} was made before leases stored their refund commitment; refund its payer by hand (Entrypoint.depositRefund with the relay's PaymentRecord)`,
+    );
+  }
   return recorded === paymentRecordHash(payment) ? payment : null;
-}
-
-/** contracts/lib/SpendRecord.sol REFUNDED: the origin's slot once its payment came back. */
-const REFUNDED_RECORD = zeroPadValue("0x02", 32);
-
-/** keccak256(abi.encode(PaymentRecord)): what the pool keeps in the origin's nullifier slot. */
-function paymentRecordHash({ payer, amount, nonce, validBefore, refundCommitment }: IEntrypoint.PaymentRecordStruct): string {
-  return keccak256(
-    AbiCoder.defaultAbiCoder().encode(["tuple(address,uint256,bytes32,uint256,uint256)"], [[payer, amount, nonce, validBefore, refundCommitment]]),
-  );
 }
 
 async function assertRefunder(chain: PoolChain): Promise<void> {

@@ -1,4 +1,4 @@
-import { nullifierHashOf, type Note, type NoteSecrets, type WithdrawProof } from "../../sdk/index.js";
+import { namePublicSignals, nullifierHashOf, type Note, type NoteSecrets, type WithdrawProof } from "../../sdk/index.js";
 import {
   amountOf,
   authorizationSignerUnder,
@@ -12,16 +12,16 @@ import {
   type ResourceInfo,
 } from "../../x402/index.js";
 import { hexlify, randomBytes, type Wallet } from "ethers";
-import type { AccessFeeGate } from "../buyer/access-fee-gate.js";
+import type { AccessFeeGate, LabelEvidence } from "../buyer/access-fee-gate.js";
 import type { AgentRegistry } from "../agents/registry.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 import { spendRecordOf, type Facilitator, type ProvenSpendResult, type SettledSpend, type SpendResult } from "../buyer/facilitator.js";
-import { grossForNet } from "../pricing/pricing.js";
+import { feeOf, grossForNet } from "../pricing/pricing.js";
 import { isPrivate, privacyDisclosure } from "../pricing/privacy.js";
 import type { SellerEntry } from "../schemas/settle-x402.js";
 import type { SignedQuote } from "../settlement/quote.js";
-import type { LeasePayment } from "../store/relayer-store.js";
+import type { SignedPayment } from "../store/relayer-store.js";
 import { payerWallet } from "./payer-keys.js";
 import { SellerTermsCheck, type PaymentWindow } from "./seller-terms.js";
 import { TokenDomainReader } from "./token-domain.js";
@@ -116,7 +116,7 @@ export class X402Settler {
     const { note } = request;
     const order = await this.preflight(request, note.value);
     const nullifierHash = nullifierHashOf(note.nullifier);
-    await this.deps.accessFee.assertAuthorized(nullifierHash);
+    await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "note", label: note.label });
     const payer = payerWallet(this.deps.payerKeySecret, nullifierHash);
     const result = await facilitator.spend(note, {
       amount: order.gross,
@@ -155,7 +155,7 @@ export class X402Settler {
     const order = await this.preflight(request);
     const { quote } = request;
     const { nullifierHash } = quote;
-    await this.deps.accessFee.assertAuthorized(nullifierHash);
+    await this.deps.accessFee.assertAuthorized(nullifierHash, labelEvidenceOf(request, order.gross - feeOf(order.gross, facilitator.takeBps)));
     const payer = payerWallet(this.deps.payerKeySecret, nullifierHash);
     const payment = quotedPayerAuthorization(quote, order.accepted);
     const result = await facilitator.spendProven(quote, request.proof, {
@@ -205,7 +205,7 @@ export class X402Settler {
     resource: ResourceInfo | undefined,
     payer: Wallet,
     { window, nonce }: PayerAuthorization,
-  ): Promise<LeasePayment> {
+  ): Promise<SignedPayment> {
     const { accepted } = order;
     const payload = await buildPaymentPayload({ accepted, resource, payer, window, nonce }).catch((error: unknown) => {
       throw new RelayerError("INVALID_REQUEST", `Could not build the x402 payment for the seller's entry (${(error as Error).message}). Nothing was spent.`);
@@ -250,6 +250,20 @@ export class X402Settler {
 
   private now(): number {
     return (this.deps.clock ?? (() => Date.now() / 1000))();
+  }
+}
+
+/**
+ * What an agent's settle-x402 proof shows of its note's label (AccessFeeGate.assertAuthorized): the refund commitment
+ * the circuit made of the payout `payout`, the note's label and the refund precommitment the request names. A proof
+ * whose public signals are malformed shows nothing (and is refused with its own error on the way).
+ */
+function labelEvidenceOf(request: X402ProvenRequest, payout: bigint): LabelEvidence {
+  try {
+    const { refundCommitment } = namePublicSignals(request.proof.publicSignals);
+    return { kind: "proof", refundCommitment, payout, refundPrecommitment: request.refundPrecommitment };
+  } catch {
+    return { kind: "none" };
   }
 }
 

@@ -33,7 +33,10 @@ export type X402AgentErrorCode =
    * The seller refused a shielded-proof payment (ShieldedPaymentRefusedError): nothing moved unless its facilitator
    * relays it before its validBefore; the note is held until then.
    */
-  | "SHIELDED_PAYMENT_REFUSED";
+  | "SHIELDED_PAYMENT_REFUSED"
+  /** The URL redirected to another origin: the agent pays only the origin it was asked for. Nothing was paid. */
+  | "CROSS_ORIGIN_REDIRECT";
+
 
 export class X402AgentError extends Error {
   constructor(

@@ -20,6 +20,7 @@ export { ragequitNote, type RagequitOptions } from "./ragequit.js";
 export * from "./vault.js";
 export * from "./note-reservation.js";
 export * from "./x402-agent.js";
+export { fetchSameOrigin } from "./same-origin-fetch.js";
 export { proveLocally, type LocalProof, type QuoteExpectation } from "./local-proof.js";
 export { preferShieldedProof, privatePoolScheme, registerPrivatePoolScheme, PrivatePoolScheme, type PrivatePoolSchemeOptions } from "./private-pool-scheme.js";
 export { proveShieldedPayment, type AgentPool, type ShieldedProof } from "./shielded-proof.js";

@@ -41,6 +41,7 @@ import {
 import { X402AgentError } from "./errors.js";
 import { proveLocally, type QuoteExpectation } from "./local-proof.js";
 import type { NoteReservation, NoteStore } from "./note-reservation.js";
+import { fetchSameOrigin } from "./same-origin-fetch.js";
 import { changeLanded, proveShieldedPayment, type AgentPool, type ShieldedProof } from "./shielded-proof.js";
 import { emptyTrees, loadTrees, saveTrees, type AgentTrees } from "./tree-file.js";
 
@@ -197,8 +198,9 @@ export interface X402AgentOptions {
   /** The most that may leave the agent's notes over this agent's life, take included; unlimited when absent. */
   budgetAtomic?: bigint;
   /**
-   * The most access fee the agent pays out of a note when a facilitator asks for one (402 NULLIFIER_NOT_AUTHORIZED,
-   * docs/sdk.md "Access fees"); 0 never pays one. Default 10000 (0.01 USDC).
+   * The most an access fee may take out of a note when a facilitator asks for one (402 NULLIFIER_NOT_AUTHORIZED,
+   * docs/sdk.md "Access fees"): the fee and, on a paid network, the gas of its relay; 0 never pays one. Default
+   * 50000 (0.05 USDC).
    */
   maxAccessFeeAtomic?: bigint;
   /**
@@ -223,6 +225,8 @@ interface FacilitatorTerms {
 /** The access fee a facilitator asked for in a 402 NULLIFIER_NOT_AUTHORIZED (docs/api.md 2.6). */
 interface AccessFeeAsked {
   fee: bigint;
+  /** What paying it out of the note withdraws: the fee and, on a paid network, its relay's gas (the fee alone when unnamed). */
+  withdrawal: bigint;
   treasury: string;
 }
 
@@ -252,8 +256,11 @@ export interface ShieldedPayment extends ShieldedProof {
   held: NoteReservation;
 }
 
-/** The default cap on an access fee paid out of a note: 0.01 USDC, twice the mainnet fee of docs/api.md 8. */
-export const DEFAULT_MAX_ACCESS_FEE_ATOMIC = 10_000n;
+/**
+ * The default cap on what an access fee takes out of a note: 0.05 USDC, the mainnet fee of docs/api.md 8 and the gas
+ * of its relay on Base with room.
+ */
+export const DEFAULT_MAX_ACCESS_FEE_ATOMIC = 50_000n;
 
 /**
  * An x402 buyer that pays out of the privacy pool: `fetch` a paid URL, and on a 402 it settles through the
@@ -278,10 +285,11 @@ export class X402Agent {
   /**
    * Fetches `url`; a 402 from an x402 seller is paid privately and the request repeated with the payment. Throws
    * PaymentNotAcceptedError when the seller does not answer the paid request with 2xx. `maxPaymentAtomic` caps this
-   * payment below the agent's own cap.
+   * payment below the agent's own cap. Redirects are followed within the origin of `url` only (fetchSameOrigin): one
+   * to another origin is refused with CROSS_ORIGIN_REDIRECT, nothing paid.
    */
   async fetch(url: string, init: RequestInit = {}, { maxPaymentAtomic }: { maxPaymentAtomic?: bigint } = {}): Promise<Response> {
-    const first = await fetch(url, init);
+    const first = await fetchSameOrigin(url, init);
     if (first.status !== 402) return first;
     const required = await readPaymentRequired(first);
     if (required === undefined) throw new X402AgentError("NOT_X402", `${url} answered 402 without x402 payment details; nothing was paid.`);
@@ -674,22 +682,24 @@ export class X402Agent {
       throw new X402AgentError("ACCESS_FEE_REFUSED", message);
     };
     const maximum = this.options.maxAccessFeeAtomic ?? DEFAULT_MAX_ACCESS_FEE_ATOMIC;
-    if (asked.fee > maximum) {
+    if (asked.withdrawal > maximum) {
       return refuse(
-        `${facilitator.url} asks an access fee of ${asked.fee} atomic USDC for the note, above maxAccessFeeAtomic ${maximum}; nothing was paid. Raise maxAccessFeeAtomic to pay it out of the note.`,
+        `${facilitator.url} asks an access fee of ${asked.fee} atomic USDC for the note, ${asked.withdrawal} out of the note with its relay's gas, above maxAccessFeeAtomic ${maximum}; nothing was paid. Raise maxAccessFeeAtomic to pay it out of the note.`,
       );
     }
     const relaysProofsThrough = await proofsRelayedThrough((await this.facilitatorTerms()).supported);
     if (relaysProofsThrough === undefined) {
       return refuse(`${facilitator.url} asks an access fee but relays no proofs of this SDK's circuit, so the note cannot pay it; nothing was paid.`);
     }
-    const releaseFee = this.reserve(asked.fee);
+    const releaseFee = this.reserve(asked.withdrawal);
     const authorizedNullifierHash = nullifierHashOf(deriveChangeSecrets(note).nullifier);
-    const expected = { route: "access-fee", withdrawnValue: asked.fee, feeBps: 0n, processooor: relaysProofsThrough, recipient: asked.treasury, authorizedNullifierHash } as const;
+    const expected = { route: "access-fee", withdrawnValue: asked.withdrawal, feeBps: 0n, processooor: relaysProofsThrough, recipient: asked.treasury, authorizedNullifierHash } as const;
+    // Named only when it is more than the fee: a facilitator that asks the fee alone may know no such field.
+    const withdrawal = asked.withdrawal === asked.fee ? {} : { withdrawnValue: asked.withdrawal.toString() };
     let answer: AccessFeeProofAnswer;
     let change: Note | undefined;
     try {
-      const proven = await this.proveSpend(note, expected, { authorizedNullifierHash: authorizedNullifierHash.toString() });
+      const proven = await this.proveSpend(note, expected, { authorizedNullifierHash: authorizedNullifierHash.toString(), ...withdrawal });
       change = proven.change;
       await held.sending();
       answer = await this.untilSettled(() => facilitator.accessFeeProof(proven.body));
@@ -735,7 +745,7 @@ export class X402Agent {
 
   /** docs/api.md 1, step 1: an invalid payment the seller must reject with a verification error, before any note moves. */
   private async probe(url: string, init: RequestInit, accepted: ExactRequirement, resource?: ResourceInfo): Promise<void> {
-    const response = await fetch(url, withHeaders(init, paymentHeaders(encodeXPayment(await buildProbePayment(accepted, resource)))));
+    const response = await fetchSameOrigin(url, withHeaders(init, paymentHeaders(encodeXPayment(await buildProbePayment(accepted, resource)))));
     const verdict = await classifyProbeResponse(response);
     this.emit({ step: "probe", verdict, status: response.status });
     if (verdict === "incompatible") {
@@ -768,7 +778,7 @@ export class X402Agent {
   }
 
   private async retryPaid(url: string, init: RequestInit, headers: Record<string, string>): Promise<Response> {
-    const response = await fetch(url, withHeaders(init, headers));
+    const response = await fetchSameOrigin(url, withHeaders(init, headers));
     this.emit({ step: "paid", url, status: response.status });
     return response;
   }
@@ -803,9 +813,11 @@ async function proofsRelayedThrough(supported: SupportedAnswer): Promise<string 
 /** The access fee a 402 NULLIFIER_NOT_AUTHORIZED asks for, from its `authorization` block; undefined for any other error. */
 function accessFeeAskedBy(error: unknown): AccessFeeAsked | undefined {
   if (!(error instanceof FacilitatorError) || error.code !== "NULLIFIER_NOT_AUTHORIZED") return undefined;
-  const { requiredFeeAtomic, treasury } = (error.body.authorization ?? {}) as { requiredFeeAtomic?: unknown; treasury?: unknown };
-  if (typeof requiredFeeAtomic !== "string" || !/^[0-9]+$/.test(requiredFeeAtomic) || typeof treasury !== "string") return undefined;
-  return { fee: BigInt(requiredFeeAtomic), treasury };
+  const { requiredFeeAtomic, noteWithdrawalAtomic = requiredFeeAtomic, treasury } = (error.body.authorization ?? {}) as Record<string, unknown>;
+  const atomic = (value: unknown): value is string => typeof value === "string" && /^[0-9]+$/.test(value);
+  if (!atomic(requiredFeeAtomic) || !atomic(noteWithdrawalAtomic) || typeof treasury !== "string") return undefined;
+  const [fee, withdrawal] = [BigInt(requiredFeeAtomic), BigInt(noteWithdrawalAtomic)];
+  return withdrawal < fee ? undefined : { fee, withdrawal, treasury };
 }
 
 /** The PaymentNotAcceptedError of a paid request the seller answered with `response` (consumes its body). */

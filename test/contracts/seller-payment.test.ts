@@ -24,7 +24,7 @@ async function poolWithNotes() {
   const aspTree = createLeanIMT([note.label, otherNote.label]);
   await facilitator.entrypoint.updateRoot(aspTree.root, aspTree.depth, "bafy-seller-payments");
   await facilitator.usdc.mint(facilitator.accounts.recipient, 1n);
-  const forwarder = await ethers.deployContract("CallForwarder");
+  const forwarder = await ethers.deployContract("Forwarder");
   return { ...facilitator, note, otherNote, forwarder, stateLeaves: [note.commitment, otherNote.commitment], aspTree };
 }
 
@@ -86,7 +86,7 @@ describe("seller payments straight from the pool", function () {
   it("pays the same seller the same terms when a stranger sends a copy through a contract of its own, and only once", async function () {
     const pool = await loadFixture(poolWithNotes);
     const { entrypoint, privacyPool, usdc, scope, accounts, forwarder, note } = pool;
-    await expect(forwarder.connect(accounts.stranger).forward(entrypoint, relayOf(pool, paid))).to.changeTokenBalances(
+    await expect(forwarder.connect(accounts.stranger).forward([entrypoint], [relayOf(pool, paid)])).to.changeTokenBalances(
       ethers,
       usdc,
       [privacyPool, accounts.recipient, accounts.stranger, forwarder],

@@ -14,6 +14,7 @@ import { freePort } from "../../scripts/demo/processes.js";
 import { startSeller, WEATHER_REPORT, type Seller } from "../../x402-peers/seller.js";
 import { caip2NetworkOf } from "../../x402/networks.js";
 import { startPaymentWorld, type PaymentWorld } from "../x402/helpers/payment-world.js";
+import { startRedirector } from "../x402/helpers/redirector.js";
 
 const TAKE_BPS = 500n;
 const DEPOSIT = 1_000_000n;
@@ -153,6 +154,19 @@ describe("MCP server: a host pays x402 sellers privately through its tools (npm 
     const recovered = await recovering.json("x402_recover");
     expect(recovered).to.deep.include({ recoveredNotes: 1, markedSpent: 0 });
     expect(recovered.chains).to.deep.equal([{ depositIndex: 0, origin: "deposit", status: "unspent", valueAtomic: afterPayment }]);
+    expect(await balanceOf(recovering)).to.equal(afterPayment);
+
+    // A URL the user trusts that answers 302 to another origin's seller: refused, price confirmed or not; nothing paid.
+    const trusted = await startRedirector(world.sellers.v1.resourceUrl);
+    try {
+      for (const confirmation of [{}, { confirmPriceAtomic: world.price.toString() }]) {
+        const redirected = await recovering.call("x402_fetch", { url: trusted.elsewhereUrl, ...confirmation });
+        expect(redirected.isError).to.equal(true);
+        expect(textOf(redirected)).to.match(/^CROSS_ORIGIN_REDIRECT: .*redirects to http:\/\/127\.0\.0\.1:[0-9]+ .*Nothing was paid/);
+      }
+    } finally {
+      await trusted.close();
+    }
     expect(await balanceOf(recovering)).to.equal(afterPayment);
 
     const unconfirmed = await recovering.call("x402_fetch", { url: world.sellers.v1.resourceUrl });

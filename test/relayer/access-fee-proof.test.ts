@@ -1,7 +1,9 @@
 import { expect } from "chai";
+import { parseUsdc } from "../../relayer/pricing/pricing.js";
 import { proveLocally } from "../../sdk/agent/index.js";
-import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
+import { FacilitatorClient, FacilitatorError } from "../../sdk/client/facilitator-client.js";
 import {
+  changeNoteOf,
   deriveChangeSecrets,
   nullifierHashOf,
   packValueFeeAndDepths,
@@ -13,7 +15,9 @@ import { sharedProver } from "../../sdk/prover/index.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
-import { buildRelayerConfig, startRelayer, treasury, type RunningRelayer } from "./helpers/relayer-harness.js";
+import { deployForwarder, forwardAhead } from "./helpers/forwarder.js";
+import { manualMining } from "./helpers/manual-mining.js";
+import { buildRelayerConfig, relayerKey, startRelayer, treasury, type RunningRelayer } from "./helpers/relayer-harness.js";
 
 const QUOTE_ACCESS_FEE = "/api/facilitator/quote-access-fee";
 const ACCESS_FEE_PROOF = "/api/facilitator/access-fee-proof";
@@ -30,7 +34,7 @@ describe("relayer: an access fee paid out of the note (quote-access-fee, access-
   /** The gate off; the same operator secret, so its quotes are authentic to `gated` too. */
   let open: RunningRelayer;
   let entrypoint: string;
-  const notes: Record<"alice" | "bob" | "carol", Note> = {} as never;
+  const notes: Record<"alice" | "bob" | "carol" | "dave" | "erin", Note> = {} as never;
 
   const usdcBalance = (address: string) => chain.facilitator.usdc.balanceOf(address);
   const quoteRequest = (note: Note, authorizedNullifierHash = changeHashOf(note)) => ({
@@ -38,25 +42,30 @@ describe("relayer: an access fee paid out of the note (quote-access-fee, access-
     authorizedNullifierHash: authorizedNullifierHash.toString(),
   });
 
-  /** The access-fee-proof body for `note`, proven here against `gated`'s quote, as the SDK's agent builds it. */
-  async function provenFee(note: Note) {
+  /**
+   * The access-fee-proof body for `note`, proven here against `relayer`'s quote (default `gated`), as the SDK's agent
+   * builds it: withdrawing `withdrawal` from the note (the fee alone unless named).
+   */
+  async function provenFee(note: Note, relayer = gated, withdrawal = ACCESS_FEE) {
     const authorizedNullifierHash = changeHashOf(note);
     const { body } = await proveLocally({
-      facilitator: new FacilitatorClient(gated.url),
+      facilitator: new FacilitatorClient(relayer.url),
       prover: sharedProver(),
       note,
-      expected: { route: "access-fee", withdrawnValue: ACCESS_FEE, feeBps: 0n, processooor: entrypoint, recipient: treasury.address, authorizedNullifierHash },
-      fields: { authorizedNullifierHash: authorizedNullifierHash.toString() },
+      expected: { route: "access-fee", withdrawnValue: withdrawal, feeBps: 0n, processooor: entrypoint, recipient: treasury.address, authorizedNullifierHash },
+      fields: { authorizedNullifierHash: authorizedNullifierHash.toString(), ...(withdrawal !== ACCESS_FEE && { withdrawnValue: withdrawal.toString() }) },
     });
     return body;
   }
 
   before(async function () {
     chain = await startLocalChain();
-    const { alice, bob, carol } = chain.depositors;
+    const { alice, bob, carol, dave } = chain.depositors;
     notes.alice = await deposit(chain, alice, 301, 2_000_000n);
     notes.bob = await deposit(chain, bob, 302, 2_000_000n);
     notes.carol = await deposit(chain, carol, 303, 2_000_000n);
+    notes.dave = await deposit(chain, dave, 304, 2_000_000n);
+    notes.erin = await deposit(chain, chain.depositors.erin, 305, 10_000_000n);
     indexer = await startIndexer(buildIndexerConfig(chain));
     await indexer.indexer.sync.catchUp();
     await indexer.indexer.curator.publish();
@@ -111,6 +120,77 @@ describe("relayer: an access fee paid out of the note (quote-access-fee, access-
     expect(authorizedAgain.status).to.equal(400);
     expect(authorizedAgain.body).to.deep.include({ code: "AUTHORIZATION_REJECTED" });
     expect(authorizedAgain.body.error).to.contain("already authorized");
+  });
+
+  it("pays and authorizes the named note when a copy of the fee's relay, sent through another contract, is mined first", async function () {
+    const stranger = chain.depositors.erin;
+    const forwarder = await deployForwarder(stranger);
+    const body = await provenFee(notes.dave);
+    const treasuryBefore = await usdcBalance(treasury.address);
+    const mining = manualMining(chain, () => gated);
+    await mining.setAutomine(false);
+    let paid: Awaited<ReturnType<typeof gated.post>>;
+    let copy: Awaited<ReturnType<typeof forwardAhead>>;
+    try {
+      const paying = gated.post(ACCESS_FEE_PROOF, body);
+      const ours = await mining.pendingRelay(notes.dave);
+      copy = await forwardAhead(forwarder, stranger, ours);
+      await mining.mine();
+      await indexer.indexer.sync.catchUp();
+      paid = await paying;
+    } finally {
+      await mining.setAutomine(true);
+    }
+
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
+    expect(paid.body).to.deep.include({ settled: true, authorized: true, txHash: copy.hash, authorizedNullifierHash: changeHashOf(notes.dave).toString() });
+    // The fee is at the treasury, the rest of the note in its change note, which is authorized.
+    expect(await usdcBalance(treasury.address)).to.equal(treasuryBefore + ACCESS_FEE);
+    const withdrawn = await chain.facilitator.privacyPool.queryFilter(chain.facilitator.privacyPool.filters.Withdrawn());
+    expect(withdrawn.filter((event) => event.args.spentNullifierHash === nullifierHashOf(notes.dave.nullifier)).map((event) => event.transactionHash)).to.deep.equal([copy.hash]);
+    await indexer.indexer.sync.catchUp();
+    const changeQuote = await gated.post("/api/facilitator/quote", {
+      paymentDetails: { scheme: "exact", payTo: treasury.address, maxAmountRequired: "400000", networkId: "eip155:31337" },
+      nullifierHash: changeHashOf(notes.dave).toString(),
+    });
+    expect(changeQuote.status, JSON.stringify(changeQuote.body)).to.equal(200);
+  });
+
+  it("in paid mode, pays its relay's gas out of the note: access fees paid again and again out of one note's change notes never cost the operator more gas than they pay", async function () {
+    const usdcPerEth = "3000";
+    const paid = await startRelayer(buildRelayerConfig(chain, indexer, { accessFeeEnforced: "true", pricingMode: "paid", usdcPerEth }));
+    const { provider } = chain.connection.ethers;
+    try {
+      const treasuryBefore = await usdcBalance(treasury.address);
+      const operatorBefore = await provider.getBalance(relayerKey.address);
+      let note = notes.erin;
+      for (let round = 0; round < 3; round++) {
+        // The stranger asks for the least it can: the fee alone, then, when refused, the fee and the relay's gas.
+        let body: Awaited<ReturnType<typeof provenFee>>;
+        try {
+          body = await provenFee(note, paid);
+        } catch (error) {
+          expect(error).to.be.instanceOf(FacilitatorError);
+          expect(error).to.deep.include({ code: "BELOW_FEE_FLOOR" });
+          const { body: supported } = await paid.get("/api/facilitator/supported");
+          const { floorAtomic } = (supported.pricing as { feeFloor: { floorAtomic: string } }).feeFloor;
+          body = await provenFee(note, paid, ACCESS_FEE + BigInt(floorAtomic));
+        }
+        const answer = await paid.post(ACCESS_FEE_PROOF, body);
+        expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+        note = changeNoteOf(note, BigInt(answer.body.amount as string));
+        await indexer.indexer.sync.catchUp();
+      }
+      // Every unit of the note is at the treasury or in the last change note; the gas the relaying key spent on the
+      // three relays, at the relayer's own ETH price, is no more than the treasury received.
+      const received = (await usdcBalance(treasury.address)) - treasuryBefore;
+      expect(note.value + received).to.equal(notes.erin.value);
+      const gasWei = operatorBefore - (await provider.getBalance(relayerKey.address));
+      const gasUsdc = (gasWei * parseUsdc(usdcPerEth) + 10n ** 18n - 1n) / 10n ** 18n;
+      expect(gasUsdc, `gas ${gasUsdc} atomic USDC against fees ${received}`).to.be.at.most(received);
+    } finally {
+      await paid.stop();
+    }
   });
 
   it("refuses while the gate is off, and a fee that would authorize the note that pays it", async function () {

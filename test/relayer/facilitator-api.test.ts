@@ -7,6 +7,7 @@ import { commitmentOf, createNote, deriveChangeSecrets, nullifierHashOf, precomm
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
+import { deployForwarder } from "./helpers/forwarder.js";
 import { buildRelayerConfig, serviceDeposit, startRelayer, treasury, type RunningRelayer } from "./helpers/relayer-harness.js";
 
 const payee = "0x000000000000000000000000000000000000bEEF";
@@ -327,6 +328,36 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
         (error: unknown) => error as Error,
       );
       expect(refused.message).to.contain("is not the entrypoint's access-fee treasury");
+    });
+
+    it("authorizes each note that one transaction pays the access fee of, each once, and no other", async function () {
+      const { usdc, entrypoint } = chain.facilitator;
+      const [first, second] = [await deposit(chain, chain.depositors.alice, 202, 1_000_000n), await deposit(chain, chain.depositors.bob, 203, 1_000_000n)];
+      const hashes = [first, second].map((note) => nullifierHashOf(note.nullifier));
+      // A contract pays both fees in one transaction: two AccessFeePaid events, the contract as payer of each.
+      const forwarder = await deployForwarder(chain.depositors.alice);
+      await (await usdc.mint(forwarder, 2_000n)).wait();
+      const [usdcAddress, entrypointAddress] = [await usdc.getAddress(), await entrypoint.getAddress()];
+      const treasuryBefore = await usdcBalance(treasury.address);
+      const paid = await forwarder.forward(
+        [usdcAddress, entrypointAddress, entrypointAddress],
+        [
+          usdc.interface.encodeFunctionData("approve", [entrypointAddress, 2_000n]),
+          ...hashes.map((hash) => entrypoint.interface.encodeFunctionData("payAccessFee", [usdcAddress, hash, 1_000n])),
+        ],
+      );
+      await paid.wait();
+      expect(await usdcBalance(treasury.address)).to.equal(treasuryBefore + 2_000n);
+
+      for (const hash of hashes) expect(await authorize(paid.hash, hash), `note ${hash}`).to.deep.equal({ status: 200, body: { authorized: true } });
+      // Again: already recorded, nothing more. A note the transaction does not name gets nothing from it.
+      expect(await authorize(paid.hash, hashes[0]!)).to.deep.equal({ status: 200, body: { authorized: true } });
+      const unnamed = await authorize(paid.hash, nullifierHashOf(notes.erin.nullifier));
+      expect(unnamed.body).to.deep.include({ authorized: false, code: "AUTHORIZATION_REJECTED" });
+      for (const hash of hashes) {
+        const quoted = await gated.post("/api/facilitator/quote", { paymentDetails: invoice("400000"), nullifierHash: hash.toString() });
+        expect(quoted.status, JSON.stringify(quoted.body)).to.equal(200);
+      }
     });
 
     it("refuses a claim of another note's payment, and accepts it for the note it names", async function () {

@@ -7,6 +7,7 @@ import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain
 import { statePathFromChain } from "../contracts/helpers/notes.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
 import { buildRelayerConfig, serviceDeposit, startRelayer, type RunningRelayer } from "./helpers/relayer-harness.js";
+import { deployForwarder, forwardAhead } from "./helpers/forwarder.js";
 import { manualMining } from "./helpers/manual-mining.js";
 import { holdSqliteWriteLock } from "./helpers/sqlite-writer.js";
 
@@ -84,6 +85,32 @@ describe("relayer: leases under a copied relay and a locked database", function 
     expect(answer.body).to.deep.include({ settled: true, txHash: copy.hash, amount: AMOUNT.toString(), replayed: false });
     expect((await withdrawalsOf(note)).map((event) => event.transactionHash)).to.deep.equal([copy.hash]);
     expect(await chain.facilitator.usdc.balanceOf(payTo)).to.equal(AMOUNT);
+    expect(await relayer.relayer.store.getLease(nullifierHashOf(note.nullifier))).to.deep.include({ state: "settled", fundingTxHash: copy.hash });
+
+    const retried = await relayer.post(SETTLE, body);
+    expect(retried.status).to.equal(200);
+    expect(retried.body).to.deep.include({ settled: true, txHash: copy.hash, replayed: true });
+  });
+
+  it("settles from a copy sent through another contract and mined first, read from what the chain did, and replays it", async function () {
+    const forwarder = await deployForwarder(chain.depositors.erin);
+    const { note, payTo, body } = await freshSettle();
+    await setAutomine(false);
+    const answering = relayer.post(SETTLE, body);
+    const ours = await pendingRelay(note);
+    // The stranger's transaction calls its own contract, which makes the entrypoint call: no calldata to read it by.
+    const copy = await forwardAhead(forwarder, chain.depositors.erin, ours);
+    await mine();
+    expect((await chain.connection.ethers.provider.getTransactionReceipt(ours.hash))?.status).to.equal(0);
+    await indexer.indexer.sync.catchUp();
+
+    const answer = await answering;
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    expect(answer.body).to.deep.include({ settled: true, txHash: copy.hash, amount: AMOUNT.toString(), remainingValue: (note.value - AMOUNT).toString(), replayed: false });
+    // Every unit of the note: the amount at the payee, the rest in the change note the answer returns; withdrawn once.
+    expect(await chain.facilitator.usdc.balanceOf(payTo)).to.equal(AMOUNT);
+    expect(BigInt((answer.body.nextDeposit as { value: string }).value)).to.equal(note.value - AMOUNT);
+    expect((await withdrawalsOf(note)).map((event) => event.transactionHash)).to.deep.equal([copy.hash]);
     expect(await relayer.relayer.store.getLease(nullifierHashOf(note.nullifier))).to.deep.include({ state: "settled", fundingTxHash: copy.hash });
 
     const retried = await relayer.post(SETTLE, body);

@@ -2,11 +2,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import type { Prover } from "../../relayer/settlement/prover.js";
-import type { Note } from "../../sdk/index.js";
+import { namePublicSignals, nullifierHashOf, type Note } from "../../sdk/index.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
 import { ragequitNote } from "../contracts/helpers/notes.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
+import { deployForwarder, forwardAhead } from "./helpers/forwarder.js";
 import { manualMining } from "./helpers/manual-mining.js";
 import { buildRelayerConfig, serviceDeposit, startRelayer, type RunningRelayer } from "./helpers/relayer-harness.js";
 
@@ -48,6 +49,24 @@ describe("relayer: relays leave at once, batched when they coincide", function (
 
   const untilProofs = async (count: number) => {
     while (proofsDone < count) await sleep(50);
+  };
+
+  /**
+   * Three settles of fresh notes whose proofs are released together, on a chain that mines only when told: the first
+   * relay leaves alone, the two proven while it was being sent as one relayBatch. Their transactions are pending.
+   */
+  const coincidingSettles = async () => {
+    const notes = await freshNotes(3);
+    const requests = notes.map(settleRequest);
+    await setAutomine(false);
+    const start = proofsDone;
+    let release!: () => void;
+    proofGate = new Promise((resolve) => (release = resolve));
+    const answers = requests.map((request) => relayer.post(SETTLE, request.body));
+    await untilProofs(start + 3);
+    release();
+    proofGate = undefined;
+    return { notes, requests, answers, sent: await Promise.all(notes.map(pendingRelay)) };
   };
 
   before(async function () {
@@ -95,17 +114,7 @@ describe("relayer: relays leave at once, batched when they coincide", function (
   });
 
   it("sends the relays that coincide as one relayBatch, each answering its own payment", async function () {
-    const notes = await freshNotes(3);
-    const requests = notes.map(settleRequest);
-    await setAutomine(false);
-    const start = proofsDone;
-    let release!: () => void;
-    proofGate = new Promise((resolve) => (release = resolve));
-    const answers = requests.map((request) => relayer.post(SETTLE, request.body));
-    await untilProofs(start + 3);
-    release();
-    proofGate = undefined;
-    const sent = await Promise.all(notes.map(pendingRelay));
+    const { notes, requests, answers, sent } = await coincidingSettles();
     await mine();
 
     for (const answer of await Promise.all(answers)) expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
@@ -139,5 +148,29 @@ describe("relayer: relays leave at once, batched when they coincide", function (
     expect(refused!.status, JSON.stringify(refused!.body)).to.equal(409);
     expect(refused!.body).to.deep.include({ settled: false, code: "ALREADY_SPENT" });
     expect(await chain.facilitator.usdc.balanceOf(requests[2]!.payTo)).to.equal(0n);
+  });
+
+  it("settles a batched withdrawal whose copy, sent alone through another contract, was mined first, from what the chain did", async function () {
+    const stranger = chain.depositors.erin;
+    const forwarder = await deployForwarder(stranger);
+    const { notes, requests, answers, sent } = await coincidingSettles();
+    // A stranger takes one withdrawal out of the pending batch and relays it alone through its contract, ahead of it.
+    const { entrypoint, usdc, privacyPool } = chain.facilitator;
+    const batchIndex = sent.findIndex((tx) => entrypoint.interface.parseTransaction(tx)?.name === "relayBatch");
+    const batch = entrypoint.interface.parseTransaction(sent[batchIndex]!)!;
+    const copied = notes[batchIndex]!;
+    const at = (batch.args[1] as { pubSignals: bigint[] }[]).findIndex((proof) => namePublicSignals(proof.pubSignals).nullifierHash === nullifierHashOf(copied.nullifier));
+    const relayAlone = entrypoint.interface.encodeFunctionData("relay", [batch.args[0][at], batch.args[1][at], batch.args[2], batch.args[3][at]]);
+    const copy = await forwardAhead(forwarder, stranger, sent[batchIndex]!, relayAlone);
+    await mine();
+    await indexer.indexer.sync.catchUp();
+
+    const settled = await Promise.all(answers);
+    for (const answer of settled) expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    expect(settled[batchIndex]!.body).to.deep.include({ settled: true, txHash: copy.hash });
+    // Each payee is paid once; the copied note by the stranger's transaction only.
+    for (const { payTo } of requests) expect(await usdc.balanceOf(payTo)).to.equal(AMOUNT);
+    const withdrawn = await privacyPool.queryFilter(privacyPool.filters.Withdrawn());
+    expect(withdrawn.filter((event) => event.args.spentNullifierHash === nullifierHashOf(copied.nullifier)).map((event) => event.transactionHash)).to.deep.equal([copy.hash]);
   });
 });

@@ -90,7 +90,7 @@ describe("SQLite relayer store opening a file of an earlier version", function (
 
     const store = new SqliteRelayerStore(file);
     try {
-      expect(await store.getLease(77n)).to.deep.include({ state: "settled", remainingValue: 5n, proofTimeMs: 250, payment: { xPayment, validBefore: 1000, nonce } });
+      expect(await store.getLease(77n)).to.deep.include({ state: "settled", remainingValue: 5n, proofTimeMs: 250, payment: { xPayment, validBefore: 1000, nonce, refundCommitment: null } });
       expect(await store.getSweep(77n)).to.deep.include({ outcome: "empty" });
       const unknown = { ...lease, nullifierHash: 80n, remainingValue: null };
       expect(await store.reserveLease(unknown)).to.equal(true);
@@ -99,7 +99,57 @@ describe("SQLite relayer store opening a file of an earlier version", function (
       await store.close();
     }
   });
+
+  it("adds the authorizations' label and the leases' refund commitment, and drops the one-deposit-per-transaction index", async function () {
+    const file = sqliteFile();
+    const earlier = new DatabaseSync(file);
+    earlier.exec(`
+      CREATE TABLE authorizations (
+        nullifier_hash TEXT PRIMARY KEY, network TEXT NOT NULL, access_token_tx_hash TEXT NOT NULL,
+        amount TEXT NOT NULL, authorized_at TEXT NOT NULL);
+      CREATE UNIQUE INDEX authorizations_by_tx ON authorizations (network, access_token_tx_hash)
+        WHERE access_token_tx_hash <> 'inherited';
+      CREATE TABLE leases (
+        nullifier_hash TEXT PRIMARY KEY, state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')),
+        token TEXT NOT NULL, fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross TEXT NOT NULL, fee TEXT NOT NULL,
+        change_commitment TEXT NOT NULL, remaining_value TEXT, funding_tx_hash TEXT, proof_time_ms INTEGER,
+        x_payment TEXT, valid_before INTEGER, payment_nonce TEXT, updated_at TEXT NOT NULL);
+      ${EARLIER_AUTHORIZATIONS}`);
+    earlier.close();
+
+    const store = new SqliteRelayerStore(file);
+    try {
+      await expectMigrated(store);
+    } finally {
+      await store.close();
+    }
+  });
 });
+
+/** A settle-x402 lease as this version reserves it: its payment with the proof's refund commitment. */
+const paidLease: LeaseRecord = {
+  ...lease,
+  nullifierHash: 81n,
+  payment: { xPayment: "eyJ4NDAyVmVyc2lvbiI6Mn0=", validBefore: 1_000, nonce: `0x${"81".repeat(32)}`, refundCommitment: 82n },
+};
+
+/** The authorizations of an earlier version: one transaction authorized one deposit, carried over with no label. */
+const EARLIER_AUTHORIZATIONS = `
+  INSERT INTO authorizations VALUES ('90', 'eip155:84532', '0x${"aa".repeat(32)}', '1000', '2026-01-01T00:00:00.000Z');
+  INSERT INTO authorizations VALUES ('91', 'eip155:84532', 'inherited', '0', '2026-01-01T00:00:00.000Z');`;
+
+/**
+ * What a store opened on a database of an earlier version must do: keep its authorizations, hold one carried over
+ * with no label for no note, let one transaction pay for several notes, and store a lease's refund commitment.
+ */
+async function expectMigrated(store: SqliteRelayerStore | PgRelayerStore): Promise<void> {
+  expect(await store.authorizationOf(90n)).to.deep.equal({ inherited: false });
+  expect(await store.authorizationOf(91n)).to.deep.equal({ inherited: true, label: null });
+  const sameTransaction = { nullifierHash: 92n, network: "eip155:84532", accessTokenTxHash: `0x${"aa".repeat(32)}`, amount: 1_000n, authorizedAt: "2026-01-02T00:00:00.000Z" };
+  expect(await store.recordAuthorization(sameTransaction)).to.equal(true);
+  expect(await store.reserveLease(paidLease)).to.equal(true);
+  expect(await store.getLease(paidLease.nullifierHash)).to.deep.equal(paidLease);
+}
 
 describe("PostgreSQL relayer store", function () {
   const schemas: TestSchema[] = [];
@@ -112,6 +162,36 @@ describe("PostgreSQL relayer store", function () {
     const schema = await createTestSchema();
     schemas.push(schema);
     return { open: () => PgRelayerStore.open(schema) };
+  });
+
+  it("adds the authorizations' label and the leases' refund commitment to a schema of an earlier version, and drops the one-deposit-per-transaction index", async function () {
+    const schema = await createTestSchema();
+    schemas.push(schema);
+    const earlier = new pg.Client({ connectionString: schema.connectionString, options: `-c search_path=${schema.schema}` });
+    await earlier.connect();
+    try {
+      await earlier.query(`
+        CREATE TABLE authorizations (
+          nullifier_hash NUMERIC(78) PRIMARY KEY, network TEXT NOT NULL, access_token_tx_hash TEXT NOT NULL,
+          amount NUMERIC(78) NOT NULL, authorized_at TEXT NOT NULL);
+        CREATE UNIQUE INDEX authorizations_by_tx ON authorizations (network, access_token_tx_hash)
+          WHERE access_token_tx_hash <> 'inherited';
+        CREATE TABLE leases (
+          nullifier_hash NUMERIC(78) PRIMARY KEY,
+          state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')), token TEXT NOT NULL,
+          fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross NUMERIC(78) NOT NULL, fee NUMERIC(78) NOT NULL,
+          change_commitment NUMERIC(78) NOT NULL, remaining_value NUMERIC(78), funding_tx_hash TEXT,
+          proof_time_ms INTEGER, x_payment TEXT, valid_before BIGINT, payment_nonce TEXT, updated_at TEXT NOT NULL);
+        ${EARLIER_AUTHORIZATIONS}`);
+    } finally {
+      await earlier.end();
+    }
+    const store = await PgRelayerStore.open(schema);
+    try {
+      await expectMigrated(store);
+    } finally {
+      await store.close();
+    }
   });
 
   it("runs one relayer's work of a lock at a time: another relayer's run meanwhile is skipped, a later one runs", async function () {

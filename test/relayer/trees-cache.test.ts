@@ -13,6 +13,7 @@ import {
 } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
+import { PACED_MIN_BYTES } from "../../relayer/http/trees-pacing.js";
 import { TreesCache } from "../../relayer/trees/trees-cache.js";
 import { buildRelayerConfig, startRelayer, type RunningRelayer } from "./helpers/relayer-harness.js";
 
@@ -72,14 +73,17 @@ describe("relayer: the trees route answers from its cache of the indexer's trees
   let relayer: RunningRelayer;
   let watch: ReturnType<typeof watchTreeLeavesRequests>;
 
-  /** The indexer (on a pool seeded with `seeded` leaves, bench/settle/seeded-pool.ts) and the relayer, which reaches it through a proxy. */
-  const start = async (seeded = 0) => {
+  /**
+   * The indexer (on a pool seeded with `seeded` leaves, bench/settle/seeded-pool.ts) and the relayer, which reaches it
+   * through a proxy; `relayerConfig` overrides the relayer's.
+   */
+  const start = async (seeded = 0, relayerConfig: Record<string, string> = {}) => {
     lists = writeScreeningLists();
     const config = buildIndexerConfig(chain, lists);
     if (seeded > 0) await seedPool(chain, config, seeded);
     indexer = await startIndexer(config);
     indexerProxy = await startTcpProxy(indexer.url);
-    relayer = await startRelayer(buildRelayerConfig(chain, { ...indexer, url: indexerProxy.url }));
+    relayer = await startRelayer(buildRelayerConfig(chain, { ...indexer, url: indexerProxy.url }, relayerConfig));
     watch = watchTreeLeavesRequests(new URL(indexerProxy.url).origin);
   };
 
@@ -234,6 +238,43 @@ describe("relayer: the trees route answers from its cache of the indexer's trees
     expect(unpackLeaves(state.leaves)).to.deep.equal([first!, ...replacing].map(({ commitment }) => commitment));
     expect(watch.requests.map(({ answer }) => answer!.state.from)).to.deep.equal([0]);
     await expectServedAsIndexer({ stateFrom: 3, stateFromRoot: BigInt(before.state.root), aspFrom: 1 });
+  });
+
+  it("answers many requests at once naming wrong roots inside the trees from its copy, from 0: the indexer is asked what one cached answer asks, and the budget refuses before anything is fetched", async function () {
+    // Whole trees past PACED_MIN_BYTES, and a budget that lets about ten of them leave in the most a request may wait.
+    await start(4_200, { treesBytesPerSecond: "300000" });
+    await deposits([alice, 1], [bob, 2]);
+    await syncAndPublish();
+    const whole = await served();
+    expect(JSON.stringify(whole).length).to.be.above(PACED_MIN_BYTES);
+    watch.requests.length = 0;
+
+    const wrong = queryString({ stateFrom: 1, stateFromRoot: 12_345n, aspFrom: 1, aspFromRoot: 12_345n });
+    // The indexer's first answer is held until every request has arrived, as under a flood: they all meet at the cache.
+    let release!: () => void;
+    watch.hold(new Promise<void>((resolve) => (release = resolve)));
+    let answered = 0;
+    const answering = Array.from({ length: 30 }, () => relayer.request(`${TREES}?${wrong}`).finally(() => answered++));
+    await until(() => watch.requests.length === 1 && relayer.relayer.inFlight.count + answered === 30, "the requests to arrive");
+    await new Promise((resolve) => setTimeout(resolve, 200)); // past the middleware, to the cache
+    release();
+    watch.hold(undefined);
+    const answers = await Promise.all(answering);
+
+    const statuses = answers.map(({ status }) => status);
+    expect(statuses.filter((status) => status === 200).length, statuses.join(",")).to.be.at.least(1);
+    expect(statuses.filter((status) => status === 429).length, statuses.join(",")).to.be.at.least(1);
+    for (const { status, body } of answers) {
+      if (status === 200) expect(body).to.deep.equal(whole); // rebuilt for all the relayer can tell: from 0
+      else expect(body).to.deep.include({ code: "RATE_LIMITED" });
+    }
+    // At most one indexer request under way and one queued behind it, each for the leaves after the copy's (none
+    // new): no whole tree was pulled from the indexer, whatever the requests named.
+    expect(watch.requests.length).to.be.at.most(2);
+    for (const { query, answer } of watch.requests) {
+      expect(query).to.deep.include({ stateFrom: String(whole.state.size), aspFrom: String(whole.asp.size) });
+      expect([answer!.state.leaves, answer!.asp.leaves]).to.deep.equal(["", ""]);
+    }
   });
 
   it("shares one indexer request among the trees requests that arrive while one is under way, and answers them with trees at least as new as it", async function () {

@@ -15,6 +15,7 @@ import { PAYER_KEY_SECRET, relayerKey, treasury } from "../relayer/helpers/relay
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { startPaymentWorld, type PaymentWorld, type Seller } from "./helpers/payment-world.js";
 import { expectAbsentFrom } from "./helpers/absent-from.js";
+import { startRedirector } from "./helpers/redirector.js";
 import { sellerSettlement } from "./helpers/seller-settlement.js";
 
 const TAKE_BPS = 500n;
@@ -191,6 +192,35 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
       const refused = await rejectionOf(agent.fetch(world.plain402.url));
       expect(refused).to.have.property("code", "NOT_X402");
       expect(await world.unspentNotes(vault)).to.deep.equal([deposit.note]);
+    });
+  });
+
+  describe("redirects: the agent pays only the origin it was asked for", function () {
+    it("refuses a redirect to another origin's seller before anything is paid, and follows one within the origin", async function () {
+      const trusted = await startRedirector(world.sellers.v2.resourceUrl);
+      try {
+        const { agent, vault, deposit, events } = await world.newAgent(world.chain.depositors.dave, 1_000_000n, { custody: "custodial" });
+        const sellerBefore = await world.usdcBalance(world.payTo.v2);
+
+        // The URL the user trusts answers 302 to a seller of another origin: refused, naming it; no note moved.
+        const refused = await rejectionOf(agent.fetch(trusted.elsewhereUrl));
+        expect(refused).to.be.instanceOf(X402AgentError);
+        expect(refused).to.have.property("code", "CROSS_ORIGIN_REDIRECT");
+        expect(refused.message).to.contain(new URL(world.sellers.v2.resourceUrl).origin);
+        expect(events).to.deep.equal([]);
+        expect(await world.unspentNotes(vault)).to.deep.equal([deposit.note]);
+        expect(await world.usdcBalance(world.payTo.v2)).to.equal(sellerBefore);
+        expect(agent.committedAtomic).to.equal(0n);
+
+        // Within the trusted origin the redirect is followed, the 402 there paid, the paid request followed again.
+        const paid = await agent.fetch(trusted.movedUrl);
+        expect(paid.status).to.equal(200);
+        expect(await paid.json()).to.deep.equal(WEATHER_REPORT);
+        expect(await world.usdcBalance(world.payTo.v2)).to.equal(sellerBefore + world.price);
+        expect((await world.unspentNotes(vault)).map((note) => note.value)).to.deep.equal([deposit.note.value - gross()]);
+      } finally {
+        await trusted.close();
+      }
     });
   });
 

@@ -7,6 +7,8 @@ import { sharedProver } from "../../sdk/prover/index.js";
 import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
 import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
 import type { Seller } from "../../x402-peers/seller.js";
+import { deployForwarder, forwardAhead } from "../relayer/helpers/forwarder.js";
+import { manualMining } from "../relayer/helpers/manual-mining.js";
 import { PAYER_KEY_SECRET } from "../relayer/helpers/relayer-harness.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 
@@ -113,6 +115,36 @@ describe("refunds: a payment the seller refused after funding comes home as a no
     return { settled, deposit: deposit.note, seed };
   }
 
+  /**
+   * A custodial payment whose relay a stranger copies from the mempool and sends through a contract of its own, mined
+   * first: the relayer's transaction reverts, and the payer is funded by the stranger's. The agent still gets the
+   * payment (and the same one on a retry).
+   */
+  async function forwardedPayment(): Promise<FundedPayment> {
+    const { deposit, seed } = await world.newAgent(world.chain.depositors.bob, 1_000_000n);
+    const stranger = world.chain.depositors.alice;
+    const forwarder = await deployForwarder(stranger);
+    const mining = manualMining(world.chain, () => world.relayer);
+    const body = { ...(await sellerTerms()), serviceDeposit: noteToWire(deposit.note), acceptNotPrivate: true };
+    await mining.setAutomine(false);
+    let settled: FundedPayment["settled"];
+    try {
+      const answering = world.relayer.post(SETTLE_X402, body);
+      const ours = await mining.pendingRelay(deposit.note);
+      const copy = await forwardAhead(forwarder, stranger, ours);
+      await mining.mine();
+      expect((await world.provider.getTransactionReceipt(ours.hash))?.status).to.equal(0);
+      await world.indexer.indexer.sync.catchUp();
+      settled = await answering;
+      expect(settled.body).to.deep.include({ settled: true, fundingTxHash: copy.hash, replayed: false });
+    } finally {
+      await mining.setAutomine(true);
+    }
+    const retried = await world.relayer.post(SETTLE_X402, body);
+    expect(retried.body).to.deep.include({ settled: true, xPayment: settled.body.xPayment, replayed: true });
+    return { settled, deposit: deposit.note, seed };
+  }
+
   /** A payment whose withdrawal the agent proved (non-custodial): the relayer knows only the refund note's precommitment. */
   async function provenPayment(): Promise<FundedPayment> {
     const { deposit, seed } = await world.newAgent(world.chain.depositors.dave, 1_000_000n);
@@ -134,7 +166,7 @@ describe("refunds: a payment the seller refused after funding comes home as a no
   // Every case in one test: the sweep waits for the chain's clock to pass each authorization, and a clock moved past
   // one payment's window would already have passed a later payment's (the relayer sets windows by wall clock).
   it("sweeps exactly the unused payout back after expiry as a note under the payer's origin label, and nothing a stranger sent", async function () {
-    const payments = [await custodialPayment(), await provenPayment()];
+    const payments = [await custodialPayment(), await provenPayment(), await forwardedPayment()];
     const used = await usedPayment();
     const anonymityBefore = (await world.indexer.client.status()).anonymitySet;
     const poolBefore = await world.poolBalance();
@@ -158,10 +190,10 @@ describe("refunds: a payment the seller refused after funding comes home as a no
     const swept = await sweep();
     for (const payer of payers) expect(swept.find((record) => record.payer === payer)).to.deep.include({ outcome: "deposited", amount: PRICE });
     expect(await world.usdcBalance(payers[0]!)).to.equal(PRICE + 1n);
-    expect(await world.usdcBalance(payers[1]!)).to.equal(0n);
+    for (const payer of payers.slice(1)) expect(await world.usdcBalance(payer)).to.equal(0n);
     expect(swept.find((record) => record.payer === usedPayer)).to.deep.include({ outcome: "used", amount: 0n, depositTxHash: null });
     expect(await world.usdcBalance(usedPayer)).to.equal(PRICE);
-    expect(await world.poolBalance()).to.equal(poolBefore + 2n * PRICE);
+    expect(await world.poolBalance()).to.equal(poolBefore + BigInt(payments.length) * PRICE);
 
     // Each refund is a leaf under its origin's label, recovered from the seed; no refund note exists for the used
     // payment, and refunds make no depositor.

@@ -19,6 +19,7 @@ import { encodeSellerPayment, nullifierHashOf, toSolidityProof, type Note } from
 import { encodeXPayment, parsePaymentRequired, paymentHeaders, readPaymentRequired, type ShieldedPaymentPayload } from "../../x402/index.js";
 import { OTHER_PAID_PATH, PAID_PATH, WEATHER_REPORT } from "../../x402-peers/seller.js";
 import { gasCostInUsdc } from "../../lib/gas-cost.js";
+import { deployForwarder } from "../relayer/helpers/forwarder.js";
 import { treasury } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
@@ -204,9 +205,9 @@ describe("shielded-proof payments under attack: nothing paid twice, nothing paid
     const { payment, relay } = await paymentFor(agent, seller.resourceUrl);
     const { entrypoint, scope } = world.chain.facilitator;
     const stranger = world.chain.depositors.bob;
-    const forwarder = await world.chain.connection.ethers.deployContract("CallForwarder", [], stranger);
+    const forwarder = await deployForwarder(stranger);
     const calldata = entrypoint.interface.encodeFunctionData("relay", [relay.withdrawal, relay.proof, scope, relay.stateTreeSize]);
-    const frontRun = await (await forwarder.getFunction("forward")(await entrypoint.getAddress(), calldata)).wait();
+    const frontRun = await (await forwarder.forward([await entrypoint.getAddress()], [calldata])).wait();
 
     const response = await send(seller.resourceUrl, payment);
     expect(response.status).to.equal(200);

@@ -44,7 +44,7 @@ function buildLease(overrides: Partial<LeaseRecord> = {}): LeaseRecord {
 }
 
 function buildPayment(overrides: Partial<LeasePayment> = {}): LeasePayment {
-  return { xPayment: "eyJ4NDAyVmVyc2lvbiI6Mn0=", validBefore: 1_000, nonce: `0x${"03".repeat(32)}`, ...overrides };
+  return { xPayment: "eyJ4NDAyVmVyc2lvbiI6Mn0=", validBefore: 1_000, nonce: `0x${"03".repeat(32)}`, refundCommitment: fieldOf(3), ...overrides };
 }
 
 function buildAuthorization(overrides: Partial<AuthorizationRecord> = {}): AuthorizationRecord {
@@ -284,23 +284,17 @@ export function describeRelayerStore(backend: string, freshDatabase: () => Promi
     });
 
     describe("access-fee authorizations", function () {
-      it("lets one transfer authorize one deposit only, whatever the letter case of its hash", async function () {
+      it("records each note one transaction pays the fee of, each once, whatever the letter case of its hash", async function () {
         const store = await open(await freshDatabase());
         const first = buildAuthorization({ nullifierHash: fieldOf(10), accessTokenTxHash: `0x${"ab".repeat(32)}` });
-        expect(await store.isAuthorized(fieldOf(10))).to.equal(false);
+        expect(await store.authorizationOf(fieldOf(10))).to.equal(undefined);
         expect(await store.recordAuthorization(first)).to.equal(true);
-        expect(await store.isAuthorized(fieldOf(10))).to.equal(true);
+        expect(await store.authorizationOf(fieldOf(10))).to.deep.equal({ inherited: false });
 
-        const reuse = buildAuthorization({ nullifierHash: fieldOf(11), accessTokenTxHash: `0x${"AB".repeat(32)}` });
-        expect(await store.recordAuthorization(reuse)).to.equal(false);
-        expect(await store.isAuthorized(fieldOf(11))).to.equal(false);
-      });
-
-      it("tells transfers of the same hash on different networks apart", async function () {
-        const store = await open(await freshDatabase());
-        expect(await store.recordAuthorization(buildAuthorization({ nullifierHash: fieldOf(10) }))).to.equal(true);
-        const otherNetwork = buildAuthorization({ nullifierHash: fieldOf(11), network: "eip155:8453" });
-        expect(await store.recordAuthorization(otherNetwork)).to.equal(true);
+        const sameTransaction = buildAuthorization({ nullifierHash: fieldOf(11), accessTokenTxHash: `0x${"AB".repeat(32)}` });
+        expect(await store.recordAuthorization(sameTransaction)).to.equal(true);
+        expect(await store.authorizationOf(fieldOf(11))).to.deep.equal({ inherited: false });
+        expect(await store.recordAuthorization(first)).to.equal(false);
       });
 
       it("refuses a second authorization of an authorized deposit", async function () {
@@ -312,27 +306,39 @@ export function describeRelayerStore(backend: string, freshDatabase: () => Promi
         expect(await store.recordAuthorization({ ...again, nullifierHash: fieldOf(11) })).to.equal(true);
       });
 
-      it(`lets exactly one of ${CONTENDERS} relayers recording one transfer at once win`, async function () {
+      it(`lets exactly one of ${CONTENDERS} relayers recording one note's authorization at once win`, async function () {
         const stores = await openMany(await freshDatabase(), CONTENDERS);
         const recorded = await Promise.all(
-          stores.map((store, i) => store.recordAuthorization(buildAuthorization({ nullifierHash: fieldOf(100 + i) }))),
+          stores.map((store, i) => store.recordAuthorization(buildAuthorization({ nullifierHash: fieldOf(100), accessTokenTxHash: txHashOf(100 + i) }))),
         );
         expect(recorded.filter(Boolean)).to.have.length(1);
       });
 
-      it("passes an authorization down a chain of change notes, and nothing from an unauthorized note", async function () {
+      it("passes an authorization down a chain of change notes bound to the deposit's label, and nothing from an unauthorized note", async function () {
+        const store = await open(await freshDatabase());
+        const label = fieldOf(5);
+        await store.recordAuthorization(buildAuthorization({ nullifierHash: fieldOf(10) }));
+        await store.inheritAuthorization(fieldOf(10), fieldOf(11), label);
+        await store.inheritAuthorization(fieldOf(11), fieldOf(12), label);
+        await store.inheritAuthorization(fieldOf(50), fieldOf(51), label);
+
+        expect(await store.authorizationOf(fieldOf(11))).to.deep.equal({ inherited: true, label });
+        expect(await store.authorizationOf(fieldOf(12))).to.deep.equal({ inherited: true, label });
+        expect(await store.authorizationOf(fieldOf(51))).to.equal(undefined);
+        // Inheriting twice is harmless, and never rebinds: the first label stays.
+        await store.inheritAuthorization(fieldOf(10), fieldOf(11), fieldOf(6));
+        expect(await store.authorizationOf(fieldOf(11))).to.deep.equal({ inherited: true, label });
+        // Nor does it touch a paid one.
+        await store.inheritAuthorization(fieldOf(11), fieldOf(10), label);
+        expect(await store.authorizationOf(fieldOf(10))).to.deep.equal({ inherited: false });
+      });
+
+      it("lets a fee paid naming a note replace the authorization carried over to it", async function () {
         const store = await open(await freshDatabase());
         await store.recordAuthorization(buildAuthorization({ nullifierHash: fieldOf(10) }));
-        await store.inheritAuthorization(fieldOf(10), fieldOf(11));
-        await store.inheritAuthorization(fieldOf(11), fieldOf(12));
-        await store.inheritAuthorization(fieldOf(50), fieldOf(51));
-
-        expect(await store.isAuthorized(fieldOf(11))).to.equal(true);
-        expect(await store.isAuthorized(fieldOf(12))).to.equal(true);
-        expect(await store.isAuthorized(fieldOf(51))).to.equal(false);
-        // Inheriting twice is harmless.
-        await store.inheritAuthorization(fieldOf(10), fieldOf(11));
-        expect(await store.isAuthorized(fieldOf(11))).to.equal(true);
+        await store.inheritAuthorization(fieldOf(10), fieldOf(11), fieldOf(5));
+        expect(await store.recordAuthorization(buildAuthorization({ nullifierHash: fieldOf(11), accessTokenTxHash: txHashOf(2) }))).to.equal(true);
+        expect(await store.authorizationOf(fieldOf(11))).to.deep.equal({ inherited: false });
       });
     });
 
@@ -443,7 +449,7 @@ export function describeRelayerStore(backend: string, freshDatabase: () => Promi
         payment: buildPayment(),
       });
       expect(await reopened.getSweep(lease.nullifierHash)).to.deep.equal(buildSweep());
-      expect(await reopened.isAuthorized(buildAuthorization().nullifierHash)).to.equal(true);
+      expect(await reopened.authorizationOf(buildAuthorization().nullifierHash)).to.deep.equal({ inherited: false });
       expect(await reopened.getAgent(buildAgent().id)).to.deep.equal(buildAgent());
       expect((await reopened.agentSpend(buildAgent().id, "2026-01-01")).spentToday).to.equal(5n);
     });

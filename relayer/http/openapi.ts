@@ -96,6 +96,7 @@ const sellerPost = (summary: string, response: Schema) => ({
     responses: {
       "200": { description: "the verification or settlement, refused or not", ...json(response, "output") },
       "400": errorResponse("INVALID_REQUEST: not an x402 v2 facilitator request"),
+      "413": errorResponse("INVALID_REQUEST: the body exceeds 64 KiB"),
       ...LIMITS,
       "503": errorResponse("CHAIN_UNAVAILABLE, STORE_UNAVAILABLE, NOT_READY, RELAYER_UNFUNDED, SHUTTING_DOWN"),
     },

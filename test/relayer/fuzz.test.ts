@@ -49,6 +49,11 @@ interface FuzzCase {
   body?: RequestInit["body"];
   contentType?: string;
   failureFields: Record<string, false>;
+  /**
+   * The seller-side routes answer a payment they refuse as x402 facilitators do: 200 with this field false and a
+   * snake_case reason (docs/api.md 4.9). A body they cannot read is still a 4xx.
+   */
+  x402Refusal?: "isValid" | "success";
   expect?: { status?: number; code?: string };
 }
 
@@ -126,6 +131,14 @@ function failureFieldsOf(operation: OpenApiOperation): Record<string, false> {
     ...("authorized" in properties && { authorized: false as const }),
     ...(("settled" in properties || "txHash" in properties) && { settled: false as const }),
   };
+}
+
+/** The field of an x402 facilitator answer that says a payment was refused, when the operation answers in that shape. */
+function x402RefusalOf(operation: OpenApiOperation): FuzzCase["x402Refusal"] {
+  const properties = operation.responses["200"]?.content?.["application/json"].schema.properties ?? {};
+  if ("isValid" in properties) return "isValid";
+  if ("success" in properties) return "success";
+  return undefined;
 }
 
 /** A body of more than 64 KiB sent in chunks, without a Content-Length to refuse it by. */
@@ -247,6 +260,7 @@ describe("relayer: fuzzing every endpoint with malformed requests", function () 
     const isValid = new Ajv2020({ strict: false }).compile(schema);
     expect(isValid(base), `the valid ${route} body the fuzzing starts from: ${JSON.stringify(isValid.errors)}`).to.equal(true);
     const failureFields = failureFieldsOf(operation);
+    const x402Refusal = x402RefusalOf(operation);
     const postCase = (what: string, body: RequestInit["body"], extra: Partial<FuzzCase> = {}): FuzzCase => ({
       what,
       route,
@@ -255,6 +269,7 @@ describe("relayer: fuzzing every endpoint with malformed requests", function () 
       body,
       contentType: "application/json",
       failureFields,
+      ...(x402Refusal !== undefined && { x402Refusal }),
       ...extra,
     });
 
@@ -309,6 +324,12 @@ describe("relayer: fuzzing every endpoint with malformed requests", function () 
       return [`${(error as Error).message}`];
     }
     const problems: string[] = [];
+    if (fuzzCase.x402Refusal !== undefined && status === 200 && fuzzCase.expect === undefined) {
+      const reason = body.invalidReason ?? body.errorReason;
+      return body[fuzzCase.x402Refusal] === false && typeof reason === "string" && /^[a-z_]+$/.test(reason)
+        ? []
+        : [`answered 200 without an x402 refusal: ${JSON.stringify(body).slice(0, 200)}`];
+    }
     if (status < 400 || status >= 500) problems.push(`answered ${status}`);
     const shape = ErrorBodySchema.safeParse(body);
     if (!shape.success) problems.push(`error body ${JSON.stringify(body).slice(0, 200)}: ${shape.error.message}`);

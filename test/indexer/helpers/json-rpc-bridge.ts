@@ -54,6 +54,9 @@ export async function serveJsonRpc(provider: EthereumProvider): Promise<JsonRpcB
     const result = Array.isArray(body) ? await Promise.all(body.map(answer)) : await answer(body);
     response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result));
   });
+  // Idle connections stay open until close(): with Node's 5 s keep-alive timeout, a client that reuses a connection the
+  // moment the server drops it reads ECONNRESET, a failure of the bridge, not of the code under test.
+  server.keepAliveTimeout = 0;
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;

@@ -5,7 +5,7 @@ import { JsonRpcProvider, Wallet, type Signer } from "ethers";
 import { depositNotes, NoteVault, X402Agent, type AgentEvent, type X402AgentOptions } from "../../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../../sdk/client/facilitator-client.js";
 import type { Note } from "../../../sdk/index.js";
-import { caip2NetworkOf, v1NetworkOf } from "../../../x402/networks.js";
+import { caip2NetworkOf, v1NetworkOf } from "../../../sdk/x402/networks.js";
 import { startPlain402 } from "../../../x402-peers/plain-402.js";
 import { startReferenceFacilitator, type ReferenceFacilitator } from "../../../x402-peers/reference-facilitator.js";
 import { startSeller, type Seller, type SellerOptions } from "../../../x402-peers/seller.js";

@@ -18,6 +18,6 @@ describe("the agent SDK's contract ABIs (sdk/contracts/abis.ts)", function () {
         return { ...artifact, abi: artifact.abi.map((item) => ("name" in item && item.name === "Withdrawn" ? { ...item, name: "Withdrawal" } : item)) };
       },
     };
-    expect((await rejectionOf(renderContractAbis(renamed as typeof hre.artifacts))).message).to.contain("IPrivacyPool has 0 ABI items named Withdrawn");
+    expect((await rejectionOf(renderContractAbis(renamed as Parameters<typeof renderContractAbis>[0]))).message).to.contain("IPrivacyPool has 0 ABI items named Withdrawn");
   });
 });

@@ -14,6 +14,9 @@ import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../../ind
 import { startLocalChain, type LocalChain } from "../../indexer/helpers/local-chain.js";
 import { buildRelayerConfig, relayerKey, startRelayer, treasury, type RunningRelayer } from "../../relayer/helpers/relayer-harness.js";
 
+/** The passphrase of every vault newAgent makes. */
+export const AGENT_PASSPHRASE = "agent passphrase";
+
 export interface PaymentWorldOptions {
   /** The sellers' price in atomic USDC; at least the test network's minimum settle (40000). */
   price?: bigint;
@@ -94,7 +97,7 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
   const newAgent = async (wallet: Signer, value: bigint | readonly bigint[], agentOptions: Partial<X402AgentOptions> = {}) => {
     const seed = Wallet.createRandom().privateKey;
     const vaultFile = path.join(mkdtempSync(path.join(tmpdir(), "agent-vault-")), "notes.vault");
-    const vault = await NoteVault.create(vaultFile, "agent passphrase");
+    const vault = await NoteVault.create(vaultFile, AGENT_PASSPHRASE);
     const values = typeof value === "bigint" ? [value] : value;
     await (await usdc.mint(wallet, values.reduce((sum, each) => sum + each, 0n))).wait();
     const deposits = await depositNotes({ signer: wallet, addressBook: chain.facilitator.addressBook, values, seed });

@@ -4,7 +4,7 @@ import { WITHDRAW_ARTIFACTS, type CircuitArtifacts } from "./artifacts.js";
 import type { WithdrawCircuitInput } from "./withdraw-input.js";
 
 // The SDK's own names for what snarkjs reads and writes: its package's types must not need snarkjs' (it ships none;
-// sdk/types/snarkjs.d.ts declares them for these sources only).
+// sdk/types/snarkjs.d.ts declares its API for these sources only, with this proof type).
 
 /** A Groth16 proof as snarkjs writes it: affine coordinates as decimal strings. */
 export interface Groth16Proof {

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { existsSync, lstatSync } from "node:fs";
-import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -14,7 +14,37 @@ import { AGENT_PASSPHRASE, startPaymentWorld, type PaymentWorld } from "../x402/
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const SDK = path.join(ROOT, "sdk");
-const CONSUMER = path.join(import.meta.dirname, "fixtures", "pay-with-package.mjs");
+
+/**
+ * An agent developer's program (pay.mjs in the project; not a file under test/, which mocha would load): it pays a
+ * seller with the SDK's private-pool scheme out of a note vault another program filled, and prints one JSON line.
+ */
+const CONSUMER_PROGRAM = `import { x402Client } from "@x402/core/client";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { NoteVault, privatePoolScheme, registerPrivatePoolScheme } from "x402-privacy-sdk/agent";
+import { FacilitatorClient } from "x402-privacy-sdk/client";
+
+const { FACILITATOR_URL, SELLER_URL, VAULT_FILE, VAULT_PASSPHRASE, CHAIN_ID, USDC } = process.env;
+const vault = await NoteVault.open(VAULT_FILE, VAULT_PASSPHRASE);
+const engines = [];
+const scheme = privatePoolScheme({
+  facilitator: new FacilitatorClient(FACILITATOR_URL),
+  notes: vault,
+  network: { chainId: Number(CHAIN_ID), asset: USDC },
+  acceptNotPrivate: true,
+  onEvent: (event) => {
+    if (event.step === "proved") engines.push(event.engine);
+  },
+});
+const fetchWithPayment = wrapFetchWithPayment(fetch, registerPrivatePoolScheme(new x402Client(), scheme));
+try {
+  const response = await fetchWithPayment(SELLER_URL);
+  console.log(JSON.stringify({ node: process.version, status: response.status, body: await response.json(), engines }));
+} finally {
+  await vault.close();
+}
+`;
+
 /** Node 22: the `node` package the repository installs. */
 const NODE_22 = path.join(ROOT, "node_modules", "node", "bin", "node");
 const TAKE_BPS = 500n;
@@ -68,7 +98,7 @@ async function installPackedSdk(): Promise<InstalledSdk> {
       env,
       maxBuffer: 1 << 24,
     });
-    await copyFile(CONSUMER, path.join(project, "pay.mjs"));
+    await writeFile(path.join(project, "pay.mjs"), CONSUMER_PROGRAM);
     return { project, sdk: path.join(project, "node_modules", "x402-privacy-sdk"), installLog: installed.stdout + installed.stderr, cleanup };
   } catch (error) {
     await cleanup();

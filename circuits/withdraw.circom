@@ -15,7 +15,7 @@ include "./lean_imt.circom";
 // the relay fee and the two tree depths travel packed in one public input: every public input costs the verifier an
 // elliptic-curve multiplication (~6k gas), and these four fit in 158 bits.
 //
-// Parameters: maxTreeDepth, the largest depth of the state and ASP trees (circuits/circuit.config.json).
+// Parameters: maxTreeDepth, the largest depth of the state and ASP trees (sdk/circuit/circuit.config.json).
 template Withdraw(maxTreeDepth) {
     // ---- public inputs ----
     signal input valueFeeAndDepths; // withdrawnValue + stateTreeDepth * 2^128 + aspTreeDepth * 2^136

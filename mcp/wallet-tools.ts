@@ -17,7 +17,7 @@ import {
   type X402Settlement,
 } from "../sdk/agent/index.js";
 import { FacilitatorError, type FacilitatorClient } from "../sdk/client/facilitator-client.js";
-import { amountOf, readPaymentRequired } from "../x402/index.js";
+import { amountOf, readPaymentRequired } from "../sdk/x402/index.js";
 
 /** What the tools work with. The seed and the keys stay in here: no answer and no log line carries them. */
 export interface WalletToolsDeps {

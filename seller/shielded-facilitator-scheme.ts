@@ -1,7 +1,7 @@
 import type { FacilitatorContext, Network, PaymentPayload, PaymentRequirements, SchemeNetworkFacilitator, SettleResponse, VerifyResponse } from "@x402/core/types";
 import { Transaction, type TransactionReceipt, type Wallet } from "ethers";
 import { Entrypoint__factory, IPrivacyPool__factory } from "../types/ethers-contracts/index.js";
-import { offersShieldedProof } from "../x402/shielded.js";
+import { offersShieldedProof } from "../sdk/x402/shielded.js";
 import { MemoryPaymentClaims, type PaymentClaims } from "./payment-claims.js";
 import { RelayNotSent, ShieldedPayments, spendingTransaction, type ShieldedPaymentsDeps, type ShieldedRelay } from "./shielded-payments.js";
 

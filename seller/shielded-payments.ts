@@ -12,7 +12,7 @@ import {
   type ReadShieldedPayment,
   type ShieldedFacilitatorExtra,
   type ShieldedRequirement,
-} from "../x402/shielded.js";
+} from "../sdk/x402/shielded.js";
 import type { PaymentClaims } from "./payment-claims.js";
 import { SHIELDED_REASONS, type ShieldedReason } from "./shielded-reasons.js";
 

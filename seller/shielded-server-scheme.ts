@@ -10,7 +10,7 @@ import type {
   SchemeServerHooks,
   SupportedKind,
 } from "@x402/core/types";
-import { offersShieldedProof, SHIELDED_DYNAMIC_EXTRA_FIELDS, SHIELDED_PROOF, ShieldedFacilitatorExtraSchema } from "../x402/shielded.js";
+import { offersShieldedProof, SHIELDED_DYNAMIC_EXTRA_FIELDS, SHIELDED_PROOF, ShieldedFacilitatorExtraSchema } from "../sdk/x402/shielded.js";
 import { RequestReferences, type ReferencedRequest } from "./request-reference.js";
 import { SHIELDED_REASONS } from "./shielded-reasons.js";
 

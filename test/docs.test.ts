@@ -4,7 +4,7 @@ import path from "node:path";
 import { renderApiReference, withGenerated } from "../scripts/docs/api-reference.js";
 
 /** The folders whose files may cite documentation: everything of the project but dependencies and build output. */
-const SOURCE_DIRS = ["README.md", "docs", "relayer", "indexer", "sdk", "x402", "x402-peers", "mcp", "scripts", "lib", "contracts", "circuits", "ignition", "bench", "test"];
+const SOURCE_DIRS = ["README.md", "docs", "relayer", "indexer", "sdk", "x402-peers", "mcp", "scripts", "lib", "contracts", "circuits", "ignition", "bench", "test"];
 const SOURCE_FILE = /\.(ts|md|sol|circom|json)$/;
 const THIS_FILE = path.join("test", "docs.test.ts");
 
@@ -13,7 +13,7 @@ async function filesUnder(entry: string): Promise<string[]> {
   if (stat === undefined) return SOURCE_FILE.test(entry) ? [entry] : [];
   const nested = await Promise.all(
     stat
-      .filter((dirent) => !["node_modules", "artifacts", "results", "build", "deployments"].includes(dirent.name))
+      .filter((dirent) => !["node_modules", "artifacts", "results", "build", "dist", "deployments"].includes(dirent.name))
       .map((dirent) => (dirent.isDirectory() ? filesUnder(path.join(entry, dirent.name)) : Promise.resolve(SOURCE_FILE.test(dirent.name) ? [path.join(entry, dirent.name)] : []))),
   );
   return nested.flat();

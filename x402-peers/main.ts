@@ -2,7 +2,7 @@ import { JsonRpcProvider } from "ethers";
 import { ConfigError } from "../lib/env-config.js";
 import { resolveAddressBook } from "../lib/address-book.js";
 import { loadSellerDemoConfig, SELLER_DEMO_ENV } from "./demo-config.js";
-import { caip2NetworkOf, v1NetworkOf } from "../x402/networks.js";
+import { caip2NetworkOf, v1NetworkOf } from "../sdk/x402/networks.js";
 import { startPlain402 } from "./plain-402.js";
 import { startReferenceFacilitator } from "./reference-facilitator.js";
 import { startSeller } from "./seller.js";

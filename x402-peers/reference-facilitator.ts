@@ -10,7 +10,7 @@ import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { JsonRpcProvider, Wallet } from "ethers";
 import { ShieldedFacilitatorScheme, type ShieldedFacilitatorSchemeOptions } from "../seller/index.js";
 import { listenLocal, type LocalServer } from "./local-server.js";
-import { caip2NetworkOf, v1NetworkOf } from "../x402/networks.js";
+import { caip2NetworkOf, v1NetworkOf } from "../sdk/x402/networks.js";
 
 export interface ReferenceFacilitatorOptions {
   /** JSON-RPC of the chain the payments settle on. */

@@ -5,7 +5,7 @@ import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { paymentMiddleware, x402ResourceServer } from "@x402/express";
 import express, { type Request, type RequestHandler } from "express";
 import { ShieldedServerScheme } from "../seller/index.js";
-import { SHIELDED_PROOF } from "../x402/shielded.js";
+import { SHIELDED_PROOF } from "../sdk/x402/shielded.js";
 import { listenLocal, type LocalServer } from "./local-server.js";
 import { v1PaymentMiddleware } from "./v1-seller.js";
 

@@ -46,7 +46,7 @@ const DEPTHS = (process.env.BENCH_DEPTHS ?? "2,10,20").split(",").filter(Boolean
 const STARTS = Number(process.env.BENCH_STARTS ?? 7);
 
 const binary = builtNativeProver();
-if (!binary) throw new Error("no native prover built: run `node scripts/native/build-prover.mjs` first");
+if (!binary) throw new Error("no native prover built: run `node sdk/native-prover/build.mjs` first");
 const RAPIDSNARK = { prover: process.env.RAPIDSNARK_PROVER, serve: process.env.RAPIDSNARK_SERVE };
 
 /** PROOFS + 1 distinct inputs at `depth` (the first is the warm-up). */

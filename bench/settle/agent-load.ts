@@ -1,5 +1,5 @@
 import type { Custody } from "../../sdk/agent/index.js";
-import type { ExactRequirement, ResourceInfo } from "../../x402/index.js";
+import type { ExactRequirement, ResourceInfo } from "../../sdk/x402/index.js";
 import { seededRandom } from "../../test/relayer/helpers/fuzz-cases.js";
 
 /**

@@ -34,7 +34,7 @@ import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
 import { INDEXER_ROUTES } from "../../indexer/api.js";
 import { grossForNet } from "../../relayer/pricing/pricing.js";
-import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
+import { readPaymentRequired, selectExactRequirement } from "../../sdk/x402/payment-required.js";
 import { fundDepositor } from "../../test/contracts/helpers/notes.js";
 import { TEST_TOKEN } from "../../test/indexer/helpers/indexer-harness.js";
 import { deposit } from "../../test/indexer/helpers/pool-actions.js";

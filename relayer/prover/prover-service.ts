@@ -12,7 +12,7 @@ export interface ProverServiceOptions {
   /** Proofs that may wait behind the one being proven; one more is refused at once with PROVER_BUSY. */
   maxQueued: number;
   /**
-   * Which prover makes proofs: "native" this project's native prover (built by `npm ci` into build/native-prover;
+   * Which prover makes proofs: "native" this project's native prover (built by `npm ci` into sdk/build/native-prover;
    * refused at start when it is missing), "wasm" the in-process engine, "auto" (default) native when built.
    */
   prover?: ProverChoice;
@@ -157,7 +157,7 @@ function startNative(options: ProverServiceOptions, artifacts: CircuitArtifacts)
   const server = options.nativeServerPath ?? builtNativeProver();
   if (server) return new NativeProverProcess(server, artifacts.zkey);
   if (choice === "native") {
-    throw new Error("RELAYER_PROVER=native but no native prover is built: run `node scripts/native/build-prover.mjs` (needs g++), or use auto or wasm");
+    throw new Error("RELAYER_PROVER=native but no native prover is built: run `node sdk/native-prover/build.mjs` (needs g++), or use auto or wasm");
   }
   return undefined;
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { FieldElementSchema } from "../../sdk/schema/primitives.js";
-import { ExactRequirementV1Schema, ExactRequirementV2Schema, ResourceInfoSchema } from "../../x402/schemas.js";
+import { ExactRequirementV1Schema, ExactRequirementV2Schema, ResourceInfoSchema } from "../../sdk/x402/schemas.js";
 import { NoteResponseSchema, ServiceDepositSchema } from "./note.js";
 import { AgentFieldsSchema } from "./payment.js";
 import { PrivacyBlockSchema } from "./privacy.js";

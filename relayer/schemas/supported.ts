@@ -150,7 +150,7 @@ export const SupportedResponseSchema = z
         accessFee: z.string(),
         trees: z.string(),
         circuit: z.literal("withdraw"),
-        /** SHA-256 (hex) of circuits/artifacts/withdraw.vkey.json: an agent proves only with the same circuit. */
+        /** SHA-256 (hex) of sdk/artifacts/withdraw.vkey.json: an agent proves only with the same circuit. */
         verificationKeySha256: z.string().regex(/^[0-9a-f]{64}$/),
         quoteTtlSeconds: z.number().int(),
         relayerLearns: z.string(),

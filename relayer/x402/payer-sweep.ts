@@ -4,7 +4,7 @@ import { RelayerError } from "../errors.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { paymentRecordHash, paymentRecordOf, REFUNDED_RECORD, type PaymentRecord } from "../settlement/payment-record.js";
 import type { LeaseRecord, RelayerStore, SweepRecord } from "../store/relayer-store.js";
-import { eip3009Types, type TokenDomainNames } from "../../x402/eip712-domain.js";
+import { eip3009Types, type TokenDomainNames } from "../../sdk/x402/eip712-domain.js";
 import { payerWallet } from "./payer-keys.js";
 import { TokenDomainReader } from "./token-domain.js";
 

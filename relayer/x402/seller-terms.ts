@@ -1,5 +1,5 @@
 import { ZeroAddress } from "ethers";
-import { chainIdOfNetwork, domainNamedBy, missingDomainMessage, type ExactRequirement } from "../../x402/index.js";
+import { chainIdOfNetwork, domainNamedBy, missingDomainMessage, type ExactRequirement } from "../../sdk/x402/index.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 import type { SellerEntry } from "../schemas/settle-x402.js";

@@ -10,7 +10,7 @@ import {
   x402VersionOf,
   type ExactRequirement,
   type ResourceInfo,
-} from "../../x402/index.js";
+} from "../../sdk/x402/index.js";
 import { hexlify, randomBytes, type Wallet } from "ethers";
 import type { AccessFeeGate, LabelEvidence } from "../buyer/access-fee-gate.js";
 import type { AgentRegistry } from "../agents/registry.js";

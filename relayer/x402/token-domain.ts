@@ -1,6 +1,6 @@
 import { TypedDataEncoder } from "ethers";
 import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";
-import type { TokenDomainNames } from "../../x402/index.js";
+import type { TokenDomainNames } from "../../sdk/x402/index.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 

@@ -12,7 +12,7 @@ export interface FinishOptions {
   dir: string;
   ptau: string;
   circuit: CeremonyCircuit;
-  /** Default: the repository's circuits/artifacts and contracts/verifiers. */
+  /** Default: the repository's sdk/artifacts and contracts/verifiers. */
   paths?: ArtifactPaths;
   say: (line: string) => void;
 }
@@ -51,6 +51,6 @@ export async function finishCeremony({ dir, ptau, circuit, paths = artifactPaths
   say(`proving key: ${describeProvingKey(manifest)}`);
   const shortfalls = productionShortfalls(manifest);
   if (shortfalls.length > 0) say(`NOT for production chains (the deploy refuses it there): ${shortfalls.join("; ")}`);
-  say("done: commit circuits/artifacts/ and contracts/verifiers/ together, and deploy a new pool (its verifier is inlined)");
+  say("done: commit sdk/artifacts/ and contracts/verifiers/ together, and deploy a new pool (its verifier is inlined)");
   return manifest;
 }

@@ -4,7 +4,7 @@
 //   npm run ceremony -- contribute --name "<party>" [--entropy] [--dir ...]       each party, on its own machine
 //   npm run ceremony -- beacon     --value <hex> --iterations <10-63> --source "<where the value came from>"
 //   npm run ceremony -- verify     --ptau <file> [--dir ... | --transcript <file> [--zkey <final zkey>]]
-//   npm run ceremony -- finish     --ptau <file>                                  writes circuits/artifacts + verifiers
+//   npm run ceremony -- finish     --ptau <file>                                  writes sdk/artifacts + verifiers
 //
 // Development only: `dev-phase1 --power 15 --out build/ptau/pot15_final.ptau`, then `start --development --ptau ...`.
 // The circuit is compiled from this checkout unless --r1cs (and, for finish, --wasm) name compiled files.

@@ -14,7 +14,7 @@ export interface VerifyOptions {
   ptau: string;
   /** The circuit's r1cs, compiled from this checkout. */
   r1cs: string;
-  /** The final zkey where it is not beside the transcript under its recorded name (circuits/artifacts/withdraw.zkey). */
+  /** The final zkey where it is not beside the transcript under its recorded name (sdk/artifacts/withdraw.zkey). */
   zkey?: string;
   say: (line: string) => void;
 }

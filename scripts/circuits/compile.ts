@@ -17,7 +17,7 @@ export interface CompiledCircuit {
 const require = createRequire(import.meta.url);
 
 /**
- * The main component is generated from circuits/circuit.config.json, so the template parameters and the list of
+ * The main component is generated from sdk/circuit/circuit.config.json, so the template parameters and the list of
  * public inputs live in one place. The include is resolved through the library path (-l REPO_ROOT), so the
  * output does not depend on where it is written.
  */

@@ -22,7 +22,7 @@ export const BeaconRecordSchema = z
   })
   .strict();
 
-/** What circuits/artifacts/manifest.json records: the keys in git are pinned to one compiled circuit and ceremony. */
+/** What sdk/artifacts/manifest.json records: the keys in git are pinned to one compiled circuit and ceremony. */
 export const ArtifactManifestSchema = z
   .object({
     circuit: z.string().min(1),

@@ -23,7 +23,7 @@ export function isProductionChain(chainId: number): boolean {
 export function judgeProvingKey(manifest: ArtifactManifest, chainId: number, options: { allowUntrustedKey: boolean; verifierPinned: boolean }): KeyVerdict {
   const description = `proving key: ${describeProvingKey(manifest)}`;
   const shortfalls = [
-    ...(options.verifierPinned ? [] : ["contracts/verifiers/WithdrawalVerifier.sol is not the verifier circuits/artifacts/manifest.json pins"]),
+    ...(options.verifierPinned ? [] : ["contracts/verifiers/WithdrawalVerifier.sol is not the verifier sdk/artifacts/manifest.json pins"]),
     ...productionShortfalls(manifest),
   ];
   if (!isProductionChain(chainId)) {

@@ -13,7 +13,7 @@
 // deposits the payer sweep's refunds), each defaulting to the deployer.
 //
 // On a production chain (Base) it refuses a proving key without a public phase 1, three contributions and a beacon
-// (circuits/artifacts/manifest.json; docs/trusted-setup.md) unless ALLOW_UNTRUSTED_KEY=1; elsewhere it says what
+// (sdk/artifacts/manifest.json; docs/trusted-setup.md) unless ALLOW_UNTRUSTED_KEY=1; elsewhere it says what
 // the key is.
 import path from "node:path";
 import hre from "hardhat";

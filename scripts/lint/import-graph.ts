@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { isBuiltin } from "node:module";
 import path from "node:path";
 
 /** Every relative module specifier of a TypeScript source: static, `import type`, re-exports and `import()`. */
@@ -49,4 +50,39 @@ export function importCycles(graph: ReadonlyMap<string, readonly string[]>): str
   };
   for (const file of graph.keys()) if (!index.has(file)) visit(file);
   return cycles;
+}
+
+/**
+ * Every module a source names: static imports and re-exports, `import type`, side-effect imports, `import()`, and
+ * the files it finds beside itself with `new URL(path, import.meta.url)`; not the words inside a string (`"from"`,
+ * `"--import"`).
+ */
+const MODULE_REFERENCE = /(?<![-"'.])\b(?:from|import)\s*\(?\s*["']([^"']+)["']|\bnew URL\(\s*["']([^"']+)["']\s*,\s*import\.meta\.url/g;
+
+/** The package a bare specifier names: `@scope/name` or `name`, without a subpath. */
+function packageOf(specifier: string): string {
+  const parts = specifier.split("/");
+  return (specifier.startsWith("@") ? parts.slice(0, 2) : parts.slice(0, 1)).join("/");
+}
+
+/**
+ * What keeps a folder a package of its own: each reference of a source under `root` that leaves it, a relative path
+ * that resolves outside `root` or a package that is not among `dependencies` (Node's built-ins aside), as
+ * `file: "specifier" why`, `file` relative to `root`'s parent.
+ */
+export function referencesLeaving(root: string, sources: readonly { file: string; text: string }[], dependencies: ReadonlySet<string>): string[] {
+  const found: string[] = [];
+  for (const { file, text } of sources) {
+    for (const match of text.matchAll(MODULE_REFERENCE)) {
+      const specifier = (match[1] ?? match[2])!;
+      const where = `${path.relative(path.dirname(root), file)}: "${specifier}"`;
+      if (specifier.startsWith(".")) {
+        const target = path.resolve(path.dirname(file), specifier);
+        if (path.relative(root, target).startsWith("..")) found.push(`${where} resolves outside ${path.basename(root)}/`);
+      } else if (!isBuiltin(specifier) && !dependencies.has(packageOf(specifier))) {
+        found.push(`${where} is no dependency of ${path.basename(root)}/package.json`);
+      }
+    }
+  }
+  return found;
 }

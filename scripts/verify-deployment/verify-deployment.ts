@@ -53,7 +53,7 @@ export async function verifyDeployment({ provider, book, artifacts, roleHolders 
   const production = isProductionChain(chainId);
   const shortfalls = production ? productionShortfalls(manifest) : [];
   add(
-    "proving key (circuits/artifacts/manifest.json)",
+    "proving key (sdk/artifacts/manifest.json)",
     production ? "a public phase 1, 3 contributions and a beacon (production chain)" : "any (not a production chain)",
     `${describeProvingKey(manifest)}${shortfalls.length > 0 ? ` (lacks: ${shortfalls.join("; ")})` : ""}`,
     shortfalls.length === 0,

@@ -1,6 +1,7 @@
 import type { BytesLike, Provider, Signer } from "ethers";
 import { assertNoteValue, createNote, precommitmentOf, type Note } from "../note/note.js";
-import { Entrypoint__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
+import { ENTRYPOINT_ABI, ERC20_ABI } from "../contracts/abis.js";
+import { connectContract } from "../contracts/typed-contract.js";
 import {
   depositedIn,
   readPoolLogs,
@@ -87,7 +88,7 @@ export async function depositNotes(options: DepositNotesOptions): Promise<Deposi
   const total = values.reduce((sum, value) => sum + value, 0n);
   const approvalNonce = await checkFundsAndApprove(signer, addressBook, total);
 
-  const entrypoint = Entrypoint__factory.connect(addressBook.entrypoint, signer);
+  const entrypoint = connectContract(ENTRYPOINT_ABI, addressBook.entrypoint, signer);
   const made: DepositedNote[] = [];
   // Each nonce after the first transaction is named outright: a provider may still answer the count it cached before.
   let nonce = approvalNonce === undefined ? undefined : approvalNonce + 1;
@@ -105,7 +106,7 @@ export async function depositNotes(options: DepositNotesOptions): Promise<Deposi
         throw new Error(`the deposit at index ${index} failed (${error instanceof Error ? error.message : String(error)}); deposit indexes ${before} were made, and recoverNotes finds them`);
       });
     if (receipt === null) throw new Error(`the deposit transaction at index ${index} was dropped`);
-    const deposited = depositedIn(receipt, addressBook, provider);
+    const deposited = depositedIn(receipt, addressBook);
     const note = createNote(value, deposited.label, secrets);
     if (deposited.commitment !== note.commitment) {
       throw new Error(`deposit ${receipt.hash}: the pool's commitment differs from the note's`);
@@ -131,8 +132,7 @@ export function equalValues(total: bigint, count: number): bigint[] {
  */
 async function checkFundsAndApprove(signer: Signer, addressBook: PoolAddressBook, value: bigint): Promise<number | undefined> {
   const owner = await signer.getAddress();
-  // Only the ERC-20 functions of the binding are used, which Circle's USDC has too.
-  const usdc = TestUSDC__factory.connect(addressBook.usdc, signer);
+  const usdc = connectContract(ERC20_ABI, addressBook.usdc, signer);
   const balance = await usdc.balanceOf(owner);
   if (balance < value) {
     throw new DepositError("DEPOSIT_ABOVE_BALANCE", `${owner} holds ${balance} atomic USDC, the deposit needs ${value}; nothing was sent. Fund ${owner} or deposit less.`);

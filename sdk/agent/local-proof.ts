@@ -8,7 +8,7 @@ import { changeNoteOf, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf
 import type { EngineName, ProofEngine } from "../prover/local-prover.js";
 import type { MerkleWitness } from "../tree/merkle-witness.js";
 import type { SyncedTree } from "../tree/synced-tree.js";
-import { paymentNonceOf, type ExactRequirement } from "../../x402/index.js";
+import { paymentNonceOf, type ExactRequirement } from "../x402/index.js";
 import { X402AgentError } from "./errors.js";
 import { emptyTrees, type AgentTrees } from "./tree-file.js";
 

@@ -1,10 +1,17 @@
-import { getAddress, type Log, type Provider, type TransactionReceipt } from "ethers";
-import type { AddressBook } from "../../lib/address-book.js";
-import type { TypedContractEvent } from "../../types/ethers-contracts/common.js";
-import { IEntrypoint__factory, IPrivacyPool__factory, type IEntrypoint, type IPrivacyPool } from "../../types/ethers-contracts/index.js";
+import { getAddress, type Provider, type TransactionReceipt } from "ethers";
+import { ENTRYPOINT_ABI, PRIVACY_POOL_ABI } from "../contracts/abis.js";
+import { decodeEvent, eventTopic } from "../contracts/typed-contract.js";
 
-/** The parts of a chain's address book the agent SDK uses. */
-export type PoolAddressBook = Pick<AddressBook, "entrypoint" | "privacyPool" | "usdc" | "scope" | "startBlock">;
+/** The parts of a chain's address book (the deployment's `deployments/<chainId>.json`) the agent SDK uses. */
+export interface PoolAddressBook {
+  entrypoint: string;
+  privacyPool: string;
+  usdc: string;
+  /** The pool's SCOPE. */
+  scope: bigint;
+  /** A block at or before the deployment: the pool's events are read from here. */
+  startBlock: number;
+}
 
 /** Where an event was emitted. */
 export interface EventLocation {
@@ -46,22 +53,18 @@ export interface ReadPoolLogsOptions {
 
 export const DEFAULT_BLOCK_RANGE = 5_000;
 
-type OutputOf<E> = E extends TypedContractEvent<infer _In, infer _Out, infer Output> ? Output : never;
-
-function decodePoolEvent<E extends TypedContractEvent>(contract: IPrivacyPool | IEntrypoint, event: E, log: Log): OutputOf<E> {
-  return contract.interface.decodeEventLog(event.fragment, log.data, log.topics).toObject() as OutputOf<E>;
-}
+const DEPOSITED = eventTopic(PRIVACY_POOL_ABI, "Deposited");
+const WITHDRAWN = eventTopic(PRIVACY_POOL_ABI, "Withdrawn");
+const RAGEQUIT = eventTopic(PRIVACY_POOL_ABI, "Ragequit");
+const LEAF_INSERTED = eventTopic(PRIVACY_POOL_ABI, "LeafInserted");
+const REFUND_DEPOSITED = eventTopic(ENTRYPOINT_ABI, "RefundDeposited");
 
 /** The pool's Deposited event in the receipt of a deposit transaction. */
-export function depositedIn(receipt: TransactionReceipt, book: PoolAddressBook, provider: Provider): DepositedRecord {
-  const pool = IPrivacyPool__factory.connect(book.privacyPool, provider);
-  const deposited = pool.getEvent("Deposited");
+export function depositedIn(receipt: TransactionReceipt, book: Pick<PoolAddressBook, "privacyPool">): DepositedRecord {
   const poolAddress = getAddress(book.privacyPool);
-  const log = receipt.logs.find(
-    ({ address, topics }) => getAddress(address) === poolAddress && topics[0] === deposited.fragment.topicHash,
-  );
+  const log = receipt.logs.find(({ address, topics }) => getAddress(address) === poolAddress && topics[0] === DEPOSITED);
   if (log === undefined) throw new Error(`transaction ${receipt.hash} emitted no Deposited event of the pool`);
-  const { commitment, label, value, precommitment } = decodePoolEvent(pool, deposited, log);
+  const { commitment, label, value, precommitment } = decodeEvent(PRIVACY_POOL_ABI, "Deposited", log);
   return { commitment, label, value, precommitment, blockNumber: receipt.blockNumber, txHash: receipt.hash };
 }
 
@@ -78,14 +81,7 @@ export async function readPoolLogs(
   if (!Number.isSafeInteger(blockRange) || blockRange < 1) {
     throw new RangeError(`blockRange must be a positive integer, got ${blockRange}`);
   }
-  const pool = IPrivacyPool__factory.connect(book.privacyPool, provider);
-  const deposited = pool.getEvent("Deposited");
-  const withdrawn = pool.getEvent("Withdrawn");
-  const ragequit = pool.getEvent("Ragequit");
-
-  const entrypoint = IEntrypoint__factory.connect(book.entrypoint, provider);
-  const refunded = entrypoint.getEvent("RefundDeposited");
-  const topics = [[deposited, withdrawn, ragequit, refunded].map((event) => event.fragment.topicHash)];
+  const topics = [[DEPOSITED, WITHDRAWN, RAGEQUIT, REFUND_DEPOSITED]];
   const addresses = [book.privacyPool, book.entrypoint];
 
   const toBlock = await provider.getBlockNumber();
@@ -96,27 +92,27 @@ export async function readPoolLogs(
       const at = { blockNumber: log.blockNumber, txHash: log.transactionHash };
       // Each topic is emitted by one of the two contracts only.
       switch (log.topics[0]) {
-        case refunded.fragment.topicHash: {
-          const { commitment, originNullifierHash, value } = decodePoolEvent(entrypoint, refunded, log);
+        case REFUND_DEPOSITED: {
+          const { commitment, originNullifierHash, value } = decodeEvent(ENTRYPOINT_ABI, "RefundDeposited", log);
           logs.refundsByOrigin.set(originNullifierHash, { commitment, value, ...at });
           break;
         }
-        case deposited.fragment.topicHash: {
-          const { commitment, label, value, precommitment } = decodePoolEvent(pool, deposited, log);
+        case DEPOSITED: {
+          const { commitment, label, value, precommitment } = decodeEvent(PRIVACY_POOL_ABI, "Deposited", log);
           // A reused precommitment makes a second note with the same nullifier; only the first is followed.
           if (!logs.depositsByPrecommitment.has(precommitment)) {
             logs.depositsByPrecommitment.set(precommitment, { commitment, label, value, precommitment, ...at });
           }
           break;
         }
-        case withdrawn.fragment.topicHash: {
-          const { withdrawnValue, spentNullifierHash, newCommitment } = decodePoolEvent(pool, withdrawn, log);
+        case WITHDRAWN: {
+          const { withdrawnValue, spentNullifierHash, newCommitment } = decodeEvent(PRIVACY_POOL_ABI, "Withdrawn", log);
           const spend = { kind: "withdrawn" as const, withdrawnValue, newCommitment, ...at };
           logs.spendsByNullifierHash.set(spentNullifierHash, spend);
           break;
         }
-        case ragequit.fragment.topicHash: {
-          const { value, spentNullifierHash } = decodePoolEvent(pool, ragequit, log);
+        case RAGEQUIT: {
+          const { value, spentNullifierHash } = decodeEvent(PRIVACY_POOL_ABI, "Ragequit", log);
           logs.spendsByNullifierHash.set(spentNullifierHash, { kind: "ragequit", value, ...at });
           break;
         }
@@ -138,14 +134,12 @@ export async function readStateLeaves(
   if (!Number.isSafeInteger(blockRange) || blockRange < 1) {
     throw new RangeError(`blockRange must be a positive integer, got ${blockRange}`);
   }
-  const pool = IPrivacyPool__factory.connect(book.privacyPool, provider);
-  const inserted = pool.getEvent("LeafInserted");
   const leaves: bigint[] = [];
   const toBlock = await provider.getBlockNumber();
   for (let fromBlock = book.startBlock; fromBlock <= toBlock; fromBlock += blockRange) {
     const range = { fromBlock, toBlock: Math.min(fromBlock + blockRange - 1, toBlock) };
-    for (const log of await provider.getLogs({ address: book.privacyPool, topics: [inserted.fragment.topicHash], ...range })) {
-      const { leafIndex, leaf } = decodePoolEvent(pool, inserted, log);
+    for (const log of await provider.getLogs({ address: book.privacyPool, topics: [LEAF_INSERTED], ...range })) {
+      const { leafIndex, leaf } = decodeEvent(PRIVACY_POOL_ABI, "LeafInserted", log);
       leaves[Number(leafIndex)] = leaf;
     }
   }

@@ -16,7 +16,7 @@ import {
   v1NetworkOf,
   type PaymentRequired,
   type ResourceInfo,
-} from "../../x402/index.js";
+} from "../x402/index.js";
 import {
   paymentNotAccepted,
   ShieldedPaymentRefusedError,

@@ -1,7 +1,8 @@
 import type { Signer } from "ethers";
 import type { Note } from "../note/note.js";
 import { createLeanIMT, merkleWitness, statePathOf } from "../tree/merkle-witness.js";
-import { IPrivacyPool__factory } from "../../types/ethers-contracts/index.js";
+import { PRIVACY_POOL_ABI } from "../contracts/abis.js";
+import { connectContract } from "../contracts/typed-contract.js";
 import { readStateLeaves, type PoolAddressBook, type ReadPoolLogsOptions } from "./pool-events.js";
 
 export interface RagequitOptions extends ReadPoolLogsOptions {
@@ -25,7 +26,7 @@ export async function ragequitNote({ signer, addressBook, note, blockRange }: Ra
   const index = tree.indexOf(note.commitment);
   if (index < 0) throw new Error(`the note's commitment ${note.commitment} is no leaf of the pool's state tree: check its value, label and secrets`);
   const path = statePathOf(merkleWitness(tree, index), tree.size);
-  const pool = IPrivacyPool__factory.connect(addressBook.privacyPool, signer);
+  const pool = connectContract(PRIVACY_POOL_ABI, addressBook.privacyPool, signer);
   const receipt = await (await pool.ragequit(note.value, note.label, note.nullifier, note.secret, path)).wait();
   if (receipt === null || receipt.status !== 1) throw new Error("the ragequit transaction was not mined successfully");
   return { txHash: receipt.hash };

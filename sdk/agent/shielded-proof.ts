@@ -6,7 +6,7 @@ import type { FacilitatorClient } from "../client/facilitator-client.js";
 import { changeNoteOf, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../note/note.js";
 import { scopeOf } from "../note/scope.js";
 import type { EngineName, ProofEngine } from "../prover/local-prover.js";
-import { sellerPaymentContext, sellerPaymentFor, type ShieldedPayload, type ShieldedRequirement } from "../../x402/index.js";
+import { sellerPaymentContext, sellerPaymentFor, type ShieldedPayload, type ShieldedRequirement } from "../x402/index.js";
 import { X402AgentError } from "./errors.js";
 import { inTurn, receiveTrees, treesAfter, witnessOf } from "./local-proof.js";
 import type { AgentTrees } from "./tree-file.js";

@@ -37,7 +37,7 @@ import {
   type ProbeVerdict,
   type ResourceInfo,
   type ShieldedRequirement,
-} from "../../x402/index.js";
+} from "../x402/index.js";
 import { X402AgentError } from "./errors.js";
 import { proveLocally, type QuoteExpectation } from "./local-proof.js";
 import type { NoteReservation, NoteStore } from "./note-reservation.js";

@@ -1,20 +1,22 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
+import path from "node:path";
+import { SDK_ROOT } from "../sdk-root.js";
 
-/** Files a prover and verifier need, all committed under circuits/artifacts (pinned by its manifest.json). */
+/** Files a prover and verifier need, all committed under sdk/artifacts (pinned by its manifest.json). */
 export interface CircuitArtifacts {
   wasm: string;
   zkey: string;
   vkey: string;
 }
 
-export const ARTIFACTS_DIR = fileURLToPath(new URL("../../circuits/artifacts/", import.meta.url));
+/** The SDK owns the keys it proves with, so that its package ships them: the ceremony and setup write them here. */
+export const ARTIFACTS_DIR = path.join(SDK_ROOT, "artifacts");
 
 export const WITHDRAW_ARTIFACTS: CircuitArtifacts = {
-  wasm: `${ARTIFACTS_DIR}withdraw.wasm`,
-  zkey: `${ARTIFACTS_DIR}withdraw.zkey`,
-  vkey: `${ARTIFACTS_DIR}withdraw.vkey.json`,
+  wasm: path.join(ARTIFACTS_DIR, "withdraw.wasm"),
+  zkey: path.join(ARTIFACTS_DIR, "withdraw.zkey"),
+  vkey: path.join(ARTIFACTS_DIR, "withdraw.vkey.json"),
 };
 
 /** SHA-256 (hex) of a file's bytes. */

@@ -1,6 +1,9 @@
-import circuitConfig from "../../circuits/circuit.config.json" with { type: "json" };
+import circuitConfig from "./circuit.config.json" with { type: "json" };
 
-/** The one circuit configuration (circuits/circuit.config.json) that drives compile, setup, SDK and tests. */
+/**
+ * The one circuit configuration (sdk/circuit/circuit.config.json) that drives compile, setup, SDK and tests; the
+ * SDK owns it, as it owns the keys set up from it. `file` is the circuit's source under circuits/.
+ */
 export const CIRCUIT_CONFIG = circuitConfig;
 
 /** Largest depth a state or ASP tree may reach; proofs pad their paths to it. */

@@ -1,10 +1,22 @@
 import { readFile } from "node:fs/promises";
 import * as snarkjs from "snarkjs";
-import type { Groth16Proof, VerificationKey } from "snarkjs";
 import { WITHDRAW_ARTIFACTS, type CircuitArtifacts } from "./artifacts.js";
 import type { WithdrawCircuitInput } from "./withdraw-input.js";
 
-export type { Groth16Proof } from "snarkjs";
+// The SDK's own names for what snarkjs reads and writes: its package's types must not need snarkjs' (it ships none;
+// sdk/types/snarkjs.d.ts declares its API for these sources only, with this proof type).
+
+/** A Groth16 proof as snarkjs writes it: affine coordinates as decimal strings. */
+export interface Groth16Proof {
+  pi_a: string[];
+  pi_b: string[][];
+  pi_c: string[];
+  protocol: string;
+  curve: string;
+}
+
+/** A verification key as snarkjs exports it. */
+export type VerificationKey = Record<string, unknown>;
 
 export interface WithdrawProof {
   proof: Groth16Proof;

@@ -1,14 +1,16 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import path from "node:path";
 import { createInterface } from "node:readline";
 import type { Groth16Proof, WithdrawProof } from "../circuit/prover.js";
+import { SDK_ROOT } from "../sdk-root.js";
 
 /**
- * Where `npm ci` (scripts/native/build-prover.mjs) leaves this project's native prover, when it could build it.
- * The relayer proves with it, and so does an agent in Node (local-prover.ts).
+ * Where the install (sdk/native-prover/build.mjs: the repository's `npm ci`, or the SDK package's own install)
+ * leaves this project's native prover, when it could build it. The relayer proves with it, and so does an agent in
+ * Node (local-prover.ts).
  */
-export const BUILT_NATIVE_PROVER = fileURLToPath(new URL("../../build/native-prover/groth16-prover", import.meta.url));
+export const BUILT_NATIVE_PROVER = path.join(SDK_ROOT, "build", "native-prover", "groth16-prover");
 
 /**
  * Where a native prover keeps the key it prepares from a zkey (its arrays laid out for proving and H's shifted
@@ -16,7 +18,7 @@ export const BUILT_NATIVE_PROVER = fileURLToPath(new URL("../../build/native-pro
  * the tables (1.3 s on two cores); each file is named and checked by a digest of its zkey
  * (native-prover/src/key-cache.hpp), so a new key makes a new file.
  */
-export const NATIVE_TABLE_CACHE = fileURLToPath(new URL("../../build/native-prover/tables", import.meta.url));
+export const NATIVE_TABLE_CACHE = path.join(SDK_ROOT, "build", "native-prover", "tables");
 
 /** The built native prover, or undefined when the install could not build it. */
 export function builtNativeProver(): string | undefined {

@@ -1,9 +1,13 @@
 import { Worker } from "node:worker_threads";
 import type { ProofJob, ProofJobFailure, ProofJobResult, ProofJobResults, ProofShape, ProofWorkerData, ProofWorkerMessage } from "./proof-jobs.js";
 
-const WORKER_ENTRY = new URL("./proof-worker.ts", import.meta.url);
-/** Workers run the TypeScript sources through tsx, as the services and the tests do; a loader registered at run time is not inherited. */
-const WORKER_EXEC_ARGV = ["--import", import.meta.resolve("tsx")];
+/**
+ * In the repository these sources run as TypeScript, and so do the workers, through tsx as the services and the tests
+ * (a loader registered at run time is not inherited); the SDK's package runs its compiled JavaScript, tsx-free.
+ */
+const FROM_SOURCES = import.meta.url.endsWith(".ts");
+const WORKER_ENTRY = new URL(FROM_SOURCES ? "./proof-worker.ts" : "./proof-worker.js", import.meta.url);
+const WORKER_EXEC_ARGV = FROM_SOURCES ? ["--import", import.meta.resolve("tsx")] : [];
 
 /** A job the worker answered with a failure. */
 export class ProofJobError extends Error {

@@ -12,7 +12,7 @@ import { depositSecretsOf, masterKeysOf, recoverNotes } from "../../sdk/agent/in
 import { changeNoteOf, createNote } from "../../sdk/index.js";
 import { freePort } from "../../scripts/demo/processes.js";
 import { startSeller, WEATHER_REPORT, type Seller } from "../../x402-peers/seller.js";
-import { caip2NetworkOf } from "../../x402/networks.js";
+import { caip2NetworkOf } from "../../sdk/x402/networks.js";
 import { startPaymentWorld, type PaymentWorld } from "../x402/helpers/payment-world.js";
 import { startRedirector } from "../x402/helpers/redirector.js";
 

@@ -15,7 +15,7 @@ async function ceremonyManifest(overrides: { development?: boolean; parties?: nu
     phase2: {
       contributions: Array.from({ length: parties }, (_, i) => ({ name: `party ${i + 1}`, hash: hash(String(i + 1)) })),
       beacon: beacon ? { name: "public random beacon", hash: hash("b"), value: "ab".repeat(32), iterationsExp: 10, source: "Base block 1 hash" } : null,
-      transcript: { file: "circuits/artifacts/withdraw.ceremony.json", sha256: "c".repeat(64) },
+      transcript: { file: "sdk/artifacts/withdraw.ceremony.json", sha256: "c".repeat(64) },
     },
   };
 }
@@ -51,7 +51,7 @@ describe("deploy: the proving-key guard", function () {
   it("refuses on Base a manifest that does not pin the verifier being deployed", async function () {
     const verdict = judgeProvingKey(await ceremonyManifest(), BASE, { ...pinned, verifierPinned: false });
     expect(verdict.deploy).to.equal(false);
-    expect(verdict.lines.join("\n")).to.contain("WithdrawalVerifier.sol is not the verifier circuits/artifacts/manifest.json pins");
+    expect(verdict.lines.join("\n")).to.contain("WithdrawalVerifier.sol is not the verifier sdk/artifacts/manifest.json pins");
   });
 
   it("deploys an untrusted key to Base with ALLOW_UNTRUSTED_KEY, warning loudly", async function () {

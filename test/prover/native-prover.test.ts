@@ -17,7 +17,7 @@ import { atDepth } from "../helpers/deep-path.js";
 import { buildWithdrawScenario } from "../helpers/withdraw-scenario.js";
 
 const run = promisify(execFile);
-const BUILD_SCRIPT = new URL("../../scripts/native/build-prover.mjs", import.meta.url).pathname;
+const BUILD_SCRIPT = new URL("../../sdk/native-prover/build.mjs", import.meta.url).pathname;
 const N_PUBLIC = WITHDRAW_PUBLIC_SIGNALS.length;
 
 /** A random valid withdrawal: random note, amounts and paths of random depth. */
@@ -72,7 +72,7 @@ async function relayedProver(dir: string, name: string, onFrame: string): Promis
   return relay;
 }
 
-describe("native prover (native-prover/)", function () {
+describe("native prover (sdk/native-prover/)", function () {
   let binary: string;
   let verificationKey: VerificationKey;
   let calculator: WitnessCalculator;
@@ -243,7 +243,7 @@ describe("native prover install without a compiler", function () {
     const { stdout } = await run(process.execPath, [BUILD_SCRIPT], {
       env: { ...process.env, GROTH16_PROVER_CXX: path.join(out, "missing-g++"), GROTH16_PROVER_OUT: out },
     });
-    expect(stdout).to.match(/native prover: not built \(no compiler .*missing-g\+\+\); the relayer will prove with its wasm engine/);
+    expect(stdout).to.match(/native prover: not built \(no compiler .*missing-g\+\+\); proofs will use the wasm engine/);
     const missing = path.join(out, "groth16-prover");
     expect(await stat(missing).then(() => true, () => false)).to.equal(false);
 

@@ -80,7 +80,7 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
         mainnetUsdc: "0.020000",
       });
       expect(supported.pricing).to.deep.include({ enforced: false, storageBackend: "sqlite", treasury: treasury.address });
-      const manifest = JSON.parse(await readFile("circuits/artifacts/manifest.json", "utf8")) as { files: Record<string, string> };
+      const manifest = JSON.parse(await readFile("sdk/artifacts/manifest.json", "utf8")) as { files: Record<string, string> };
       expect(supported.nonCustodial).to.deep.include({
         enabled: true,
         quote: "POST /api/facilitator/quote",
@@ -91,7 +91,7 @@ describe("relayer: facilitator API over HTTP against a local chain, real proofs 
         accessFee: "POST /api/facilitator/access-fee-proof",
         trees: "GET /api/facilitator/trees",
         circuit: "withdraw",
-        verificationKeySha256: manifest.files["circuits/artifacts/withdraw.vkey.json"],
+        verificationKeySha256: manifest.files["sdk/artifacts/withdraw.vkey.json"],
         quoteTtlSeconds: 60,
       });
     });

@@ -6,7 +6,7 @@ import { proveLocally, X402AgentError, type AgentEvent } from "../../sdk/agent/i
 import { FacilitatorClient, noteToWire, type AccessFeeProofAnswer, type SettleX402Answer, type SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
 import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, type Note, type NoteSecrets } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
-import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
+import { readPaymentRequired, selectExactRequirement } from "../../sdk/x402/payment-required.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
 import { depositNote } from "../contracts/helpers/notes.js";
 import { TEST_USDC_PER_ETH, treasury } from "../relayer/helpers/relayer-harness.js";

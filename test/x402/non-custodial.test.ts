@@ -24,8 +24,8 @@ import {
   type WithdrawProof,
 } from "../../sdk/index.js";
 import { builtNativeProver, sharedProver } from "../../sdk/prover/index.js";
-import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
-import type { ExactRequirement, ResourceInfo } from "../../x402/index.js";
+import { readPaymentRequired, selectExactRequirement } from "../../sdk/x402/payment-required.js";
+import type { ExactRequirement, ResourceInfo } from "../../sdk/x402/index.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
 import { buildRelayerConfig, relayerKey, startRelayer } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";

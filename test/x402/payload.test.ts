@@ -2,7 +2,7 @@ import { decodePaymentSignatureHeader, encodePaymentRequiredHeader } from "@x402
 import { PaymentPayloadV1Schema, PaymentPayloadV2Schema } from "@x402/core/schemas";
 import { expect } from "chai";
 import { TypedDataEncoder, Wallet } from "ethers";
-import { domainNamedBy, missingDomainMessage } from "../../x402/eip712-domain.js";
+import { domainNamedBy, missingDomainMessage } from "../../sdk/x402/eip712-domain.js";
 import {
   authorizationSignerUnder,
   buildPaymentPayload,
@@ -11,9 +11,9 @@ import {
   validityWindow,
   x402VersionOf,
   type ValidityWindow,
-} from "../../x402/payload.js";
-import { parsePaymentRequired, selectExactRequirement, whyNoExactRequirement } from "../../x402/payment-required.js";
-import { ExactRequirementSchema, type PaymentPayloadV1, type PaymentPayloadV2 } from "../../x402/schemas.js";
+} from "../../sdk/x402/payload.js";
+import { parsePaymentRequired, selectExactRequirement, whyNoExactRequirement } from "../../sdk/x402/payment-required.js";
+import { ExactRequirementSchema, type PaymentPayloadV1, type PaymentPayloadV2 } from "../../sdk/x402/schemas.js";
 import {
   addressOf,
   buildRequirementV1,

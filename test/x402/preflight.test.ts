@@ -4,9 +4,9 @@ import { depositNote, PaymentNotAcceptedError, X402AgentError, type X402AgentOpt
 import { FacilitatorClient, FacilitatorError, noteToWire, type SupportedAnswer } from "../../sdk/client/facilitator-client.js";
 import { nullifierHashOf, type Note } from "../../sdk/index.js";
 import { grossForNet } from "../../sdk/fees/relay-fee.js";
-import { missingDomainMessage } from "../../x402/eip712-domain.js";
-import { caip2NetworkOf, v1NetworkOf } from "../../x402/networks.js";
-import { readPaymentRequired } from "../../x402/payment-required.js";
+import { missingDomainMessage } from "../../sdk/x402/eip712-domain.js";
+import { caip2NetworkOf, v1NetworkOf } from "../../sdk/x402/networks.js";
+import { readPaymentRequired } from "../../sdk/x402/payment-required.js";
 import { startReferenceFacilitator, type ReferenceFacilitator } from "../../x402-peers/reference-facilitator.js";
 import { startSeller, type Seller, type SellerOptions } from "../../x402-peers/seller.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";

@@ -9,7 +9,7 @@ import { createNote, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, 
 import type { SweepRecord } from "../../relayer/store/relayer-store.js";
 import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
 import { listenLocal } from "../../x402-peers/local-server.js";
-import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
+import { readPaymentRequired, selectExactRequirement } from "../../sdk/x402/payment-required.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
 import { PAYER_KEY_SECRET, relayerKey, treasury } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";

@@ -1,6 +1,6 @@
 import { PaymentPayloadV2Schema } from "@x402/core/schemas";
 import { expect } from "chai";
-import { buildProbePayment, classifyProbeResponse } from "../../x402/probe.js";
+import { buildProbePayment, classifyProbeResponse } from "../../sdk/x402/probe.js";
 import { buildRequirementV1, buildRequirementV2, paymentRequiredHeader, USDC_ON_BASE_SEPOLIA } from "./helpers/builders.js";
 import { authorizationSigner, usdcDomain } from "./helpers/eip3009.js";
 

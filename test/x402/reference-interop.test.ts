@@ -1,13 +1,13 @@
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { caip2NetworkOf, v1NetworkOf } from "../../x402/networks.js";
-import { buildPaymentPayload, encodeXPayment, paymentHeaders, validityWindow } from "../../x402/payload.js";
-import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
+import { caip2NetworkOf, v1NetworkOf } from "../../sdk/x402/networks.js";
+import { buildPaymentPayload, encodeXPayment, paymentHeaders, validityWindow } from "../../sdk/x402/payload.js";
+import { readPaymentRequired, selectExactRequirement } from "../../sdk/x402/payment-required.js";
 import { startPlain402 } from "../../x402-peers/plain-402.js";
-import { buildProbePayment, classifyProbeResponse } from "../../x402/probe.js";
+import { buildProbePayment, classifyProbeResponse } from "../../sdk/x402/probe.js";
 import { startReferenceFacilitator } from "../../x402-peers/reference-facilitator.js";
-import type { PaymentPayload } from "../../x402/schemas.js";
+import type { PaymentPayload } from "../../sdk/x402/schemas.js";
 import { startSeller, WEATHER_REPORT, type Seller } from "../../x402-peers/seller.js";
 import { startLocalChain } from "../indexer/helpers/local-chain.js";
 

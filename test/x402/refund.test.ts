@@ -5,7 +5,7 @@ import { FacilitatorClient, noteToWire } from "../../sdk/client/facilitator-clie
 import { createNote, deriveChangeSecrets, deriveRefundSecrets, precommitmentOf, type Note } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
 import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
-import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
+import { readPaymentRequired, selectExactRequirement } from "../../sdk/x402/payment-required.js";
 import type { Seller } from "../../x402-peers/seller.js";
 import { deployForwarder, forwardAhead } from "../relayer/helpers/forwarder.js";
 import { manualMining } from "../relayer/helpers/manual-mining.js";

@@ -16,7 +16,7 @@ import {
 } from "../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
 import { encodeSellerPayment, nullifierHashOf, toSolidityProof, type Note } from "../../sdk/index.js";
-import { encodeXPayment, parsePaymentRequired, paymentHeaders, readPaymentRequired, type ShieldedPaymentPayload } from "../../x402/index.js";
+import { encodeXPayment, parsePaymentRequired, paymentHeaders, readPaymentRequired, type ShieldedPaymentPayload } from "../../sdk/x402/index.js";
 import { OTHER_PAID_PATH, PAID_PATH, WEATHER_REPORT } from "../../x402-peers/seller.js";
 import { gasCostInUsdc } from "../../lib/gas-cost.js";
 import { deployForwarder } from "../relayer/helpers/forwarder.js";

@@ -4,12 +4,12 @@ import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { NoteVault, recoverNotes, X402Agent, type AgentEvent, type X402AgentOptions } from "../../sdk/agent/index.js";
 import { FacilitatorClient, FacilitatorError, type SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
 import { changeNoteOf, nullifierHashOf, type Note } from "../../sdk/index.js";
-import { paymentHeaders } from "../../x402/payload.js";
-import { readPaymentRequired, selectExactRequirement } from "../../x402/payment-required.js";
-import type { ExactRequirement, ResourceInfo } from "../../x402/index.js";
+import { paymentHeaders } from "../../sdk/x402/payload.js";
+import { readPaymentRequired, selectExactRequirement } from "../../sdk/x402/payment-required.js";
+import type { ExactRequirement, ResourceInfo } from "../../sdk/x402/index.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
-import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
+import { AGENT_PASSPHRASE, startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 
 const TAKE_BPS = 500n;
 
@@ -122,7 +122,7 @@ describe("a wallet of several notes: concurrent payments, crashes and recovery (
      * process opens it.
      */
     async function restarted(file: string, options: Partial<X402AgentOptions> = {}) {
-      const vault = await NoteVault.open(file, "agent passphrase");
+      const vault = await NoteVault.open(file, AGENT_PASSPHRASE);
       const agent = new X402Agent({ facilitator: new FacilitatorClient(world.relayer.url), notes: vault, network: { chainId: world.chainId, asset: world.asset }, acceptNotPrivate: true, ...options });
       return { vault, agent };
     }

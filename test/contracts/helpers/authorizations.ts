@@ -1,6 +1,6 @@
 import { Signature, type Signer, type TypedDataDomain } from "ethers";
 import type { TestUSDC } from "../../../types/ethers-contracts/index.js";
-import { eip3009Types, type Eip3009Authorization } from "../../../x402/eip712-domain.js";
+import { eip3009Types, type Eip3009Authorization } from "../../../sdk/x402/eip712-domain.js";
 
 /** The fields of an EIP-3009 TransferWithAuthorization / ReceiveWithAuthorization. */
 export interface Authorization {
@@ -12,7 +12,7 @@ export interface Authorization {
   nonce: string;
 }
 
-export type { Eip3009Authorization as AuthorizationKind } from "../../../x402/eip712-domain.js";
+export type { Eip3009Authorization as AuthorizationKind } from "../../../sdk/x402/eip712-domain.js";
 
 const CANCEL_AUTHORIZATION_TYPES = {
   CancelAuthorization: [

@@ -8,7 +8,7 @@ import type { StackInfo } from "../../../scripts/stack/stack.js";
 import { depositNote, NoteVault, X402Agent } from "../../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../../sdk/client/facilitator-client.js";
 import { TestUSDC__factory } from "../../../types/ethers-contracts/index.js";
-import { caip2NetworkOf } from "../../../x402/networks.js";
+import { caip2NetworkOf } from "../../../sdk/x402/networks.js";
 import { startReferenceFacilitator } from "../../../x402-peers/reference-facilitator.js";
 import { startSeller, WEATHER_REPORT } from "../../../x402-peers/seller.js";
 

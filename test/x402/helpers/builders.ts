@@ -1,6 +1,6 @@
 import { encodePaymentRequiredHeader } from "@x402/core/http";
 import { getAddress, toBeHex, zeroPadValue } from "ethers";
-import type { ExactRequirementV1, ExactRequirementV2 } from "../../../x402/schemas.js";
+import type { ExactRequirementV1, ExactRequirementV2 } from "../../../sdk/x402/schemas.js";
 
 /** Deterministic distinct addresses. */
 export const addressOf = (tag: number) => getAddress(zeroPadValue(toBeHex(0x4020 + tag), 20));

@@ -1,6 +1,6 @@
 import { authorizationTypes } from "@x402/evm";
 import { verifyTypedData, type TypedDataDomain } from "ethers";
-import type { ExactEvmPayload } from "../../../x402/schemas.js";
+import type { ExactEvmPayload } from "../../../sdk/x402/schemas.js";
 
 /** Who signed a payment's authorization, by the reference package's own EIP-3009 type definition. */
 export function authorizationSigner(domain: TypedDataDomain, { authorization, signature }: ExactEvmPayload): string {

@@ -5,7 +5,7 @@ import { JsonRpcProvider, Wallet, type Signer } from "ethers";
 import { depositNotes, NoteVault, X402Agent, type AgentEvent, type X402AgentOptions } from "../../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../../sdk/client/facilitator-client.js";
 import type { Note } from "../../../sdk/index.js";
-import { caip2NetworkOf, v1NetworkOf } from "../../../x402/networks.js";
+import { caip2NetworkOf, v1NetworkOf } from "../../../sdk/x402/networks.js";
 import { startPlain402 } from "../../../x402-peers/plain-402.js";
 import { startReferenceFacilitator, type ReferenceFacilitator } from "../../../x402-peers/reference-facilitator.js";
 import { startSeller, type Seller, type SellerOptions } from "../../../x402-peers/seller.js";
@@ -13,6 +13,9 @@ import type { IndexerConfig } from "../../../indexer/config.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../../indexer/helpers/local-chain.js";
 import { buildRelayerConfig, relayerKey, startRelayer, treasury, type RunningRelayer } from "../../relayer/helpers/relayer-harness.js";
+
+/** The passphrase of every vault newAgent makes. */
+export const AGENT_PASSPHRASE = "agent passphrase";
 
 export interface PaymentWorldOptions {
   /** The sellers' price in atomic USDC; at least the test network's minimum settle (40000). */
@@ -94,7 +97,7 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
   const newAgent = async (wallet: Signer, value: bigint | readonly bigint[], agentOptions: Partial<X402AgentOptions> = {}) => {
     const seed = Wallet.createRandom().privateKey;
     const vaultFile = path.join(mkdtempSync(path.join(tmpdir(), "agent-vault-")), "notes.vault");
-    const vault = await NoteVault.create(vaultFile, "agent passphrase");
+    const vault = await NoteVault.create(vaultFile, AGENT_PASSPHRASE);
     const values = typeof value === "bigint" ? [value] : value;
     await (await usdc.mint(wallet, values.reduce((sum, each) => sum + each, 0n))).wait();
     const deposits = await depositNotes({ signer: wallet, addressBook: chain.facilitator.addressBook, values, seed });

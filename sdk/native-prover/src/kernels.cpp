@@ -1,6 +1,6 @@
 // The arithmetic of a proof: the quotient's FFTs and the five multi-exponentiations, and what a long-lived prover
 // prepares once from the key; and the lean-tree command's hashing (lean-tree.hpp). This file is compiled twice
-// (see scripts/native/build-prover.mjs): KERNEL_NS=portable with plain x86-64 instructions, and KERNEL_NS=bmi2adx
+// (see sdk/native-prover/build.mjs): KERNEL_NS=portable with plain x86-64 instructions, and KERNEL_NS=bmi2adx
 // with -mbmi2 -madx (the compiler's mulx for the 64x64 products); main.cpp picks one at run time from what the
 // CPU reports.
 #include <algorithm>

@@ -1,9 +1,11 @@
-// Builds native-prover/ (the Groth16 prover in C++) into build/native-prover/groth16-prover with the system C++
-// compiler. Run by `npm ci` / `npm install` (postinstall) and by hand (`node scripts/native/build-prover.mjs`).
+// Builds the native Groth16 prover (C++, src/ beside this file) into build/native-prover/groth16-prover of the SDK's
+// folder (sdk/ in the repository, the package's folder once installed), where sdk/prover/native-process.ts looks for
+// it, with the system C++ compiler. Run at install (the repository's postinstall, and the SDK package's own) and by
+// hand (`node sdk/native-prover/build.mjs`).
 //
-// Never fails the install: without a compiler, or when the build fails, it says so and exits 0; the relayer then
-// proves with its wasm engine and logs which prover it runs. GROTH16_PROVER_CXX names the compiler (default: $CXX,
-// else g++); pointing it at a missing one is how the tests simulate a machine without a compiler.
+// Never fails the install: without a compiler, or when the build fails, it says so and exits 0; the SDK (and the
+// relayer) then prove with the wasm engine and say which prover runs. GROTH16_PROVER_CXX names the compiler
+// (default: $CXX, else g++); pointing it at a missing one is how the tests simulate a machine without a compiler.
 import { execFile } from "node:child_process";
 import { mkdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
@@ -11,9 +13,10 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const sources = path.join(root, "native-prover/src");
-// GROTH16_PROVER_OUT: another output folder (the tests build there, leaving the relayer's binary alone).
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.dirname(here);
+const sources = path.join(here, "src");
+// GROTH16_PROVER_OUT: another output folder (the tests build there, leaving the installed binary alone).
 const outDir = process.env.GROTH16_PROVER_OUT ? path.resolve(process.env.GROTH16_PROVER_OUT) : path.join(root, "build/native-prover");
 const binary = path.join(outDir, "groth16-prover");
 const compiler = process.env.GROTH16_PROVER_CXX || process.env.CXX || "g++";
@@ -36,7 +39,7 @@ async function build() {
       return out;
     }),
   );
-  // Linked under a temporary name: a failed link never leaves a half-written binary where the relayer looks.
+  // Linked under a temporary name: a failed link never leaves a half-written binary where the SDK looks.
   const linking = `${binary}.partial`;
   await run(compiler, ["-pthread", ...objects, "-o", linking]);
   await rename(linking, binary);
@@ -48,8 +51,8 @@ try {
   await build();
   console.log(`native prover: built ${path.relative(root, binary)} with ${compiler} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 } catch (error) {
-  // A stale binary from an earlier build would not match these sources: remove it so the relayer uses wasm.
+  // A stale binary from an earlier build would not match these sources: remove it so that proofs use wasm.
   await rm(binary, { force: true });
   const reason = error?.code === "ENOENT" ? `no compiler ${compiler}` : String(error?.stderr || error?.message || error).split("\n").slice(0, 5).join("\n");
-  console.log(`native prover: not built (${reason}); the relayer will prove with its wasm engine`);
+  console.log(`native prover: not built (${reason}); proofs will use the wasm engine`);
 }

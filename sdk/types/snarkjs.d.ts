@@ -1,14 +1,9 @@
 // The parts of snarkjs' API this project uses (snarkjs ships no type declarations).
 declare module "snarkjs" {
-  export interface Groth16Proof {
-    pi_a: string[];
-    pi_b: string[][];
-    pi_c: string[];
-    protocol: string;
-    curve: string;
-  }
+  /** The SDK's own types (its package's declarations must not need these). */
+  export type Groth16Proof = import("../circuit/prover.js").Groth16Proof;
+  export type VerificationKey = import("../circuit/prover.js").VerificationKey;
   export type PublicSignals = string[];
-  export type VerificationKey = Record<string, unknown>;
   export type CircuitSignals = Record<string, string | string[] | bigint | bigint[]>;
   export type ZKArtifact = string | Uint8Array;
   export interface Logger {

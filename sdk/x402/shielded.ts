@@ -1,7 +1,7 @@
 import { getAddress, isAddress } from "ethers";
 import { z } from "zod";
-import { encodeSellerPayment, withdrawalContext, type SellerPayment } from "../sdk/circuit/context.js";
-import { namePublicSignals, type WithdrawPublicSignals } from "../sdk/circuit/public-signals.js";
+import { encodeSellerPayment, withdrawalContext, type SellerPayment } from "../circuit/context.js";
+import { namePublicSignals, type WithdrawPublicSignals } from "../circuit/public-signals.js";
 import { chainIdOfNetwork } from "./networks.js";
 
 /**

@@ -50,8 +50,8 @@ export interface LocalProof {
  * How long the agent waits for the facilitator's trees to hold its note (a change note made a moment ago) and to
  * rebuild the quoted roots (a quote and a leaf list read on either side of a change of the ASP tree).
  */
-const NOTE_WAIT_MS = 10_000;
-const NOTE_POLL_MS = 500;
+export const NOTE_WAIT_MS = 10_000;
+export const NOTE_POLL_MS = 500;
 /**
  * How long the agent waits out trees answers the facilitator holds back (429 RATE_LIMITED with Retry-After: whole
  * trees beyond its bandwidth budget, which a cold agent asks for): well within a quote's life.

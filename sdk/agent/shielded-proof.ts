@@ -8,7 +8,7 @@ import { scopeOf } from "../note/scope.js";
 import type { EngineName, ProofEngine } from "../prover/local-prover.js";
 import { sellerPaymentContext, sellerPaymentFor, type ShieldedPayload, type ShieldedRequirement } from "../x402/index.js";
 import { X402AgentError } from "./errors.js";
-import { inTurn, receiveTrees, treesAfter, witnessOf } from "./local-proof.js";
+import { inTurn, NOTE_POLL_MS, NOTE_WAIT_MS, receiveTrees, treesAfter, witnessOf } from "./local-proof.js";
 import type { AgentTrees } from "./tree-file.js";
 
 /** The pool the agent's notes are in, as its facilitator's `supported` names it. */
@@ -30,10 +30,6 @@ export interface ShieldedProof {
   proofTimeMs: number;
   engine: EngineName;
 }
-
-/** How long the agent waits for the facilitator's trees to hold its note (a change note made a moment ago). */
-const NOTE_WAIT_MS = 10_000;
-const NOTE_POLL_MS = 500;
 
 /**
  * Proves the payment of `requirement` out of `note` (docs/sdk.md, "Shielded proof"): a withdrawal of the price plus

@@ -96,6 +96,6 @@ describe("deploy: any RPC by RPC_URL", function () {
     // What the rehearsal deployed is no production deployment: verify:deployment says why.
     const verified = await runScript("scripts/verify-deployment/main.ts", { RPC_URL: rpcUrl, ADDRESS_BOOK: addressBookPath(8453, dir) });
     expect(verified.code, verified.output).to.equal(1);
-    expect(verified.output).to.match(/proving key \(circuits\/artifacts\/manifest\.json\) .*\| MISMATCH/).and.to.match(/USDC \(Circle's on this chain\) .*\| MISMATCH/);
+    expect(verified.output).to.match(/proving key \(sdk\/artifacts\/manifest\.json\) .*\| MISMATCH/).and.to.match(/USDC \(Circle's on this chain\) .*\| MISMATCH/);
   });
 });

@@ -239,7 +239,8 @@ export class ShieldedPayments {
       case "InvalidProof":
         return refused(SHIELDED_REASONS.invalidProof, "The pool's verifier rejects the proof.");
       case "SellerPaymentExpired":
-        return refused(SHIELDED_REASONS.expired, "The payment's window has closed on chain. Pay again.");
+        // Our clock gave the window at least SETTLE_MARGIN_SECONDS more: the chain's block time runs ahead of it.
+        return refused(SHIELDED_REASONS.expired, "The payment's window has closed on chain, though not by this facilitator's clock: the chain's block time runs ahead of the wall clock (a local node stamping a burst of blocks a second apart does). Pay again once the clocks meet.");
       default:
         return refused(SHIELDED_REASONS.relayRefused, `The pool refuses the relay${name === undefined ? "" : ` (${name})`}: ${(error as Error).message}.`);
     }

@@ -29,6 +29,8 @@ export interface PaymentWorldOptions {
    * to put the pool and that database in the state of a pool that already holds many deposits.
    */
   beforeIndexer?: (chain: LocalChain, indexerConfig: IndexerConfig) => Promise<void>;
+  /** Blocks mined within one second share its timestamp, so the chain's clock never runs ahead (startLocalChain). */
+  wallClockBlocks?: boolean;
 }
 
 /**
@@ -38,7 +40,7 @@ export interface PaymentWorldOptions {
  */
 export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
   const price = options.price ?? 50_000n;
-  const chain = await startLocalChain();
+  const chain = await startLocalChain({ wallClockBlocks: options.wallClockBlocks });
   const { usdc } = chain.facilitator;
   const { networkHelpers } = chain.connection;
   const chainId = chain.facilitator.addressBook.chainId;

@@ -2,17 +2,18 @@
 //
 // Gas of the facilitator's contract operations on the embedded chain, with real Groth16 proofs: deposit and
 // relayed withdrawal with 1, 1k and 100k leaves already in the state tree (filled as bench/simulated-state-tree.ts
-// explains), an ASP root update (plain and revoking), a refund deposit, an access-fee payment, the verifier alone
-// and relayBatch of 1, 4 and 16 withdrawals at 1k leaves. Prints a table, where the deposit's and the relay's gas
+// explains), a seller paid straight from the pool against the detour (relay to a single-use payer, then the seller's
+// facilitator's transferWithAuthorization) from the same tree position, an ASP root update (plain and revoking), a
+// refund deposit, an access-fee payment, the verifier alone and relayBatch of 1, 4 and 16 withdrawals at 1k leaves. Prints a table, where the deposit's and the relay's gas
 // goes (gas-breakdown.ts), compares both with the figures before the gas work and with Privacy Pools', and writes bench/results/gas.json.
 import type { ContractTransactionResponse } from "ethers";
 import { network } from "hardhat";
 import { hexlify, randomBytes, Wallet } from "ethers";
 import { createLeanIMT, createNote, labelOf, namePublicSignals, nullifierHashOf, precommitmentOf, releaseProverThreads } from "../../sdk/index.js";
-import { buildAuthorization, signAuthorization } from "../../test/contracts/helpers/authorizations.js";
+import { buildAuthorization, signAuthorization, splitSignature } from "../../test/contracts/helpers/authorizations.js";
 import { deployedFacilitator } from "../../test/contracts/helpers/fixtures.js";
 import { fundDepositor, secretsFor } from "../../test/contracts/helpers/notes.js";
-import { proveRelayedWithdrawal } from "../../test/contracts/helpers/withdrawals.js";
+import { proveRelayedWithdrawal, proveSellerPayment } from "../../test/contracts/helpers/withdrawals.js";
 import { printTable, writeResults } from "../report.js";
 import { facilitatorClassifier } from "./facilitator-parts.js";
 import { type Breakdown, gasBreakdown, PART_NAMES, PARTS } from "./gas-breakdown.js";
@@ -41,6 +42,10 @@ interface Measurement {
   relay: number;
   depositBreakdown: Breakdown;
   relayBreakdown: Breakdown;
+  /** A seller's price paid by the pool in the relay (SellerPayment): one transaction. */
+  sellerPayment: number;
+  /** The same price by the detour: the x402 relay to a single-use payer plus the payer's transferWithAuthorization. */
+  detour: { relay: number; transferWithAuthorization: number };
   aspRootUpdate: number;
   revokingAspRootUpdate: number;
   refundDeposit: number;
@@ -110,6 +115,7 @@ async function measure(treeSize: number): Promise<Measurement> {
     scope,
   });
   const verifierGas = Number(await verifier.verifyProof.estimateGas(proof.pA, proof.pB, proof.pC, proof.pubSignals));
+  const beforeRelay = await connection.networkHelpers.takeSnapshot();
   const relayReceipt = await mined(entrypoint.connect(accounts.stranger).relay(withdrawal, proof, scope, stateTreeSize));
   const relay = Number(relayReceipt.gasUsed);
   const classifier = await facilitatorClassifier(facilitator, [aspTree.root]);
@@ -142,8 +148,46 @@ async function measure(treeSize: number): Promise<Measurement> {
   await entrypoint.setAccessFeeTreasury(accounts.feeRecipient);
   await fundDepositor(facilitator, accounts.depositor, 5_000n);
   const accessFee = await gasOf(entrypoint.connect(accounts.depositor).payAccessFee(usdc, 42n, 5_000n));
+
+  // The seller's price (the relay's payout) paid both ways from the state before the relay, so both insert the change
+  // note at the same position (a leaf's insert hashes one node per set bit of its index). The seller already holds
+  // USDC, as a live one does; the detour's payer is the relay's recipient.
+  const seller = Wallet.createRandom().address;
+  const price = WITHDRAWAL - (WITHDRAWAL * RELAY_FEE_BPS) / 10_000n;
+  await beforeRelay.restore();
+  await usdc.mint(seller, 1n);
+  const detourRelay = await gasOf(entrypoint.connect(accounts.stranger).relay(withdrawal, proof, scope, stateTreeSize));
+  const toSeller = buildAuthorization(now, { from: payer.address, to: seller, value: price, nonce: payment.nonce }, { validBefore: payment.validBefore });
+  const [v, r, s] = splitSignature(await signAuthorization(payer, usdc, "TransferWithAuthorization", toSeller));
+  const transferWithAuthorization = await gasOf(
+    usdc.connect(accounts.stranger)["transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)"](
+      toSeller.from, toSeller.to, toSeller.value, toSeller.validAfter, toSeller.validBefore, toSeller.nonce, v, r, s,
+    ),
+  );
+  await beforeRelay.restore();
+  await usdc.mint(seller, 1n);
+  const paid = await proveSellerPayment({
+    note,
+    stateTree,
+    aspTree,
+    sellerPayment: {
+      payTo: seller,
+      amount: price,
+      feeRecipient: accounts.feeRecipient.address,
+      fee: WITHDRAWAL - price,
+      requestReference: hexlify(randomBytes(32)),
+      validBefore: payment.validBefore,
+    },
+    entrypoint: await entrypoint.getAddress(),
+    scope,
+  });
+  const sellerPayment = await gasOf(entrypoint.connect(accounts.stranger).relay(paid.withdrawal, paid.proof, scope, paid.stateTreeSize));
+  if (detourRelay !== relay) throw new Error(`the relay replayed from its snapshot used ${detourRelay} gas, not ${relay}`);
   await connection.close();
-  return { treeSize, deposit, relay, depositBreakdown, relayBreakdown, aspRootUpdate, revokingAspRootUpdate, refundDeposit, accessFee, verifier: verifierGas };
+  return {
+    treeSize, deposit, relay, depositBreakdown, relayBreakdown, sellerPayment, detour: { relay, transferWithAuthorization },
+    aspRootUpdate, revokingAspRootUpdate, refundDeposit, accessFee, verifier: verifierGas,
+  };
 }
 
 /**
@@ -212,6 +256,8 @@ function compareWithEstimate(gas: number): string {
   return "within it";
 }
 
+const detourGas = (m: Measurement) => m.detour.relay + m.detour.transferWithAuthorization;
+
 const measurements: Measurement[] = [];
 for (const treeSize of TREE_SIZES) {
   console.log(`measuring with ${leaves(treeSize)} in the state tree...`);
@@ -225,6 +271,11 @@ const largest = measurements[measurements.length - 1]!;
 const rows: [string, number][] = [
   ...measurements.map((m): [string, number] => [`deposit, ${leaves(m.treeSize)} in the tree`, m.deposit]),
   ...measurements.map((m): [string, number] => [`relayed withdrawal, ${leaves(m.treeSize)} in the tree`, m.relay]),
+  ...measurements.map((m): [string, number] => [`seller paid straight from the pool, ${leaves(m.treeSize)} in the tree`, m.sellerPayment]),
+  ...measurements.map((m): [string, number] => [
+    `seller paid by the detour (relay + transferWithAuthorization), ${leaves(m.treeSize)}`,
+    detourGas(m),
+  ]),
   ["ASP root update", largest.aspRootUpdate],
   ["ASP root update, revoking and keeping one root", largest.revokingAspRootUpdate],
   ["refund deposit (EIP-3009 pull, 100k leaves)", largest.refundDeposit],
@@ -262,6 +313,14 @@ for (const operation of ["deposit", "relay"] as const) {
   }
 }
 
+console.log("\na seller paid straight from the pool against the detour, from the same tree position:");
+for (const m of measurements) {
+  console.log(
+    `  ${leaves(m.treeSize)}: ${fmt(m.sellerPayment)} in 1 transaction against ${fmt(m.detour.relay)} + ${fmt(m.detour.transferWithAuthorization)} = ` +
+      `${fmt(detourGas(m))} in 2 (${change(m.sellerPayment, detourGas(m))})`,
+  );
+}
+
 const { min, max } = PRIVACY_POOLS_RELAY_ESTIMATE;
 console.log(`\nPrivacy Pools relayer estimate per relayed withdrawal: ${fmt(min)}-${fmt(max)} gas`);
 for (const m of measurements) {
@@ -280,6 +339,8 @@ await writeResults("gas", {
   relayBatchPerWithdrawal: batches[batches.length - 1]!.perWithdrawal,
   relayBatches: batches,
   relayByTreeSize: bySize((m) => m.relay),
+  sellerPaymentByTreeSize: bySize((m) => m.sellerPayment),
+  detourByTreeSize: bySize((m) => m.detour),
   depositByTreeSize: bySize((m) => m.deposit),
   relayBreakdownByTreeSize: bySize((m) => m.relayBreakdown),
   depositBreakdownByTreeSize: bySize((m) => m.depositBreakdown),

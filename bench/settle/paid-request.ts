@@ -14,6 +14,9 @@ export interface PaidRequestResult {
   transactions: number;
   /** Their gas, per payment (p50). */
   gasPerPayment: number;
+  /** The agent's proof, and the rest of the request (402, trees, the seller's verify and settle, the blocks), p50. */
+  proofP50Ms: number;
+  restP50Ms: number;
 }
 
 /**
@@ -57,6 +60,7 @@ async function timedPayments(
   transactionsOf: (response: Response, paymentEvents: AgentEvent[]) => string[],
 ): Promise<PaidRequestResult> {
   const ms: number[] = [];
+  const proofMs: number[] = [];
   const gas: number[] = [];
   let transactions = 0;
   // A warm-up, left out: the agent's first payment reads `supported`, starts its prover and fetches the trees whole.
@@ -70,7 +74,9 @@ async function timedPayments(
       response = await pay();
     }));
     if (response.status !== 200) throw new Error(`a paid request answered ${response.status}`);
-    const hashes = transactionsOf(response, events.slice(from));
+    const paymentEvents = events.slice(from);
+    proofMs.push(paymentEvents.reduce((sum, event) => sum + ("proofTimeMs" in event ? event.proofTimeMs : 0), 0));
+    const hashes = transactionsOf(response, paymentEvents);
     transactions += hashes.length;
     const receipts = await Promise.all(hashes.map((hash) => provider.getTransactionReceipt(hash)));
     gas.push(receipts.reduce((sum, receipt) => sum + Number(receipt!.gasUsed), 0));
@@ -83,5 +89,7 @@ async function timedPayments(
     p95Ms: Math.round(percentile(ms, 95)),
     transactions: transactions / payments,
     gasPerPayment: percentile(gas, 50),
+    proofP50Ms: Math.round(percentile(proofMs, 50)),
+    restP50Ms: Math.round(percentile(ms.map((total, i) => total - proofMs[i]!), 50)),
   };
 }

@@ -3,7 +3,7 @@ import { Transaction, type TransactionReceipt, type Wallet } from "ethers";
 import { Entrypoint__factory, IPrivacyPool__factory } from "../types/ethers-contracts/index.js";
 import { offersShieldedProof } from "../sdk/x402/shielded.js";
 import { MemoryPaymentClaims, type PaymentClaims } from "./payment-claims.js";
-import { RelayNotSent, ShieldedPayments, spendingTransaction, type ShieldedPaymentsDeps, type ShieldedRelay } from "./shielded-payments.js";
+import { cappedFeeFields, RelayNotSent, ShieldedPayments, spendingTransaction, type ShieldedPaymentsDeps, type ShieldedRelay } from "./shielded-payments.js";
 
 export interface ShieldedFacilitatorSchemeOptions {
   /**
@@ -97,16 +97,12 @@ export class ShieldedFacilitatorScheme implements SchemeNetworkFacilitator {
     const signed = this.inNonceOrder(async () => {
       let raw: string;
       try {
-        const fees = await provider.getFeeData();
-        const priority = fees.maxPriorityFeePerGas ?? 0n;
         const request = await entrypoint.relay.populateTransaction(relay.withdrawal, relay.proof, relay.scope, relay.stateTreeSize);
         raw = await wallet.signTransaction(
           await wallet.populateTransaction({
             ...request,
-            gasLimit: relay.gasLimit,
             // The fee pays for the relay at this price at most: the facilitator never pays more gas than it is paid.
-            maxFeePerGas: relay.maxFeePerGas,
-            maxPriorityFeePerGas: priority < relay.maxFeePerGas ? priority : relay.maxFeePerGas,
+            ...cappedFeeFields(relay, await provider.getFeeData()),
             nonce: await provider.getTransactionCount(wallet.address, "pending"),
           }),
         );

@@ -1,5 +1,5 @@
 import type { SettleResponse, VerifyResponse } from "@x402/core/types";
-import { isError, type TransactionReceipt } from "ethers";
+import { isError, type FeeData, type TransactionReceipt } from "ethers";
 import { gasCostInUsdc } from "../lib/gas-cost.js";
 import { toSolidityProof, type SolidityWithdrawProof } from "../sdk/circuit/solidity-proof.js";
 import { encodeSellerPayment, type Withdrawal } from "../sdk/circuit/context.js";
@@ -25,6 +25,16 @@ export interface ShieldedRelay {
   /** The most gas it may use, and the highest gas price its fee pays for at that gas. */
   gasLimit: bigint;
   maxFeePerGas: bigint;
+}
+
+/**
+ * The fee fields of a relay that never costs more gas than the payment's fee pays: its gas limit, the fee's price at
+ * that gas as maxFeePerGas, and the network's tip within it. Whoever sends it, the seller's own facilitator or the
+ * relayer's seller routes.
+ */
+export function cappedFeeFields(relay: Pick<ShieldedRelay, "gasLimit" | "maxFeePerGas">, fees: FeeData) {
+  const tip = fees.maxPriorityFeePerGas ?? 0n;
+  return { gasLimit: relay.gasLimit, maxFeePerGas: relay.maxFeePerGas, maxPriorityFeePerGas: tip < relay.maxFeePerGas ? tip : relay.maxFeePerGas };
 }
 
 /** Sent nothing: the relay can be tried again, and its claim given back. */

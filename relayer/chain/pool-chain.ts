@@ -1,4 +1,5 @@
 import {
+  type FeeData,
   FetchRequest,
   getAddress,
   isError,
@@ -104,6 +105,9 @@ function deepestStateTree(proofs: SolidityWithdrawProof[]): bigint {
 const RECEIPT_POLL_MS = 100;
 
 /** Steps a caller of PoolChain.relay can hook into. */
+/** A relay's gas limit and fees, set from the network's fee data instead of the relayer's estimate (PoolChain.relayCapped). */
+export type RelayFees = (fees: FeeData) => Pick<TransactionRequest, "gasLimit" | "maxFeePerGas" | "maxPriorityFeePerGas">;
+
 export interface RelayHooks {
   /**
    * With the signed transaction's hash, before it is broadcast; may refuse by throwing, and then nothing is sent.
@@ -187,12 +191,30 @@ export class PoolChain {
     return this.relayAlone({ args: [withdrawal, proof, this.deployment.scope, stateTreeSize], hooks }, "relayAccessFee");
   }
 
-  private async relayAlone({ args, hooks }: PendingRelay, method: RelayMethod = "relay"): Promise<TransactionReceipt> {
+  /**
+   * Submits a relay alone, never batched, under the gas limit and fees `feesFor` sets from the network's fee data
+   * (a seller's payment whose fee caps what its relay may cost: seller/shielded-payments.ts cappedFeeFields);
+   * otherwise as `relay` (simulated first, the same hooks, the same errors).
+   */
+  async relayCapped(
+    withdrawal: Withdrawal,
+    proof: SolidityWithdrawProof,
+    stateTreeSize: bigint,
+    feesFor: RelayFees,
+  ): Promise<TransactionReceipt> {
+    return this.relayAlone({ args: [withdrawal, proof, this.deployment.scope, stateTreeSize], hooks: {} }, "relay", feesFor);
+  }
+
+  private async relayAlone(
+    { args, hooks }: PendingRelay,
+    method: RelayMethod = "relay",
+    feesFor?: RelayFees,
+  ): Promise<TransactionReceipt> {
     const send = this.entrypoint[method];
     await this.call(() => send.staticCall(...args));
     const request = await this.call(async () => ({
       ...(await send.populateTransaction(...args)),
-      gasLimit: await this.relayGasLimit(method, args),
+      ...(feesFor === undefined ? { gasLimit: await this.relayGasLimit(method, args) } : feesFor(await this.provider.getFeeData())),
     }));
     const tx = await this.inNonceOrder(async () => {
       const { signed, hash } = await this.signRelay(request);

@@ -1,6 +1,6 @@
 import type { SupportedResponse } from "@x402/core/types";
 import type { IndexerClient } from "../../indexer/client.js";
-import { RelayNotSent, ShieldedPayments, spendingTransaction } from "../../seller/index.js";
+import { cappedFeeFields, RelayNotSent, ShieldedPayments, spendingTransaction } from "../../seller/index.js";
 import { RelayRevertedError, type PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 import type { RelayerStore } from "../store/relayer-store.js";
@@ -44,7 +44,7 @@ export function sellerFacilitator({ chain, indexer, store, feeRecipient, minimum
       release: (nullifierHash) => store.releaseSellerPayment(nullifierHash),
     },
     sendRelay: (relay) =>
-      chain.relay(relay.withdrawal, relay.proof, relay.stateTreeSize).catch((error: unknown) => {
+      chain.relayCapped(relay.withdrawal, relay.proof, relay.stateTreeSize, (fees) => cappedFeeFields(relay, fees)).catch((error: unknown) => {
         // The relay is simulated before it is signed: a refusal there sent nothing.
         const sent = !(error instanceof RelayerError) || error instanceof RelayRevertedError || error.code === "SETTLEMENT_UNCERTAIN";
         throw sent ? error : new RelayNotSent(error.message, { cause: error });

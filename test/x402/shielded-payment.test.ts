@@ -74,6 +74,9 @@ describe("sellers paid straight from the pool by shielded proof", function () {
         const relayed = await world.provider.getTransactionReceipt(settlement.transaction);
         expect(relayed!.from).to.equal(seller.settler);
         expect(gasCostInUsdc(relayed!.gasUsed, relayed!.gasPrice, TEST_USDC_PER_ETH_ATOMIC)).to.be.at.most(fee);
+        // And whatever the gas price had done before it was mined: its gas limit at its fee cap is within the fee.
+        const sent = (await world.provider.getTransaction(settlement.transaction))!;
+        expect(gasCostInUsdc(sent.gasLimit, sent.maxFeePerGas!, TEST_USDC_PER_ETH_ATOMIC)).to.be.at.most(fee);
         // The pool's notes gave the price and the fee; a fee owed to the relayer's treasury is no longer the notes'.
         const owedToTreasury = seller.feeRecipient === treasury.address ? fee : 0n;
         expect(await world.poolBalance()).to.equal(poolBefore - world.price - owedToTreasury);

@@ -1,12 +1,11 @@
 import {
   changeNoteOf,
   commitmentOf,
-  deriveRefundSecrets,
   encodeAccessFeeData,
   encodeRelayData,
   namePublicSignals,
   nullifierHashOf,
-  precommitmentOf,
+  refundPrecommitmentOf,
   type Note,
   type NoteSecrets,
   type PaymentTerms,
@@ -51,11 +50,6 @@ export function spendRecord(spend: Spend, amount: bigint): { nullifierHash: bigi
 export function refundCommitmentOf(spend: Spend, amount: bigint, feeBps: bigint): bigint {
   if (spend.kind === "proof") return namePublicSignals(spend.proof.publicSignals).refundCommitment;
   return commitmentOf(amount - feeOf(amount, feeBps), spend.note.label, refundPrecommitmentOf(spend.note));
-}
-
-/** The precommitment of a note's refund note: Poseidon(deriveRefundSecrets(note)), as the SDK makes every proof. */
-export function refundPrecommitmentOf(note: Note): bigint {
-  return precommitmentOf(deriveRefundSecrets(note));
 }
 
 /** Whom a relay pays and what it takes: the RelayData (or, for an access fee, the AccessFeeData) a proof's context binds. */

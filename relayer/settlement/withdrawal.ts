@@ -1,5 +1,6 @@
 import {
   buildWithdrawInput,
+  refundPrecommitmentOf,
   toSolidityProof,
   withdrawalContext,
   type Withdrawal,
@@ -10,7 +11,7 @@ import type { PoolChain, RelayHooks } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 import { spendableNote } from "./note-status.js";
 import type { Prover } from "./prover.js";
-import { refundPrecommitmentOf, withdrawalOf, type NoteSpend, type RelayTerms, type Spend } from "./spend.js";
+import { withdrawalOf, type NoteSpend, type RelayTerms, type Spend } from "./spend.js";
 
 export interface WithdrawalOrder extends RelayTerms {
   spend: Spend;

@@ -4,7 +4,7 @@ import type { WithdrawProof } from "../circuit/prover.js";
 import { buildWithdrawInput } from "../circuit/withdraw-input.js";
 import { FacilitatorError, type FacilitatorClient, type QuoteAnswer, type TreesAnswer } from "../client/facilitator-client.js";
 import { feeOf } from "../fees/relay-fee.js";
-import { changeNoteOf, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../note/note.js";
+import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, refundPrecommitmentOf, type Note } from "../note/note.js";
 import type { EngineName, ProofEngine } from "../prover/local-prover.js";
 import type { MerkleWitness } from "../tree/merkle-witness.js";
 import type { SyncedTree } from "../tree/synced-tree.js";
@@ -112,7 +112,7 @@ export async function proveLocally(options: {
     const changeSecrets = deriveChangeSecrets(note);
     const withdrawnValue = BigInt(quote.withdrawnValue);
     // Every proof binds a refund note's commitment; it must hide whether or not the spend is ever refunded.
-    const refundPrecommitment = precommitmentOf(deriveRefundSecrets(note));
+    const refundPrecommitment = refundPrecommitmentOf(note);
     const input = buildWithdrawInput({
       note,
       withdrawnValue,

@@ -3,7 +3,7 @@ import { toBeHex } from "ethers";
 import type { SellerPayment } from "../circuit/context.js";
 import { buildWithdrawInput } from "../circuit/withdraw-input.js";
 import type { FacilitatorClient } from "../client/facilitator-client.js";
-import { changeNoteOf, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, precommitmentOf, type Note } from "../note/note.js";
+import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, refundPrecommitmentOf, type Note } from "../note/note.js";
 import { scopeOf } from "../note/scope.js";
 import type { EngineName, ProofEngine } from "../prover/local-prover.js";
 import { sellerPaymentContext, sellerPaymentFor, type ShieldedPayload, type ShieldedRequirement } from "../x402/index.js";
@@ -80,7 +80,7 @@ export async function proveShieldedPayment(options: {
       context,
       relayFeeBPS: 0n,
       // Unused by a seller payment (never refunded), but every proof binds one, and it must hide as in every spend.
-      refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)),
+      refundPrecommitment: refundPrecommitmentOf(note),
     });
     const { proof, publicSignals, proofTimeMs, engine } = await prover.prove(input);
     return {

@@ -75,6 +75,11 @@ export function deriveRefundSecrets({ nullifier, secret }: NoteSecrets): NoteSec
   };
 }
 
+/** The precommitment of `spent`'s refund note: what every withdrawal proof binds as its refundPrecommitment. */
+export function refundPrecommitmentOf(spent: NoteSecrets): bigint {
+  return precommitmentOf(deriveRefundSecrets(spent));
+}
+
 /** The note holding what remains of `spent` after `withdrawnValue` leaves the pool. */
 export function changeNoteOf(
   spent: Note,

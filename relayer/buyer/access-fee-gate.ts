@@ -111,9 +111,9 @@ export class AccessFeeGate {
    * relays it, would pay more gas than it is paid (BELOW_FEE_FLOOR), or the treasury would get less than the fee.
    */
   async assertCoversRelay(amount: bigint): Promise<void> {
-    const relayCost = await this.relayCost();
-    const smallest = this.terms.requiredFee + relayCost;
+    const smallest = await this.noteWithdrawal();
     if (amount >= smallest) return;
+    const relayCost = smallest - this.terms.requiredFee;
     throw new RelayerError(
       relayCost > 0n ? "BELOW_FEE_FLOOR" : "INVALID_PAYMENT_AMOUNT",
       `An access fee paid out of a note of ${amount} atomic USDC is less than the fee ${this.terms.requiredFee}` +

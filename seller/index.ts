@@ -1,8 +1,12 @@
 // The seller's side of the shielded-proof method (docs/x402-interop.md, "Shielded proof"): plug-ins for an @x402/core
 // resource server and facilitator, and the verify/settle logic the relayer's seller routes share with them.
+// SqliteServedPayments is imported from ./served-payments-sqlite.js: node:sqlite needs Node 22.
 export * from "./payment-claims.js";
 export * from "./request-reference.js";
 export * from "./shielded-facilitator-scheme.js";
 export * from "./shielded-payments.js";
 export * from "./shielded-reasons.js";
 export * from "./shielded-server-scheme.js";
+export * from "./serve-once.js";
+export * from "./served-payments.js";
+export * from "./served-payments-postgres.js";

@@ -1,42 +1,32 @@
 /**
- * Which shielded-proof payments a facilitator has settled (or is settling), by the spent note's nullifier hash: a
- * payment is answered `success` by one settle only, so a copy of it cannot buy a second request, even when the pool
- * paid it by someone else's transaction (which settle recognizes by its effect).
+ * Which shielded-proof payments a facilitator is relaying now, by the spent note's nullifier hash: one settle at a
+ * time sends a payment's relay. A claim is a lease: a settle that died after sending leaves it, and once it lapses
+ * the next settle reads the chain (the payment paid by that relay is recognized) or relays again (a relay that was
+ * never mined spent nothing). Claims keep no answer: whether a payment was served is the seller's record
+ * (ServedPayments), and a payment the pool paid is answered `success` whenever it is settled.
  */
 export interface PaymentClaims {
-  /**
-   * Takes the payment of `nullifierHash` for one settle. False when it was taken already. `validBefore` (unix
-   * seconds) is when the payment stops being relayable: after it no settle can succeed, so the claim may be dropped.
-   */
-  claim(nullifierHash: bigint, validBefore: number): Promise<boolean>;
-  isClaimed(nullifierHash: bigint): Promise<boolean>;
-  /** Gives a claim back: only when its settle sent nothing, so that the payment may still be settled once. */
+  /** Takes the payment of `nullifierHash` for `leaseSeconds`. False while another settle's claim holds. */
+  claim(nullifierHash: bigint, leaseSeconds: number): Promise<boolean>;
+  /** Gives a claim back: its settle ended, and the payment may be settled again. */
   release(nullifierHash: bigint): Promise<void>;
 }
 
-/** Claims in this process's memory, dropped once their payment's window closed: for one facilitator process. */
+/** Claims in this process's memory: for one facilitator process (another one's relay of a copy only reverts). */
 export class MemoryPaymentClaims implements PaymentClaims {
   private readonly claims = new Map<bigint, number>();
 
   constructor(private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000)) {}
 
-  async claim(nullifierHash: bigint, validBefore: number): Promise<boolean> {
-    this.dropClosed();
+  async claim(nullifierHash: bigint, leaseSeconds: number): Promise<boolean> {
+    const now = this.nowSeconds();
+    for (const [claimed, until] of this.claims) if (until <= now) this.claims.delete(claimed);
     if (this.claims.has(nullifierHash)) return false;
-    this.claims.set(nullifierHash, validBefore);
+    this.claims.set(nullifierHash, now + leaseSeconds);
     return true;
-  }
-
-  async isClaimed(nullifierHash: bigint): Promise<boolean> {
-    return this.claims.has(nullifierHash);
   }
 
   async release(nullifierHash: bigint): Promise<void> {
     this.claims.delete(nullifierHash);
-  }
-
-  private dropClosed(): void {
-    const now = this.nowSeconds();
-    for (const [nullifierHash, validBefore] of this.claims) if (validBefore < now) this.claims.delete(nullifierHash);
   }
 }

@@ -1,9 +1,9 @@
 import type { FacilitatorContext, Network, PaymentPayload, PaymentRequirements, SchemeNetworkFacilitator, SettleResponse, VerifyResponse } from "@x402/core/types";
-import { Transaction, type TransactionReceipt, type Wallet } from "ethers";
+import { Transaction, type Provider, type TransactionReceipt, type Wallet } from "ethers";
 import { Entrypoint__factory, IPrivacyPool__factory } from "../types/ethers-contracts/index.js";
 import { offersShieldedProof } from "../sdk/x402/shielded.js";
 import { MemoryPaymentClaims, type PaymentClaims } from "./payment-claims.js";
-import { cappedFeeFields, RelayNotSent, ShieldedPayments, spendingTransaction, type ShieldedPaymentsDeps, type ShieldedRelay } from "./shielded-payments.js";
+import { cappedFeeFields, RelayNotSent, RelayPending, ShieldedPayments, spendingTransaction, type ShieldedPaymentsDeps, type ShieldedRelay } from "./shielded-payments.js";
 
 export interface ShieldedFacilitatorSchemeOptions {
   /**
@@ -25,9 +25,14 @@ export interface ShieldedFacilitatorSchemeOptions {
   claims?: PaymentClaims;
   /** How far back settle looks for the transaction that paid a payment someone else relayed (blocks; default 10,000). */
   spendLookbackBlocks?: number;
-  /** How long a relay is waited for once sent. */
+  /** How long a relay is waited for once sent (default 30 s); then the settle answers `settlement_pending`. */
   inclusionTimeoutMs?: number;
+  /** The longest one read of the chain may take before a payment is answered as an outage (default 10 s). */
+  chainTimeoutMs?: number;
 }
+
+/** How often a sent relay's receipt is asked for. */
+const RECEIPT_POLL_MS = 250;
 
 /**
  * The `exact` scheme of an @x402/core facilitator (`x402Facilitator.register(network, scheme)`) that relays
@@ -60,6 +65,7 @@ export class ShieldedFacilitatorScheme implements SchemeNetworkFacilitator {
         return price;
       },
       claims: options.claims ?? new MemoryPaymentClaims(),
+      ...(options.chainTimeoutMs !== undefined && { chainTimeoutMs: options.chainTimeoutMs }),
       sendRelay: (relay) => this.sendRelay(relay),
       findSpend: (nullifierHash) => spendingTransaction(pool, nullifierHash, options.spendLookbackBlocks),
     });
@@ -113,8 +119,8 @@ export class ShieldedFacilitatorScheme implements SchemeNetworkFacilitator {
       return provider.broadcastTransaction(raw).then(() => Transaction.from(raw).hash!);
     });
     const hash = await signed;
-    const receipt = await provider.waitForTransaction(hash, 1, this.options.inclusionTimeoutMs ?? 60_000);
-    if (receipt === null || receipt.status !== 1) throw new Error(`the relay ${hash} reverted`);
+    const receipt = await receiptOf(provider, hash, this.options.inclusionTimeoutMs ?? 30_000);
+    if (receipt.status !== 1) throw new Error(`the relay ${hash} reverted`);
     return receipt;
   }
 
@@ -123,4 +129,17 @@ export class ShieldedFacilitatorScheme implements SchemeNetworkFacilitator {
     this.sending = sent.catch(() => undefined);
     return sent;
   }
+}
+
+/**
+ * The receipt of `hash` once mined, asked for every RECEIPT_POLL_MS (a quiet chain mines no block to wake a
+ * subscription); RelayPending when none came within `timeoutMs`, or the RPC kept failing that long.
+ */
+async function receiptOf(provider: Provider, hash: string, timeoutMs: number): Promise<TransactionReceipt> {
+  for (const until = Date.now() + timeoutMs; Date.now() < until; ) {
+    const receipt = await provider.getTransactionReceipt(hash).catch(() => null);
+    if (receipt !== null) return receipt;
+    await new Promise((resolve) => setTimeout(resolve, RECEIPT_POLL_MS));
+  }
+  throw new RelayPending(hash);
 }

@@ -45,6 +45,37 @@ export class RelayNotSent extends Error {
   }
 }
 
+/** Sent, and not mined yet when the wait for it ended: the payment may still be paid by it. */
+export class RelayPending extends Error {
+  constructor(readonly transaction: string) {
+    super(`the relay ${transaction} was sent and is not mined yet`);
+    this.name = "RelayPending";
+  }
+}
+
+/** The chain did not answer in time, or answered with a fault: no verdict on the payment. */
+class ChainUnavailable extends Error {
+  constructor(what: string, cause: unknown) {
+    super(`${what}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = "ChainUnavailable";
+  }
+}
+
+/** `call`, or ChainUnavailable when it fails or takes longer than `timeoutMs`. */
+async function fromChain<T>(what: string, timeoutMs: number, call: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([call(), timeout]);
+  } catch (error) {
+    throw error instanceof ChainUnavailable ? error : new ChainUnavailable(what, error);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** What the facilitator verifies and settles with: its chain, its fee, where it keeps claims and how it relays. */
 export interface ShieldedPaymentsDeps {
   /** The deployment: its chain, entrypoint, pool, the pool's asset (USDC) and scope. */
@@ -63,12 +94,24 @@ export interface ShieldedPaymentsDeps {
   /** The chain's gas price now, in wei (what a relay sent now pays at most per gas). */
   gasPrice(): Promise<bigint>;
   claims: PaymentClaims;
-  /** Sends the relay and resolves once it is mined; rejects with RelayNotSent when nothing left, else with what happened. */
+  /**
+   * Sends the relay and resolves once it is mined; rejects with RelayNotSent when nothing left, RelayPending when it
+   * left and is not mined yet, else with what happened.
+   */
   sendRelay(relay: ShieldedRelay): Promise<TransactionReceipt>;
   /** The transaction that spent the note of `nullifierHash` (the pool's Withdrawn event), if it can be found. */
   findSpend(nullifierHash: bigint): Promise<string | undefined>;
   nowSeconds?: () => number;
+  /** The longest any one read of the chain may take before the payment is answered as an outage; default 10 s. */
+  chainTimeoutMs?: number;
 }
+
+/** The longest one chain read of a verify or settle takes by default. */
+export const DEFAULT_CHAIN_TIMEOUT_MS = 10_000;
+/** How long a settle's claim on a payment holds off other settles relaying it (a relay sent and mined). */
+const CLAIM_LEASE_SECONDS = 90;
+/** How long a settle that finds the payment claimed by another settle waits for the pool to pay it. */
+const CLAIMED_WAIT_MS = 5_000;
 
 /** A relay's gas limit over its simulation's estimate: inserts at other leaf indexes hash more levels. */
 const GAS_LIMIT_PERCENT = 125n;
@@ -88,15 +131,19 @@ const refused = (reason: ShieldedReason, message: string): Checked => ({ ok: fal
  * The seller's side of the shielded-proof method (docs/x402-interop.md, "Shielded proof"): `verify` checks a payment
  * without a transaction (its terms against the entry, its window, the fee against the relay's gas now, and an
  * eth_estimateGas of the relay, which runs every check of the pool: proof, roots, nullifier); `settle` relays it, and
- * the pool pays payTo straight from the note. Outcomes are read from what the chain did: a payment the pool paid by
- * anyone's transaction (a front-runner's copy) is recognized by the spend record, which holds the proof's context,
- * and is answered `success` once.
+ * the pool pays payTo straight from the note. Outcomes are read from what the chain did: a payment the pool paid, by
+ * anyone's transaction (a front-runner's copy, a settle that crashed after sending), is recognized by the spend
+ * record, which holds the proof's context, and answered `success` whenever it is settled again: the seller's server
+ * (ServeOnce) keeps each payment to one answer. A chain that does not answer is an outage, answered with a retryable
+ * reason, never a refusal.
  */
 export class ShieldedPayments {
   private readonly nowSeconds: () => number;
+  private readonly chainTimeoutMs: number;
 
   constructor(private readonly deps: ShieldedPaymentsDeps) {
     this.nowSeconds = deps.nowSeconds ?? (() => Math.floor(Date.now() / 1000));
+    this.chainTimeoutMs = deps.chainTimeoutMs ?? DEFAULT_CHAIN_TIMEOUT_MS;
   }
 
   /** What the facilitator announces for `exact` on its chain: where it relays, to whom its fee goes and the least fee. */
@@ -121,53 +168,91 @@ export class ShieldedPayments {
     return checked.ok ? { isValid: true, payer } : { isValid: false, invalidReason: checked.reason, invalidMessage: checked.message, payer };
   }
 
+  /** A settle's answer when the facilitator cannot settle at all now (`why`): retryable, nothing moved. */
+  unavailable(why: string): SettleResponse {
+    const message = `The facilitator cannot settle now (${why}); nothing moved. Settle the same payment again.`;
+    return { success: false, errorReason: SHIELDED_REASONS.facilitatorUnavailable, errorMessage: message, payer: this.deps.deployment.privacyPool, transaction: "", network: this.network };
+  }
+
   async settle(paymentPayload: unknown, requirements: unknown): Promise<SettleResponse> {
-    const { claims } = this.deps;
     const payer = this.deps.deployment.privacyPool;
     const network = this.network;
-    const failed = (reason: ShieldedReason, message: string): SettleResponse => ({ success: false, errorReason: reason, errorMessage: message, payer, transaction: "", network });
+    const failed = (reason: ShieldedReason, message: string, transaction = ""): SettleResponse => ({ success: false, errorReason: reason, errorMessage: message, payer, transaction, network });
+    const succeeded = (transaction: string): SettleResponse => ({ success: true, payer, transaction, network });
     const checked = await this.check(paymentPayload, requirements);
     if (!checked.ok) return failed(checked.reason, checked.message);
     const { read } = checked;
-    if (!(await claims.claim(read.nullifierHash, Number(read.payment.validBefore)))) {
-      return failed(SHIELDED_REASONS.alreadyUsed, "This payment was settled here already (or is being settled): it pays one request.");
+    try {
+      if (checked.paid) return succeeded(await this.spendOf(read));
+      if (!(await this.deps.claims.claim(read.nullifierHash, CLAIM_LEASE_SECONDS))) {
+        // Another settle is relaying it: its relay pays these terms, or the claim lapses and the next settle relays.
+        if (await this.paidWithin(read, CLAIMED_WAIT_MS)) return succeeded(await this.spendOf(read));
+        return failed(SHIELDED_REASONS.inProgress, "Another settle is relaying this payment now; settle it again in a few seconds: it succeeds once the pool paid it.");
+      }
+      return await this.relay(checked.relay, read, succeeded, failed);
+    } catch (error) {
+      return this.unavailable((error as Error).message);
     }
-    if (checked.paid) return this.recognized(read, payer, network, failed);
-
-    const receipt = await this.deps.sendRelay(checked.relay).catch(async (error: unknown) => {
-      if (error instanceof RelayNotSent) await claims.release(read.nullifierHash);
-      return error instanceof Error ? error : new Error(String(error));
-    });
-    if (!(receipt instanceof Error) && (await this.paidBy(read))) {
-      return { success: true, payer, transaction: receipt.hash, network };
-    }
-    if (receipt instanceof RelayNotSent) return failed(SHIELDED_REASONS.settleFailed, `The relay was not sent: ${receipt.message}. Nothing was spent.`);
-    // Mined but reverted, or lost on its way: the chain says whether the pool paid these terms, by whoever's transaction.
-    return this.recognized(read, payer, network, failed, receipt);
   }
 
-  /** Success with the transaction that paid these terms, when the pool's record says it did. */
-  private async recognized(
+  private async relay(
+    relay: ShieldedRelay,
     read: ReadShieldedPayment,
-    payer: string,
-    network: `eip155:${number}`,
-    failed: (reason: ShieldedReason, message: string) => SettleResponse,
-    cause?: Error | TransactionReceipt,
+    succeeded: (transaction: string) => SettleResponse,
+    failed: (reason: ShieldedReason, message: string, transaction?: string) => SettleResponse,
   ): Promise<SettleResponse> {
-    if (await this.paidBy(read)) {
-      const transaction = await this.deps.findSpend(read.nullifierHash);
-      if (transaction !== undefined) return { success: true, payer, transaction, network };
+    const { claims } = this.deps;
+    let receipt: TransactionReceipt | Error;
+    try {
+      receipt = await this.deps.sendRelay(relay);
+    } catch (error) {
+      if (error instanceof RelayNotSent) {
+        await claims.release(read.nullifierHash);
+        return failed(SHIELDED_REASONS.facilitatorUnavailable, `The relay was not sent (${error.message}); nothing was spent. Settle the same payment again.`);
+      }
+      if (error instanceof RelayPending) {
+        return failed(SHIELDED_REASONS.settlementPending, `The relay ${error.transaction} is sent and not mined yet; settle again to read its outcome.`, error.transaction);
+      }
+      receipt = error instanceof Error ? error : new Error(String(error));
     }
-    const why = cause instanceof Error ? `: ${cause.message}` : "";
-    return failed(SHIELDED_REASONS.settleFailed, `The pool did not pay this payment${why}. If a relay is still pending, the note is spent only if it is mined before the payment's validBefore.`);
+    if (await this.paidBy(read)) return succeeded(receipt instanceof Error ? await this.spendOf(read) : receipt.hash);
+    // Mined but reverted, or lost on its way, and the pool did not pay these terms by anyone's transaction.
+    await claims.release(read.nullifierHash);
+    const why = receipt instanceof Error ? `: ${receipt.message}` : "";
+    return failed(SHIELDED_REASONS.settleFailed, `The pool did not pay this payment${why}.`);
+  }
+
+  /** The transaction that paid a payment the pool's record says is paid. */
+  private async spendOf(read: ReadShieldedPayment): Promise<string> {
+    const transaction = await fromChain("the pool's Withdrawn events", this.chainTimeoutMs, () => this.deps.findSpend(read.nullifierHash));
+    if (transaction === undefined) throw new ChainUnavailable("the pool's Withdrawn events", new Error("the spend of a paid payment was not found among them yet"));
+    return transaction;
   }
 
   /** Whether the pool's record of the note is this payment's context: these terms were paid, by anyone. */
   private async paidBy(read: ReadShieldedPayment): Promise<boolean> {
-    return BigInt(await this.deps.pool.spendRecordOf(read.nullifierHash)) === read.signals.context;
+    const record = await fromChain("the pool's spend record", this.chainTimeoutMs, () => this.deps.pool.spendRecordOf(read.nullifierHash));
+    return BigInt(record) === read.signals.context;
+  }
+
+  private async paidWithin(read: ReadShieldedPayment, waitMs: number): Promise<boolean> {
+    for (const until = Date.now() + waitMs; ; ) {
+      if (await this.paidBy(read)) return true;
+      if (Date.now() >= until) return false;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
   }
 
   private async check(paymentPayload: unknown, requirements: unknown): Promise<Checked> {
+    try {
+      return await this.checkOnChain(paymentPayload, requirements);
+    } catch (error) {
+      if (!(error instanceof ChainUnavailable)) throw error;
+      return refused(SHIELDED_REASONS.facilitatorUnavailable, `The facilitator cannot read the chain now (${error.message}); nothing moved. Present the same payment again.`);
+    }
+  }
+
+  private async checkOnChain(paymentPayload: unknown, requirements: unknown): Promise<Checked> {
     const { deps } = this;
     const accepted = (paymentPayload as { accepted?: { extra?: { reference?: unknown } } } | undefined)?.accepted;
     // The reference is the buyer's: the one the 402 it answered gave, which the proof binds (the seller checked it).
@@ -200,6 +285,11 @@ export class ShieldedPayments {
     const termsProblems = shieldedTermsProblems(read, payload.data, requirement, chain);
     if (termsProblems.length > 0) return refused(SHIELDED_REASONS.termsMismatch, `The payment does not pay this entry: ${termsProblems.join("; ")}.`);
 
+    // Paid already, by anyone: owed its answer, whatever the clock says now.
+    const record = BigInt(await fromChain("the pool's spend record", this.chainTimeoutMs, () => deps.pool.spendRecordOf(read.nullifierHash)));
+    if (record === read.signals.context) return { ok: true, read, requirement, paid: true };
+    if (record !== 0n) return refused(SHIELDED_REASONS.noteSpent, "The note of this payment was spent by another payment: nothing of it can pay this one.");
+
     const now = this.nowSeconds();
     const validBefore = Number(read.payment.validBefore);
     if (validBefore <= now + SETTLE_MARGIN_SECONDS) return refused(SHIELDED_REASONS.expired, `The payment was relayable until ${validBefore}; it is ${now}. Pay again.`);
@@ -207,23 +297,20 @@ export class ShieldedPayments {
       return refused(SHIELDED_REASONS.windowTooLong, `The payment stays relayable until ${validBefore}, past the entry's ${requirement.maxTimeoutSeconds} s from now.`);
     }
 
-    const record = BigInt(await deps.pool.spendRecordOf(read.nullifierHash));
-    if (record === read.signals.context) {
-      if (await deps.claims.isClaimed(read.nullifierHash)) return refused(SHIELDED_REASONS.alreadyUsed, "This payment was settled here already: it pays one request.");
-      return { ok: true, read, requirement, paid: true };
-    }
-    if (record !== 0n) return refused(SHIELDED_REASONS.noteSpent, "The note of this payment was spent by another payment: nothing of it can pay this one.");
-
     const withdrawal = { processooor: chain.entrypoint, data: encodeSellerPayment(read.payment) };
     const proof = toSolidityProof({ proof: payload.data.proof, publicSignals: payload.data.publicSignals });
     let estimate: bigint;
     try {
-      estimate = await deps.entrypoint.relay.estimateGas(withdrawal, proof, deployment.scope, read.stateTreeSize, { from: deps.settler });
+      estimate = await fromChain("the relay's simulation", this.chainTimeoutMs, () =>
+        deps.entrypoint.relay.estimateGas(withdrawal, proof, deployment.scope, read.stateTreeSize, { from: deps.settler }),
+      );
     } catch (error) {
-      return this.simulationRefusal(error);
+      const revert = revertOf(error);
+      if (revert === undefined) throw error;
+      return this.simulationRefusal(revert);
     }
     const gasLimit = (estimate * GAS_LIMIT_PERCENT) / 100n;
-    const gasPrice = await deps.gasPrice();
+    const gasPrice = await fromChain("the gas price", this.chainTimeoutMs, () => deps.gasPrice());
     const cost = gasCostInUsdc(gasLimit, gasPrice, deps.usdcPerEth);
     if (read.payment.fee < cost) {
       return refused(SHIELDED_REASONS.feeBelowGas, `The payment's fee ${read.payment.fee} does not pay its relay: ${gasLimit} gas at ${gasPrice} wei costs ${cost} now. Pay with a fee of at least ${cost}.`);
@@ -233,9 +320,8 @@ export class ShieldedPayments {
   }
 
   /** The pool's or the entrypoint's reason for refusing the relay's simulation, as a verify refusal. */
-  private simulationRefusal(error: unknown): Checked {
-    const data = isError(error, "CALL_EXCEPTION") ? error.data : undefined;
-    const parsed = typeof data === "string" ? (this.deps.entrypoint.interface.parseError(data) ?? this.deps.pool.interface.parseError(data)) : null;
+  private simulationRefusal({ data, message }: { data: string; message: string }): Checked {
+    const parsed = data === "0x" ? null : (this.deps.entrypoint.interface.parseError(data) ?? this.deps.pool.interface.parseError(data));
     const name = parsed?.name;
     switch (name) {
       case "NullifierAlreadySpent":
@@ -252,9 +338,16 @@ export class ShieldedPayments {
         // Our clock gave the window at least SETTLE_MARGIN_SECONDS more: the chain's block time runs ahead of it.
         return refused(SHIELDED_REASONS.expired, "The payment's window has closed on chain, though not by this facilitator's clock: the chain's block time runs ahead of the wall clock (a local node stamping a burst of blocks a second apart does). Pay again once the clocks meet.");
       default:
-        return refused(SHIELDED_REASONS.relayRefused, `The pool refuses the relay${name === undefined ? "" : ` (${name})`}: ${(error as Error).message}.`);
+        return refused(SHIELDED_REASONS.relayRefused, `The pool refuses the relay${name === undefined ? "" : ` (${name})`}: ${message}.`);
     }
   }
+}
+
+/** The revert of a simulation the chain refused; undefined for a fault of the RPC or a timeout (no verdict). */
+function revertOf(error: unknown): { data: string; message: string } | undefined {
+  const cause = error instanceof ChainUnavailable ? error.cause : error;
+  if (!isError(cause, "CALL_EXCEPTION")) return undefined;
+  return { data: typeof cause.data === "string" ? cause.data : "0x", message: cause.message };
 }
 
 /**

@@ -1,6 +1,9 @@
+import { SHIELDED_RETRYABLE_REASONS } from "../sdk/x402/shielded.js";
+
 /**
  * Why a shielded-proof payment is refused (a verify's invalidReason, a settle's errorReason), as the x402 packages name
- * their reasons: snake_case, one constant each.
+ * their reasons: snake_case, one constant each. The retryable ones (SHIELDED_RETRYABLE_REASONS) are no refusal: an
+ * outage, or the payment busy elsewhere; the buyer presents the same payment again.
  */
 export const SHIELDED_REASONS = {
   invalidRequirements: "invalid_shielded_requirements",
@@ -16,6 +19,7 @@ export const SHIELDED_REASONS = {
   relayRefused: "invalid_shielded_relay_refused",
   referenceInvalid: "invalid_shielded_reference",
   settleFailed: "shielded_settle_failed",
+  ...SHIELDED_RETRYABLE_REASONS,
 } as const;
 
 export type ShieldedReason = (typeof SHIELDED_REASONS)[keyof typeof SHIELDED_REASONS];

@@ -12,6 +12,8 @@ import type {
 } from "@x402/core/types";
 import { offersShieldedProof, SHIELDED_DYNAMIC_EXTRA_FIELDS, SHIELDED_PROOF, ShieldedFacilitatorExtraSchema } from "../sdk/x402/shielded.js";
 import { RequestReferences, type ReferencedRequest } from "./request-reference.js";
+import { DEFAULT_SERVE_LEASE_SECONDS, ServeOnce } from "./serve-once.js";
+import type { ServedPayments } from "./served-payments.js";
 import { SHIELDED_REASONS } from "./shielded-reasons.js";
 
 export interface ShieldedServerSchemeOptions {
@@ -25,6 +27,15 @@ export interface ShieldedServerSchemeOptions {
    * one; without it each process makes its own, and a payment answered by another instance is refused.
    */
   referenceSecret?: Uint8Array;
+  /**
+   * Which payments were answered: a payment is served once, and one paid but not answered (a crash, a lost answer, a
+   * copy settled by someone else first) is served when presented again. Every instance of the seller must share it
+   * and it must outlive restarts (PostgresServedPayments, or SqliteServedPayments on one host);
+   * MemoryServedPayments only where the seller runs one process and accepts that a restart forgets.
+   */
+  served: ServedPayments;
+  /** How long one request holds its payment while it is verified, handled and settled; default 120 s. */
+  serveLeaseSeconds?: number;
   nowSeconds?: () => number;
 }
 
@@ -39,8 +50,9 @@ function requestOf(transportContext: unknown): { method: string; path: string } 
  * offers payment by shielded proof (docs/x402-interop.md, "Shielded proof"): a route entry whose `extra` names
  * `assetTransferMethod: "shielded-proof"` gets the facilitator's terms (pool, entrypoint, fee recipient, least fee,
  * from its `supported`) and, in every 402, a fresh reference of the request; a payment is verified only when its
- * reference was issued by this seller for this request's method, path, payTo and price, and has not expired. Every
- * other entry is the inner scheme's.
+ * reference was issued by this seller for this request's method, path, payTo and price, and was live when it was
+ * made. Each payment is answered once (ServeOnce, over the seller's ServedPayments). Every other entry is the inner
+ * scheme's.
  */
 export class ShieldedServerScheme implements SchemeNetworkServer {
   readonly scheme = "exact";
@@ -50,25 +62,26 @@ export class ShieldedServerScheme implements SchemeNetworkServer {
   readonly schemeHooks: SchemeServerHooks;
   private readonly references: RequestReferences;
 
-  constructor(private readonly options: ShieldedServerSchemeOptions = {}) {
+  constructor(private readonly options: ShieldedServerSchemeOptions) {
     const { inner } = options;
     this.defaultAssetTransferMethod = inner?.defaultAssetTransferMethod ?? SHIELDED_PROOF;
     // The facilitator verifies before the handler runs and settles after it: nothing moves unless the seller serves.
     this.paymentFlows = { ...inner?.paymentFlows, [SHIELDED_PROOF]: { supported: ["authorization"], default: "authorization" } };
     this.dynamicExtraFields = [...(inner?.dynamicExtraFields ?? []), ...SHIELDED_DYNAMIC_EXTRA_FIELDS];
     this.references = new RequestReferences(options.referenceSecret ?? randomBytes(32), options.nowSeconds);
+    const serveOnce = new ServeOnce(options.served, options.serveLeaseSeconds ?? DEFAULT_SERVE_LEASE_SECONDS, options.nowSeconds);
     this.schemeHooks = {
       ...inner?.schemeHooks,
-      onBeforeVerify: async (context) => {
-        const accepted = context.paymentPayload.accepted as PaymentRequirements | undefined;
-        if (accepted === undefined || !offersShieldedProof(accepted)) return inner?.schemeHooks?.onBeforeVerify?.(context);
+      ...serveOnce.hooks((accepted) => accepted !== undefined && offersShieldedProof(accepted as PaymentRequirements), inner?.schemeHooks, async (context) => {
+        const accepted = context.paymentPayload.accepted as PaymentRequirements;
         const request = requestOf(context.transportContext);
+        const validBefore = Number((context.paymentPayload.payload as { validBefore?: unknown }).validBefore);
         const problem =
           request === undefined
             ? "the payment reached the seller without an HTTP request to check its reference against"
-            : this.references.problem(String(accepted.extra.reference), referenced(request, context.requirements as PaymentRequirements));
+            : this.references.problem(String(accepted.extra.reference), referenced(request, context.requirements as PaymentRequirements), Number.isSafeInteger(validBefore) ? validBefore : Number.MAX_SAFE_INTEGER);
         return problem === undefined ? undefined : { abort: true, reason: SHIELDED_REASONS.referenceInvalid, message: `${problem}.` };
-      },
+      }),
     };
   }
 

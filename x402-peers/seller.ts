@@ -4,7 +4,7 @@ import type { PaymentRequirementsV1 } from "@x402/core/types/v1";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import { paymentMiddleware, x402ResourceServer } from "@x402/express";
 import express, { type Request, type RequestHandler } from "express";
-import { ShieldedServerScheme } from "../seller/index.js";
+import { MemoryServedPayments, ShieldedServerScheme, type ServedPayments } from "../seller/index.js";
 import { SHIELDED_PROOF } from "../sdk/x402/shielded.js";
 import { listenLocal, type LocalServer } from "./local-server.js";
 import { v1PaymentMiddleware } from "./v1-seller.js";
@@ -41,6 +41,13 @@ export interface SellerOptions {
    * registers ShieldedServerScheme), or both, the shielded-proof entry first.
    */
   offers?: "eip3009" | "shielded-proof" | "both";
+  /**
+   * Where a shielded-proof seller records the payments it answered; this process's memory by default (one process,
+   * and a restart forgets).
+   */
+  served?: ServedPayments;
+  /** The shielded-proof references' secret; every instance of one seller needs the same. A fresh one by default. */
+  referenceSecret?: Uint8Array;
 }
 
 export interface Seller extends LocalServer {
@@ -48,17 +55,25 @@ export interface Seller extends LocalServer {
   resourceUrl: string;
 }
 
+type ResolvedSellerOptions = Required<Omit<SellerOptions, "served" | "referenceSecret">> & Pick<SellerOptions, "served" | "referenceSecret">;
+
 const DESCRIPTION = "Weather report";
 const MIME_TYPE = "application/json";
 
 /** v2: the reference seller, `paymentMiddleware` of @x402/express over the `exact` EVM server scheme. */
-function v2Middleware(options: Required<SellerOptions>): RequestHandler {
+function v2Middleware(options: ResolvedSellerOptions): RequestHandler {
   const network = options.network as Network;
   const shielded = options.offers !== "eip3009";
   const exact = new ExactEvmScheme();
   const server = new x402ResourceServer(new HTTPFacilitatorClient({ url: options.facilitatorUrl })).register(
     network,
-    shielded ? new ShieldedServerScheme(options.offers === "both" ? { inner: exact } : {}) : exact,
+    shielded
+      ? new ShieldedServerScheme({
+          served: options.served ?? new MemoryServedPayments(),
+          ...(options.referenceSecret !== undefined && { referenceSecret: options.referenceSecret }),
+          ...(options.offers === "both" && { inner: exact }),
+        })
+      : exact,
   );
   const entry = {
     scheme: "exact",
@@ -86,7 +101,7 @@ function v2Middleware(options: Required<SellerOptions>): RequestHandler {
 }
 
 /** v1: glue over reference parts (v1-seller.ts), with the entry the v1 reference middleware advertised. */
-function v1Middleware(options: Required<SellerOptions>): RequestHandler {
+function v1Middleware(options: ResolvedSellerOptions): RequestHandler {
   return v1PaymentMiddleware(new HTTPFacilitatorClient({ url: options.facilitatorUrl }), (request: Request) => ({
     scheme: "exact",
     network: options.network as Network,

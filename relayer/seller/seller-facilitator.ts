@@ -1,6 +1,6 @@
 import type { SupportedResponse } from "@x402/core/types";
 import type { IndexerClient } from "../../indexer/client.js";
-import { cappedFeeFields, RelayNotSent, ShieldedPayments, spendingTransaction } from "../../seller/index.js";
+import { cappedFeeFields, RelayNotSent, RelayPending, ShieldedPayments, spendingTransaction } from "../../seller/index.js";
 import { RelayRevertedError, type PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 import type { RelayerStore } from "../store/relayer-store.js";
@@ -39,14 +39,15 @@ export function sellerFacilitator({ chain, indexer, store, feeRecipient, minimum
       return price;
     },
     claims: {
-      claim: (nullifierHash, validBefore) => store.claimSellerPayment(nullifierHash, validBefore),
-      isClaimed: (nullifierHash) => store.isSellerPaymentClaimed(nullifierHash),
+      claim: (nullifierHash, leaseSeconds) => store.claimSellerPayment(nullifierHash, leaseSeconds),
       release: (nullifierHash) => store.releaseSellerPayment(nullifierHash),
     },
     sendRelay: (relay) =>
       chain.relayCapped(relay.withdrawal, relay.proof, relay.stateTreeSize, (fees) => cappedFeeFields(relay, fees)).catch((error: unknown) => {
+        const pending = error instanceof RelayerError && error.code === "SETTLEMENT_UNCERTAIN" ? error.extra.fundingTxHash : undefined;
+        if (typeof pending === "string") throw new RelayPending(pending);
         // The relay is simulated before it is signed: a refusal there sent nothing.
-        const sent = !(error instanceof RelayerError) || error instanceof RelayRevertedError || error.code === "SETTLEMENT_UNCERTAIN";
+        const sent = !(error instanceof RelayerError) || error instanceof RelayRevertedError;
         throw sent ? error : new RelayNotSent(error.message, { cause: error });
       }),
     // The indexer knows every spend it has read; one mined a moment ago is found in the pool's recent events.

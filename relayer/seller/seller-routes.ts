@@ -35,9 +35,12 @@ export function sellerRouter({ payments, relayer, readiness }: SellerRouteDeps):
 
   router.post(ROUTES.sellerSettle, async (ctx) => {
     const { paymentPayload, paymentRequirements } = parseWith(SellerFacilitatorRequestSchema, body(ctx));
-    // A relay leaves only from a relayer that can pay its gas and read the chain.
-    await readiness.assertReady();
-    ctx.body = await payments.settle(paymentPayload, paymentRequirements);
+    // A relay leaves only from a relayer that can pay its gas and read the chain; one that cannot is an outage.
+    const notReady = await readiness.assertReady().then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    ctx.body = notReady === undefined ? await payments.settle(paymentPayload, paymentRequirements) : payments.unavailable(notReady.message);
   });
 
   return router;

@@ -39,8 +39,8 @@ CREATE TABLE IF NOT EXISTS sweeps (
   nullifier_hash NUMERIC(78) PRIMARY KEY REFERENCES leases (nullifier_hash), payer TEXT NOT NULL,
   amount NUMERIC(78) NOT NULL, outcome TEXT NOT NULL, deposit_tx_hash TEXT, swept_at TEXT NOT NULL,
   CONSTRAINT sweeps_outcome_check CHECK (outcome IN ('deposited', 'used', 'not-recorded', 'empty', 'held')));
-CREATE TABLE IF NOT EXISTS seller_payments (
-  nullifier_hash NUMERIC(78) PRIMARY KEY, valid_before BIGINT NOT NULL, claimed_at TEXT NOT NULL);
+DROP TABLE IF EXISTS seller_payments;
+CREATE TABLE IF NOT EXISTS seller_relay_claims (nullifier_hash NUMERIC(78) PRIMARY KEY, lease_until BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS agent_spend (
   agent_id TEXT NOT NULL REFERENCES agents (id), day TEXT NOT NULL, amount NUMERIC(78) NOT NULL,
   count INTEGER NOT NULL, PRIMARY KEY (agent_id, day));
@@ -87,20 +87,17 @@ export class PgRelayerStore implements RelayerStore {
     );
   }
 
-  async claimSellerPayment(nullifierHash: bigint, validBefore: number): Promise<boolean> {
-    return this.changedOne("INSERT INTO seller_payments (nullifier_hash, valid_before, claimed_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [
-      nullifierHash.toString(),
-      validBefore,
-      new Date().toISOString(),
-    ]);
-  }
-
-  async isSellerPaymentClaimed(nullifierHash: bigint): Promise<boolean> {
-    return (await this.all("SELECT 1 FROM seller_payments WHERE nullifier_hash = $1", [nullifierHash.toString()])).length > 0;
+  async claimSellerPayment(nullifierHash: bigint, leaseSeconds: number): Promise<boolean> {
+    const now = Math.floor(Date.now() / 1000);
+    return this.changedOne(
+      `INSERT INTO seller_relay_claims AS claimed (nullifier_hash, lease_until) VALUES ($1, $2)
+       ON CONFLICT (nullifier_hash) DO UPDATE SET lease_until = EXCLUDED.lease_until WHERE claimed.lease_until <= $3`,
+      [nullifierHash.toString(), now + leaseSeconds, now],
+    );
   }
 
   async releaseSellerPayment(nullifierHash: bigint): Promise<void> {
-    await this.query("DELETE FROM seller_payments WHERE nullifier_hash = $1", [nullifierHash.toString()], { idempotent: true });
+    await this.query("DELETE FROM seller_relay_claims WHERE nullifier_hash = $1", [nullifierHash.toString()], { idempotent: true });
   }
 
   async authorizationOf(nullifierHash: bigint): Promise<StoredAuthorization | undefined> {

@@ -179,12 +179,12 @@ export interface RelayerStore {
   inheritAuthorization(spentNullifierHash: bigint, changeNullifierHash: bigint, label: bigint): Promise<void>;
 
   /**
-   * Takes a seller-side shielded-proof payment (relayer/seller/) for one settle, by its nullifier hash: false when one
-   * was taken already. Atomic across the relayers sharing the database: one settle answers success per payment.
+   * Takes a seller-side shielded-proof payment (relayer/seller/) for one settle's relay, by its nullifier hash, for
+   * `leaseSeconds`: false while another settle's claim holds. Atomic across the relayers sharing the database, so
+   * one relay leaves at a time; a claim left by a relayer that died lapses, and the next settle reads the chain.
    */
-  claimSellerPayment(nullifierHash: bigint, validBefore: number): Promise<boolean>;
-  isSellerPaymentClaimed(nullifierHash: bigint): Promise<boolean>;
-  /** Gives a claim back, for a settle that sent nothing. */
+  claimSellerPayment(nullifierHash: bigint, leaseSeconds: number): Promise<boolean>;
+  /** Gives a claim back: its settle ended. */
   releaseSellerPayment(nullifierHash: bigint): Promise<void>;
 
   createAgent(agent: AgentRecord): Promise<void>;

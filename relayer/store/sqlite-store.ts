@@ -28,8 +28,8 @@ CREATE TABLE IF NOT EXISTS agents (
   categories TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS leases (${LEASE_COLUMNS});
 CREATE TABLE IF NOT EXISTS sweeps (${SWEEP_COLUMNS});
-CREATE TABLE IF NOT EXISTS seller_payments (
-  nullifier_hash TEXT PRIMARY KEY, valid_before INTEGER NOT NULL, claimed_at TEXT NOT NULL);
+DROP TABLE IF EXISTS seller_payments;
+CREATE TABLE IF NOT EXISTS seller_relay_claims (nullifier_hash TEXT PRIMARY KEY, lease_until INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS agent_spend (
   agent_id TEXT NOT NULL REFERENCES agents (id), day TEXT NOT NULL, amount TEXT NOT NULL, count INTEGER NOT NULL,
   PRIMARY KEY (agent_id, day));
@@ -104,17 +104,17 @@ export class SqliteRelayerStore implements RelayerStore {
     return result.changes === 1;
   }
 
-  async claimSellerPayment(nullifierHash: bigint, validBefore: number): Promise<boolean> {
-    const claim = this.statement("INSERT INTO seller_payments (nullifier_hash, valid_before, claimed_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING");
-    return claim.run(nullifierHash.toString(), validBefore, new Date().toISOString()).changes === 1;
-  }
-
-  async isSellerPaymentClaimed(nullifierHash: bigint): Promise<boolean> {
-    return this.statement("SELECT 1 FROM seller_payments WHERE nullifier_hash = ?").get(nullifierHash.toString()) !== undefined;
+  async claimSellerPayment(nullifierHash: bigint, leaseSeconds: number): Promise<boolean> {
+    const now = Math.floor(Date.now() / 1000);
+    const claim = this.statement(
+      `INSERT INTO seller_relay_claims (nullifier_hash, lease_until) VALUES (?, ?)
+       ON CONFLICT (nullifier_hash) DO UPDATE SET lease_until = excluded.lease_until WHERE seller_relay_claims.lease_until <= ?`,
+    );
+    return claim.run(nullifierHash.toString(), now + leaseSeconds, now).changes === 1;
   }
 
   async releaseSellerPayment(nullifierHash: bigint): Promise<void> {
-    this.statement("DELETE FROM seller_payments WHERE nullifier_hash = ?").run(nullifierHash.toString());
+    this.statement("DELETE FROM seller_relay_claims WHERE nullifier_hash = ?").run(nullifierHash.toString());
   }
 
   async authorizationOf(nullifierHash: bigint): Promise<StoredAuthorization | undefined> {

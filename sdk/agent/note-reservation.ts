@@ -16,8 +16,12 @@ export interface NoteRequest {
  */
 export interface NoteReservation {
   readonly note: Note;
-  /** The request that can spend the note is about to leave (a settle, a proof handed to a relayer). Recorded on disk. */
-  sending(): Promise<void>;
+  /**
+   * The request that can spend the note is about to leave (a settle, a proof handed to a relayer). Recorded on disk,
+   * with `holdUntilMs` (ms since the epoch) when the spend can land until then (a shielded-proof payment's window):
+   * after a crash, NoteVault.reconcile frees the note no earlier.
+   */
+  sending(holdUntilMs?: number): Promise<void>;
   /** The note was spent: `change`, when it holds value, joins the wallet free for any payment. */
   spent(change?: Note): Promise<void>;
   /**

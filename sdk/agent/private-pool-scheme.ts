@@ -13,6 +13,7 @@ import {
   chainIdOfNetwork,
   decodeXPayment,
   offersShieldedProof,
+  isRetryableShieldedReason,
   v1NetworkOf,
   type PaymentRequired,
   type ResourceInfo,
@@ -120,7 +121,7 @@ export class PrivatePoolScheme implements SchemeNetworkClient {
     if (settleResponse?.success === true) return this.agent.confirmShielded(pending.proven);
     this.agent.refuseShielded(pending.proven);
     const reason = settleResponse?.errorReason ?? paymentRequired?.error;
-    throw new ShieldedPaymentRefusedError(pending.url, { status: 402, ...(reason !== undefined && { reason }) }, Number(pending.proven.payment.validBefore));
+    throw new ShieldedPaymentRefusedError(pending.url, { status: 402, ...(reason !== undefined && { reason }) }, Number(pending.proven.payment.validBefore), isRetryableShieldedReason(reason));
   }
 
   private async onEip3009PaymentResponse({ paymentPayload, settleResponse, paymentRequired }: PaymentResponseContext): Promise<void> {

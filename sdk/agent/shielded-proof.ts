@@ -34,7 +34,7 @@ export interface ShieldedProof {
 /**
  * Proves the payment of `requirement` out of `note` (docs/sdk.md, "Shielded proof"): a withdrawal of the price plus
  * the entry's fee whose context binds the seller's payTo, price, fee recipient, fee, reference and the window the agent
- * gives it (the entry's maxTimeoutSeconds from now), against the newest trees the facilitator serves. The agent never
+ * gives it (`windowSeconds` from now, at most the entry's maxTimeoutSeconds), against the newest trees the facilitator serves. The agent never
  * asks for its own path; the change secrets never leave it. Nothing moves until the seller's facilitator relays it.
  */
 export async function proveShieldedPayment(options: {
@@ -45,11 +45,14 @@ export async function proveShieldedPayment(options: {
   pool: AgentPool;
   trees: AgentTrees;
   nowSeconds: number;
+  /** How long the payment stays relayable; the entry's maxTimeoutSeconds by default, and never longer. */
+  windowSeconds?: number;
 }): Promise<ShieldedProof> {
   const { facilitator, prover, note, requirement, pool, trees } = options;
   const fee = BigInt(requirement.extra.fee);
   const withdrawnValue = BigInt(requirement.amount) + fee;
-  const payment = sellerPaymentFor(requirement, fee, BigInt(options.nowSeconds + requirement.maxTimeoutSeconds));
+  const windowSeconds = Math.min(options.windowSeconds ?? requirement.maxTimeoutSeconds, requirement.maxTimeoutSeconds);
+  const payment = sellerPaymentFor(requirement, fee, BigInt(options.nowSeconds + windowSeconds));
   const context = sellerPaymentContext(payment, pool.entrypoint, scopeOf(pool.privacyPool, BigInt(pool.chainId), pool.asset));
   const deadline = Date.now() + NOTE_WAIT_MS;
   for (;;) {

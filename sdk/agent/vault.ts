@@ -39,14 +39,18 @@ export interface VaultEntry {
    * waits for `reconcile`. `sentAt`: when the request that can spend it left (ms since the epoch); only that
    * part is kept on disk, so a note chosen by a payment that never sent anything is free again after a restart.
    */
-  reserved?: { sentAt?: number };
+  reserved?: { sentAt?: number; holdUntil?: number };
 }
 
-/** A stored note as the vault keeps it: `sentAt` set from the moment its spend may have left until it ends. */
+/**
+ * A stored note as the vault keeps it: `sentAt` set from the moment its spend may have left until it ends, and
+ * `holdUntil` when that spend can land until a known time (a shielded-proof payment's window).
+ */
 interface StoredNote {
   note: Note;
   spent: boolean;
   sentAt?: number;
+  holdUntil?: number;
 }
 
 /**
@@ -115,6 +119,7 @@ const VaultContentSchema = z
           commitment: FieldElementSchema,
           spent: z.boolean(),
           sentAt: z.number().int().nonnegative().optional(),
+          holdUntil: z.number().int().nonnegative().optional(),
         })
         .strict(),
     ),
@@ -185,9 +190,9 @@ export class NoteVault implements NoteStore {
   /** Every stored note with its spent flag and reservation, in the order they were saved. */
   async list(): Promise<VaultEntry[]> {
     await this.writes;
-    return this.entries.map(({ note, spent, sentAt }) => {
+    return this.entries.map(({ note, spent, sentAt, holdUntil }) => {
       const reserved = this.held.has(note.commitment) || sentAt !== undefined;
-      return { note: { ...note }, spent, ...(reserved && { reserved: sentAt === undefined ? {} : { sentAt } }) };
+      return { note: { ...note }, spent, ...(reserved && { reserved: { ...(sentAt !== undefined && { sentAt }), ...(holdUntil !== undefined && { holdUntil }) } }) };
     });
   }
 
@@ -220,7 +225,8 @@ export class NoteVault implements NoteStore {
    * Settles from the chain the notes whose spend's outcome was lost (a crash after `sending`, or `unsettled`): a note
    * the chain shows spent is marked spent, and the note its spends led to is found as recoverNotes finds it (change
    * notes derived and checked against each Withdrawn event's commitment) and saved; one the chain shows unspent is
-   * free again once its spend left more than `settleWindowMs` ago, and stays reserved until then. Reads the chain
+   * free again once its spend left more than `settleWindowMs` ago and its hold (a payment's window) ended, and stays
+   * reserved until then. Reads the chain
    * only when such notes exist. Notes held by payments of this process in flight are left alone.
    */
   async reconcile(options: ReconcileOptions): Promise<Reconciliation> {
@@ -238,8 +244,9 @@ export class NoteVault implements NoteStore {
           for (const step of followed.history) if (step.kind !== "deposited") markSpentIn(entries, step.spentCommitment, { ifStored: true });
           if (followed.status === "unspent") storeFree(entries, followed.latest);
           result.spent.push({ note, latest: followed.latest, status: followed.status });
-        } else if (now - sentAt! >= window) {
+        } else if (now - sentAt! >= window && now >= (entry.holdUntil ?? 0)) {
           delete entry.sentAt;
+          delete entry.holdUntil;
           result.released.push(note);
         } else {
           result.pending.push(note);
@@ -270,10 +277,12 @@ export class NoteVault implements NoteStore {
     const entryOf = (entries: StoredNote[]) => entries.find((entry) => entry.note.commitment === note.commitment);
     return {
       note: { ...note },
-      sending: () =>
+      sending: (holdUntilMs) =>
         this.update((entries) => {
           const entry = entryOf(entries);
-          if (entry !== undefined) entry.sentAt = Date.now();
+          if (entry === undefined) return;
+          entry.sentAt = Date.now();
+          if (holdUntilMs !== undefined) entry.holdUntil = holdUntilMs;
         }),
       spent: (change) =>
         end((entries) => {
@@ -299,7 +308,9 @@ export class NoteVault implements NoteStore {
             ? undefined
             : (entries) => {
                 const entry = entryOf(entries);
-                if (entry !== undefined) delete entry.sentAt;
+                if (entry === undefined) return;
+                delete entry.sentAt;
+                delete entry.holdUntil;
               },
         ),
       // The note keeps its sentAt on disk: reconcile settles it from the chain.
@@ -346,6 +357,7 @@ function markSpentIn(entries: StoredNote[], commitment: bigint, { ifStored = fal
   }
   entry.spent = true;
   delete entry.sentAt;
+  delete entry.holdUntil;
 }
 
 /** A promise settled by the next `settle`, then renewed. */
@@ -378,7 +390,7 @@ function deriveKey(passphrase: string, kdf: VaultFile["kdf"]): Promise<Buffer> {
 }
 
 function encrypt(entries: StoredNote[], kdf: VaultFile["kdf"], key: Buffer): VaultFile {
-  const notes = entries.map(({ note, spent, sentAt }) => ({
+  const notes = entries.map(({ note, spent, sentAt, holdUntil }) => ({
     nullifier: note.nullifier.toString(),
     secret: note.secret.toString(),
     value: note.value.toString(),
@@ -386,6 +398,7 @@ function encrypt(entries: StoredNote[], kdf: VaultFile["kdf"], key: Buffer): Vau
     commitment: note.commitment.toString(),
     spent,
     ...(sentAt !== undefined && { sentAt }),
+    ...(holdUntil !== undefined && { holdUntil }),
   }));
   const iv = randomBytes(IV_LENGTH);
   const cipher = createCipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_LENGTH });
@@ -406,12 +419,12 @@ function decrypt(file: VaultFile, key: Buffer): StoredNote[] {
   }
   const content = VaultContentSchema.safeParse(parseJson(plaintext));
   if (!content.success) throw new VaultError("CORRUPT_VAULT", "the note vault's content is malformed");
-  return content.data.notes.map(({ spent, commitment, value, label, nullifier, secret, sentAt }) => {
+  return content.data.notes.map(({ spent, commitment, value, label, nullifier, secret, sentAt, holdUntil }) => {
     const note = createNote(value, label, { nullifier, secret });
     if (note.commitment !== commitment) {
       throw new VaultError("CORRUPT_VAULT", "a stored note does not match its commitment");
     }
-    return { note, spent, ...(sentAt !== undefined && { sentAt }) };
+    return { note, spent, ...(sentAt !== undefined && { sentAt }), ...(holdUntil !== undefined && { holdUntil }) };
   });
 }
 

@@ -32,6 +32,7 @@ import {
   x402VersionOf,
   ShieldedRequirementSchema,
   offersShieldedProof,
+  isRetryableShieldedReason,
   type ExactRequirement,
   type PaymentRequired,
   type ProbeVerdict,
@@ -104,11 +105,17 @@ export class ShieldedPaymentRefusedError extends X402AgentError {
     readonly seller: UnacceptedPayment["seller"],
     /** Unix seconds: from then on the pool refuses the payment, and the note is free for another. */
     readonly validBefore: number,
+    /**
+     * The seller answered an outage, or that the payment was busy, until the agent stopped presenting it: not a
+     * refusal. Fetching the same URL again presents the same payment first (this process), never a new one.
+     */
+    readonly retryable = false,
   ) {
     super(
       "SHIELDED_PAYMENT_REFUSED",
-      `${url} answered the shielded-proof payment with ${seller.status}${seller.reason === undefined ? "" : ` (${seller.reason})`}. Nothing moved unless ` +
-        `its facilitator relays the payment before ${new Date(validBefore * 1000).toISOString()} (validBefore ${validBefore}), which would pay exactly its price; ` +
+      `${url} answered the shielded-proof payment with ${seller.status}${seller.reason === undefined ? "" : ` (${seller.reason})`}` +
+        (retryable ? ", an outage rather than a refusal: fetch it again to present the same payment. " : ". ") +
+        `Nothing moved unless its facilitator relays the payment before ${new Date(validBefore * 1000).toISOString()} (validBefore ${validBefore}), which would pay exactly its price; ` +
         "the agent holds the note until then.",
     );
     this.name = "ShieldedPaymentRefusedError";
@@ -208,6 +215,16 @@ export interface X402AgentOptions {
    * USDC. Default 50000 (0.05 USDC).
    */
   maxRelayFeeAtomic?: bigint;
+  /**
+   * The longest a shielded-proof payment stays relayable (its validBefore from now), seconds: the seller's
+   * maxTimeoutSeconds when shorter. The note is held that long when the seller does not answer. Default 300.
+   */
+  maxPaymentWindowSeconds?: number;
+  /**
+   * How long the agent presents the same shielded-proof payment again while the seller answers an outage (its
+   * facilitator or record unreachable, the payment being settled or served by another request), ms. Default 120 s.
+   */
+  presentAgainForMs?: number;
   /** The agent's id in the facilitator's registry, sent with every settlement so its limits apply. */
   agentId?: string;
   onEvent?: (event: AgentEvent) => void;
@@ -251,9 +268,29 @@ export const DEFAULT_MAX_RELAY_FEE_ATOMIC = 50_000n;
 /** How long after a refused shielded-proof payment's validBefore the agent looks whether it was relayed anyway. */
 const REFUSED_PAYMENT_GRACE_SECONDS = 60;
 
+/** The default bound on a shielded-proof payment's window: 5 minutes. */
+export const DEFAULT_MAX_PAYMENT_WINDOW_SECONDS = 300;
+
+/** The default time the agent presents a payment again through a seller's outage: 2 minutes. */
+export const DEFAULT_PRESENT_AGAIN_FOR_MS = 120_000;
+
+/** The pause before the n-th presentation again of a payment: 0.5 s doubling, at most 8 s. */
+const presentAgainDelayMs = (attempt: number) => Math.min(8_000, 500 * 2 ** attempt);
+
+/** setTimeout's longest delay (2^31 - 1 ms): a longer one fires at once. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 /** A shielded-proof payment the agent proved, and the note it holds for it until the seller's answer ends it. */
 export interface ShieldedPayment extends ShieldedProof {
   held: NoteReservation;
+}
+
+/** A shielded-proof payment the seller has not answered yet, presented again before any new one for its request. */
+interface UnansweredPayment {
+  proven: ShieldedPayment;
+  headers: Record<string, string>;
+  /** Stops the wait that frees or spends the note after the payment's window (refuseShielded). */
+  stopHold: () => void;
 }
 
 /**
@@ -274,6 +311,8 @@ export class X402Agent {
   private trees?: Promise<AgentTrees>;
   /** The last write of the trees to treesPath. */
   private savingTrees: Promise<void> = Promise.resolve();
+  /** Shielded-proof payments sent and not answered (an outage), by request (method and URL). */
+  private readonly unanswered = new Map<string, UnansweredPayment>();
 
   constructor(private readonly options: X402AgentOptions) {}
 
@@ -393,17 +432,53 @@ export class X402Agent {
    * seller answers 2xx; a refusal holds the note until the payment's validBefore (ShieldedPaymentRefusedError).
    */
   async payShielded(url: string, init: RequestInit, requirement: ShieldedRequirement, resource: ResourceInfo, maxPaymentAtomic?: bigint): Promise<Response> {
-    const proven = await this.proveShieldedRequirement(url, requirement, maxPaymentAtomic);
-    const xPayment = encodeXPayment({ x402Version: 2, resource, accepted: requirement, payload: proven.payload });
-    const response = await this.retryPaid(url, init, paymentHeaders(xPayment));
-    if (response.ok) {
-      await this.confirmShielded(proven);
-      return response;
+    const request = requestKey(url, init);
+    // A payment sent for this request and not answered is presented again before any other note is spent for it.
+    const unanswered = this.unanswered.get(request);
+    this.unanswered.delete(request);
+    unanswered?.stopHold();
+    let proven: ShieldedPayment;
+    let headers: Record<string, string>;
+    if (unanswered !== undefined) {
+      ({ proven, headers } = unanswered);
+    } else {
+      proven = await this.proveShieldedRequirement(url, requirement, maxPaymentAtomic);
+      headers = paymentHeaders(encodeXPayment({ x402Version: 2, resource, accepted: requirement, payload: proven.payload }));
     }
-    const body = await response.text();
-    const reason = settlementErrorOf(response.headers) ?? parsePaymentRequired(response.headers, body)?.error;
-    this.refuseShielded(proven);
-    throw new ShieldedPaymentRefusedError(url, { status: response.status, body, ...(reason !== undefined && { reason }) }, Number(proven.payment.validBefore));
+    const answer = await this.presentShielded(url, init, headers);
+    if ("response" in answer) {
+      await this.confirmShielded(proven);
+      return answer.response;
+    }
+    const stopHold = this.refuseShielded(proven, () => this.unanswered.delete(request));
+    if (answer.retryable) this.unanswered.set(request, { proven, headers, stopHold });
+    throw new ShieldedPaymentRefusedError(url, answer.seller, Number(proven.payment.validBefore), answer.retryable);
+  }
+
+  /**
+   * Presents one shielded-proof payment until the seller answers it or refuses it. An outage (no answer, a 5xx, or a
+   * 402 naming a retryable reason: the facilitator or the seller's record unreachable, the payment busy elsewhere)
+   * is no refusal: the same payment is presented again, for presentAgainForMs, never another note for this request.
+   */
+  private async presentShielded(url: string, init: RequestInit, headers: Record<string, string>): Promise<{ response: Response } | { seller: UnacceptedPayment["seller"]; retryable: boolean }> {
+    const deadline = Date.now() + (this.options.presentAgainForMs ?? DEFAULT_PRESENT_AGAIN_FOR_MS);
+    for (let attempt = 0; ; attempt++) {
+      let seller: UnacceptedPayment["seller"];
+      try {
+        const response = await this.retryPaid(url, init, headers);
+        if (response.ok) return { response };
+        const body = await response.text();
+        const reason = settlementErrorOf(response.headers) ?? parsePaymentRequired(response.headers, body)?.error;
+        seller = { status: response.status, body, ...(reason !== undefined && { reason }) };
+      } catch (error) {
+        if (error instanceof X402AgentError) throw error;
+        seller = { status: 0, body: "", reason: `no answer: ${(error as Error).message}` };
+      }
+      const retryable = seller.status === 0 || seller.status >= 500 || isRetryableShieldedReason(seller.reason);
+      const delay = presentAgainDelayMs(attempt);
+      if (!retryable || Date.now() + delay > deadline) return { seller, retryable };
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
   }
 
   /**
@@ -442,6 +517,7 @@ export class X402Agent {
         pool,
         trees,
         nowSeconds: nowSeconds(),
+        windowSeconds: Math.min(requirement.maxTimeoutSeconds, this.options.maxPaymentWindowSeconds ?? DEFAULT_MAX_PAYMENT_WINDOW_SECONDS),
       });
       this.keepTrees(trees);
       const { proofTimeMs, engine, payment } = proven;
@@ -455,7 +531,7 @@ export class X402Agent {
         validBefore: Number(payment.validBefore),
         ...privacy,
       });
-      await held.sending();
+      await held.sending(Number(proven.payment.validBefore) * 1000);
       return { ...proven, held };
     } catch (error) {
       await held.released();
@@ -475,10 +551,22 @@ export class X402Agent {
    * trees: there, the note was spent and the change joins the wallet; not there, the note is free again. (A process
    * that ends before leaves the note to NoteVault.reconcile, as any spend whose outcome was lost.)
    */
-  refuseShielded(payment: ShieldedPayment): void {
-    const settleAfterMs = (Number(payment.payment.validBefore) + REFUSED_PAYMENT_GRACE_SECONDS) * 1000 - Date.now();
-    const timer = setTimeout(() => void this.settleRefused(payment), Math.max(0, settleAfterMs));
-    timer.unref();
+  refuseShielded(payment: ShieldedPayment, onSettled: () => void = () => {}): () => void {
+    const settleAt = (Number(payment.payment.validBefore) + REFUSED_PAYMENT_GRACE_SECONDS) * 1000;
+    let timer: NodeJS.Timeout | undefined;
+    // A window longer than one timer's reach waits in steps.
+    const wait = () => {
+      const left = settleAt - Date.now();
+      if (left > 0) {
+        timer = setTimeout(wait, Math.min(left, LONGEST_TIMER_MS));
+        timer.unref();
+        return;
+      }
+      onSettled();
+      void this.settleRefused(payment);
+    };
+    wait();
+    return () => clearTimeout(timer);
   }
 
   private async settleRefused(payment: ShieldedPayment): Promise<void> {
@@ -786,6 +874,11 @@ export class X402Agent {
   private emit(event: AgentEvent): void {
     this.options.onEvent?.(event);
   }
+}
+
+/** A request as the agent pays it: its method and URL. */
+function requestKey(url: string, init: RequestInit): string {
+  return `${(init.method ?? "GET").toUpperCase()} ${url}`;
 }
 
 /**

@@ -161,3 +161,22 @@ export function shieldedTermsProblems(
       "its proof does not bind this seller's payTo, amount, fee recipient, fee, reference and window",
   ].filter((problem): problem is string => typeof problem === "string");
 }
+
+/**
+ * Why a seller or its facilitator did not take a shielded-proof payment now, though it may later: an outage (the
+ * chain, the facilitator or the seller's record unreachable), or the same payment being settled or served by another
+ * request. The payment is not refused: presented again, it is served once. `settlement_pending` is x402's own.
+ */
+export const SHIELDED_RETRYABLE_REASONS = {
+  facilitatorUnavailable: "shielded_facilitator_unavailable",
+  sellerUnavailable: "shielded_seller_unavailable",
+  inProgress: "shielded_payment_in_progress",
+  settlementPending: "settlement_pending",
+} as const;
+
+const RETRYABLE = new Set<string>(Object.values(SHIELDED_RETRYABLE_REASONS));
+
+/** Whether a seller's reason for not serving a shielded-proof payment means: present the same payment again. */
+export function isRetryableShieldedReason(reason: string | undefined): boolean {
+  return reason !== undefined && RETRYABLE.has(reason);
+}

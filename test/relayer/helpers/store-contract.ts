@@ -343,20 +343,22 @@ export function describeRelayerStore(backend: string, freshDatabase: () => Promi
     });
 
     describe("seller payments", function () {
-      it("claims a payment once, tells it claimed, and takes it again only once given back", async function () {
+      it("claims a payment's relay for its lease, again once given back, and takes over a claim whose lease lapsed", async function () {
         const store = await open(await freshDatabase());
-        expect(await store.isSellerPaymentClaimed(fieldOf(7))).to.equal(false);
-        expect(await store.claimSellerPayment(fieldOf(7), 1_900_000_000)).to.equal(true);
-        expect(await store.claimSellerPayment(fieldOf(7), 1_900_000_000)).to.equal(false);
-        expect(await store.isSellerPaymentClaimed(fieldOf(7))).to.equal(true);
-        expect(await store.isSellerPaymentClaimed(fieldOf(8))).to.equal(false);
+        expect(await store.claimSellerPayment(fieldOf(7), 60)).to.equal(true);
+        expect(await store.claimSellerPayment(fieldOf(7), 60)).to.equal(false);
+        expect(await store.claimSellerPayment(fieldOf(8), 60), "another payment").to.equal(true);
         await store.releaseSellerPayment(fieldOf(7));
-        expect(await store.claimSellerPayment(fieldOf(7), 1_900_000_000)).to.equal(true);
+        expect(await store.claimSellerPayment(fieldOf(7), 60)).to.equal(true);
+        // A settle that died holding a claim: its lease (0 s here) lapses, and the next settle takes the payment.
+        expect(await store.claimSellerPayment(fieldOf(9), 0)).to.equal(true);
+        expect(await store.claimSellerPayment(fieldOf(9), 60)).to.equal(true);
+        expect(await store.claimSellerPayment(fieldOf(9), 60)).to.equal(false);
       });
 
       it(`lets exactly one of ${CONTENDERS} relayers settling one payment at once claim it`, async function () {
         const stores = await openMany(await freshDatabase(), CONTENDERS);
-        const claimed = await Promise.all(stores.map((store) => store.claimSellerPayment(fieldOf(9), 1_900_000_000)));
+        const claimed = await Promise.all(stores.map((store) => store.claimSellerPayment(fieldOf(10), 60)));
         expect(claimed.filter(Boolean)).to.have.length(1);
       });
     });

@@ -154,6 +154,14 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     minimumFee?: bigint;
     /** The reference facilitator's ETH price, atomic USDC: 2 USDC, as the relayer's in these tests, by default. */
     usdcPerEth?: bigint;
+    /** The chain's JSON-RPC the reference facilitator reads and relays through (a proxy a test can cut); the chain's own by default. */
+    rpcUrl?: string;
+    /** The seller's served-payment record, reference secret and window (SellerOptions). */
+    served?: SellerOptions["served"];
+    referenceSecret?: SellerOptions["referenceSecret"];
+    maxTimeoutSeconds?: number;
+    /** The seller's payee (a second instance of one seller shares it); a fresh address by default. */
+    payTo?: string;
   }) => {
     const keys = [Wallet.createRandom(), Wallet.createRandom()];
     for (const key of keys) await networkHelpers.setBalance(key.address, 10n ** 18n);
@@ -161,7 +169,7 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     const reference =
       options.facilitator === "reference"
         ? await startReferenceFacilitator({
-            rpcUrl: chain.rpc.url,
+            rpcUrl: options.rpcUrl ?? chain.rpc.url,
             chainId,
             privateKey: keys[0]!.privateKey as `0x${string}`,
             shielded: {
@@ -173,7 +181,7 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
             },
           })
         : undefined;
-    const payTo = Wallet.createRandom().address;
+    const payTo = options.payTo ?? Wallet.createRandom().address;
     const seller = await startSeller({
       facilitatorUrl: reference?.url ?? `${relayer.url}/api/seller`,
       asset,
@@ -182,6 +190,9 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
       network: caip2NetworkOf(chainId),
       payTo,
       offers: options.offers ?? "shielded-proof",
+      ...(options.served !== undefined && { served: options.served }),
+      ...(options.referenceSecret !== undefined && { referenceSecret: options.referenceSecret }),
+      ...(options.maxTimeoutSeconds !== undefined && { maxTimeoutSeconds: options.maxTimeoutSeconds }),
     });
     return {
       ...seller,

@@ -3,7 +3,7 @@ import { Transaction, type Provider, type TransactionReceipt, type Wallet } from
 import { Entrypoint__factory, IPrivacyPool__factory } from "../types/ethers-contracts/index.js";
 import { offersShieldedProof } from "../sdk/x402/shielded.js";
 import { MemoryPaymentClaims, type PaymentClaims } from "./payment-claims.js";
-import { cappedFeeFields, RelayNotSent, RelayPending, ShieldedPayments, spendingTransaction, type ShieldedPaymentsDeps, type ShieldedRelay } from "./shielded-payments.js";
+import { cappedFeeFields, RelayNotSent, RelayPending, RelayReverted, ShieldedPayments, spendingTransaction, type ShieldedPaymentsDeps, type ShieldedRelay } from "./shielded-payments.js";
 
 export interface ShieldedFacilitatorSchemeOptions {
   /**
@@ -120,7 +120,7 @@ export class ShieldedFacilitatorScheme implements SchemeNetworkFacilitator {
     });
     const hash = await signed;
     const receipt = await receiptOf(provider, hash, this.options.inclusionTimeoutMs ?? 30_000);
-    if (receipt.status !== 1) throw new Error(`the relay ${hash} reverted`);
+    if (receipt.status !== 1) throw new RelayReverted(hash);
     return receipt;
   }
 

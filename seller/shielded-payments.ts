@@ -45,6 +45,14 @@ export class RelayNotSent extends Error {
   }
 }
 
+/** Mined, and reverted: the chain refused the relay. */
+export class RelayReverted extends Error {
+  constructor(readonly transaction: string) {
+    super(`the relay ${transaction} reverted`);
+    this.name = "RelayReverted";
+  }
+}
+
 /** Sent, and not mined yet when the wait for it ended: the payment may still be paid by it. */
 export class RelayPending extends Error {
   constructor(readonly transaction: string) {
@@ -216,10 +224,11 @@ export class ShieldedPayments {
       receipt = error instanceof Error ? error : new Error(String(error));
     }
     if (await this.paidBy(read)) return succeeded(receipt instanceof Error ? await this.spendOf(read) : receipt.hash);
-    // Mined but reverted, or lost on its way, and the pool did not pay these terms by anyone's transaction.
     await claims.release(read.nullifierHash);
-    const why = receipt instanceof Error ? `: ${receipt.message}` : "";
-    return failed(SHIELDED_REASONS.settleFailed, `The pool did not pay this payment${why}.`);
+    // Mined and reverted, and the pool did not pay these terms by anyone's transaction: the chain's verdict.
+    if (receipt instanceof RelayReverted) return failed(SHIELDED_REASONS.settleFailed, `The pool did not pay this payment: ${receipt.message}.`);
+    // Lost on its way (the node refused it, the RPC failed): no verdict, and nothing paid yet.
+    return this.unavailable(`the relay did not reach the chain: ${(receipt as Error).message}`);
   }
 
   /** The transaction that paid a payment the pool's record says is paid. */

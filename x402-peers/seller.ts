@@ -48,6 +48,8 @@ export interface SellerOptions {
   served?: ServedPayments;
   /** The shielded-proof references' secret; every instance of one seller needs the same. A fresh one by default. */
   referenceSecret?: Uint8Array;
+  /** How long one request holds its payment (ShieldedServerScheme's serveLeaseSeconds); 120 s by default. */
+  serveLeaseSeconds?: number;
 }
 
 export interface Seller extends LocalServer {
@@ -55,7 +57,7 @@ export interface Seller extends LocalServer {
   resourceUrl: string;
 }
 
-type ResolvedSellerOptions = Required<Omit<SellerOptions, "served" | "referenceSecret">> & Pick<SellerOptions, "served" | "referenceSecret">;
+type ResolvedSellerOptions = Required<Omit<SellerOptions, "served" | "referenceSecret" | "serveLeaseSeconds">> & Pick<SellerOptions, "served" | "referenceSecret" | "serveLeaseSeconds">;
 
 const DESCRIPTION = "Weather report";
 const MIME_TYPE = "application/json";
@@ -71,6 +73,7 @@ function v2Middleware(options: ResolvedSellerOptions): RequestHandler {
       ? new ShieldedServerScheme({
           served: options.served ?? new MemoryServedPayments(),
           ...(options.referenceSecret !== undefined && { referenceSecret: options.referenceSecret }),
+          ...(options.serveLeaseSeconds !== undefined && { serveLeaseSeconds: options.serveLeaseSeconds }),
           ...(options.offers === "both" && { inner: exact }),
         })
       : exact,

@@ -1,6 +1,6 @@
 import type { SupportedResponse } from "@x402/core/types";
 import type { IndexerClient } from "../../indexer/client.js";
-import { cappedFeeFields, RelayNotSent, RelayPending, ShieldedPayments, spendingTransaction } from "../../seller/index.js";
+import { cappedFeeFields, RelayNotSent, RelayPending, RelayReverted, ShieldedPayments, spendingTransaction } from "../../seller/index.js";
 import { RelayRevertedError, type PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 import type { RelayerStore } from "../store/relayer-store.js";
@@ -46,6 +46,7 @@ export function sellerFacilitator({ chain, indexer, store, feeRecipient, minimum
       chain.relayCapped(relay.withdrawal, relay.proof, relay.stateTreeSize, (fees) => cappedFeeFields(relay, fees)).catch((error: unknown) => {
         const pending = error instanceof RelayerError && error.code === "SETTLEMENT_UNCERTAIN" ? error.extra.fundingTxHash : undefined;
         if (typeof pending === "string") throw new RelayPending(pending);
+        if (error instanceof RelayRevertedError) throw new RelayReverted(error.txHash);
         // The relay is simulated before it is signed: a refusal there sent nothing.
         const sent = !(error instanceof RelayerError) || error instanceof RelayRevertedError;
         throw sent ? error : new RelayNotSent(error.message, { cause: error });

@@ -18,10 +18,10 @@ export interface NoteReservation {
   readonly note: Note;
   /**
    * The request that can spend the note is about to leave (a settle, a proof handed to a relayer). Recorded on disk,
-   * with `holdUntilMs` (ms since the epoch) when the spend can land until then (a shielded-proof payment's window):
-   * after a crash, NoteVault.reconcile frees the note no earlier.
+   * with `hold` when the spend can land until a known time (a shielded-proof payment's window): after a crash,
+   * NoteVault.reconcile frees the note no earlier, and the payment kept with it is presented again (NoteStore.resume).
    */
-  sending(holdUntilMs?: number): Promise<void>;
+  sending(hold?: SendingHold): Promise<void>;
   /** The note was spent: `change`, when it holds value, joins the wallet free for any payment. */
   spent(change?: Note): Promise<void>;
   /**
@@ -38,6 +38,23 @@ export interface NoteReservation {
   unsettled(): Promise<void>;
 }
 
+/** How long a sent spend can land, and the payment to present again for it after a crash. */
+export interface SendingHold {
+  /** Ms since the epoch: until then the spend can land (a shielded-proof payment's validBefore). */
+  untilMs: number;
+  presentation?: StoredPresentation;
+}
+
+/** A shielded-proof payment as sent to a seller, kept to be presented again for the same request. */
+export interface StoredPresentation {
+  /** The request it pays: method and URL. */
+  request: string;
+  /** The payment's headers (X-PAYMENT, PAYMENT-SIGNATURE): a proof and public signals, no note secret. */
+  headers: Record<string, string>;
+  /** What it takes out of the note: the price and the fee (its change note follows from it). */
+  withdrawnValue: bigint;
+}
+
 /** Where an agent's payments take their notes from; NoteVault is one. */
 export interface NoteStore {
   /**
@@ -46,4 +63,9 @@ export interface NoteStore {
    * no note can.
    */
   reserve(request: NoteRequest): Promise<NoteReservation | undefined>;
+  /**
+   * The note whose payment for `request` was sent and not answered before the process ended, held again by the
+   * caller with the payment to present again; undefined when there is none, or when it can no longer land.
+   */
+  resume?(request: string): Promise<{ reservation: NoteReservation; presentation: StoredPresentation; holdUntilMs: number } | undefined>;
 }

@@ -4,7 +4,7 @@ import type { Provider } from "ethers";
 import { z } from "zod";
 import { createNote, type Note } from "../note/note.js";
 import { FieldElementSchema, HexSchema } from "../schema/primitives.js";
-import type { NoteRequest, NoteReservation, NoteStore } from "./note-reservation.js";
+import type { NoteRequest, NoteReservation, NoteStore, StoredPresentation } from "./note-reservation.js";
 import { readPoolLogs, type PoolAddressBook, type ReadPoolLogsOptions } from "./pool-events.js";
 import { followNote, type NoteChainStatus } from "./recovery.js";
 import { lockVaultFile, type VaultLock } from "./vault-lock.js";
@@ -51,6 +51,7 @@ interface StoredNote {
   spent: boolean;
   sentAt?: number;
   holdUntil?: number;
+  presentation?: StoredPresentation;
 }
 
 /**
@@ -120,6 +121,10 @@ const VaultContentSchema = z
           spent: z.boolean(),
           sentAt: z.number().int().nonnegative().optional(),
           holdUntil: z.number().int().nonnegative().optional(),
+          presentation: z
+            .object({ request: z.string(), headers: z.record(z.string(), z.string()), withdrawnValue: FieldElementSchema })
+            .strict()
+            .optional(),
         })
         .strict(),
     ),
@@ -221,6 +226,17 @@ export class NoteVault implements NoteStore {
     }
   }
 
+  async resume(request: string): Promise<{ reservation: NoteReservation; presentation: StoredPresentation; holdUntilMs: number } | undefined> {
+    if (this.closed) throw new VaultError("VAULT_CLOSED", "the note vault is closed");
+    await this.writes;
+    const now = Date.now();
+    const entry = this.entries.find(
+      ({ note, spent, presentation, holdUntil }) => !spent && presentation?.request === request && (holdUntil ?? 0) > now && !this.held.has(note.commitment),
+    );
+    if (entry === undefined) return undefined;
+    return { reservation: this.hold(entry.note), presentation: { ...entry.presentation!, headers: { ...entry.presentation!.headers } }, holdUntilMs: entry.holdUntil! };
+  }
+
   /**
    * Settles from the chain the notes whose spend's outcome was lost (a crash after `sending`, or `unsettled`): a note
    * the chain shows spent is marked spent, and the note its spends led to is found as recoverNotes finds it (change
@@ -245,8 +261,7 @@ export class NoteVault implements NoteStore {
           if (followed.status === "unspent") storeFree(entries, followed.latest);
           result.spent.push({ note, latest: followed.latest, status: followed.status });
         } else if (now - sentAt! >= window && now >= (entry.holdUntil ?? 0)) {
-          delete entry.sentAt;
-          delete entry.holdUntil;
+          clearSend(entry);
           result.released.push(note);
         } else {
           result.pending.push(note);
@@ -277,12 +292,13 @@ export class NoteVault implements NoteStore {
     const entryOf = (entries: StoredNote[]) => entries.find((entry) => entry.note.commitment === note.commitment);
     return {
       note: { ...note },
-      sending: (holdUntilMs) =>
+      sending: (hold) =>
         this.update((entries) => {
           const entry = entryOf(entries);
           if (entry === undefined) return;
           entry.sentAt = Date.now();
-          if (holdUntilMs !== undefined) entry.holdUntil = holdUntilMs;
+          if (hold !== undefined) entry.holdUntil = hold.untilMs;
+          if (hold?.presentation !== undefined) entry.presentation = hold.presentation;
         }),
       spent: (change) =>
         end((entries) => {
@@ -308,9 +324,7 @@ export class NoteVault implements NoteStore {
             ? undefined
             : (entries) => {
                 const entry = entryOf(entries);
-                if (entry === undefined) return;
-                delete entry.sentAt;
-                delete entry.holdUntil;
+                if (entry !== undefined) clearSend(entry);
               },
         ),
       // The note keeps its sentAt on disk: reconcile settles it from the chain.
@@ -356,8 +370,14 @@ function markSpentIn(entries: StoredNote[], commitment: bigint, { ifStored = fal
     throw new VaultError("NOTE_NOT_FOUND", `the vault holds no note with commitment ${commitment}`);
   }
   entry.spent = true;
+  clearSend(entry);
+}
+
+/** The note's spend ended (spent, or known not to land): nothing of it is kept. */
+function clearSend(entry: StoredNote): void {
   delete entry.sentAt;
   delete entry.holdUntil;
+  delete entry.presentation;
 }
 
 /** A promise settled by the next `settle`, then renewed. */
@@ -390,7 +410,7 @@ function deriveKey(passphrase: string, kdf: VaultFile["kdf"]): Promise<Buffer> {
 }
 
 function encrypt(entries: StoredNote[], kdf: VaultFile["kdf"], key: Buffer): VaultFile {
-  const notes = entries.map(({ note, spent, sentAt, holdUntil }) => ({
+  const notes = entries.map(({ note, spent, sentAt, holdUntil, presentation }) => ({
     nullifier: note.nullifier.toString(),
     secret: note.secret.toString(),
     value: note.value.toString(),
@@ -399,6 +419,7 @@ function encrypt(entries: StoredNote[], kdf: VaultFile["kdf"], key: Buffer): Vau
     spent,
     ...(sentAt !== undefined && { sentAt }),
     ...(holdUntil !== undefined && { holdUntil }),
+    ...(presentation !== undefined && { presentation: { ...presentation, withdrawnValue: presentation.withdrawnValue.toString() } }),
   }));
   const iv = randomBytes(IV_LENGTH);
   const cipher = createCipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_LENGTH });
@@ -419,12 +440,18 @@ function decrypt(file: VaultFile, key: Buffer): StoredNote[] {
   }
   const content = VaultContentSchema.safeParse(parseJson(plaintext));
   if (!content.success) throw new VaultError("CORRUPT_VAULT", "the note vault's content is malformed");
-  return content.data.notes.map(({ spent, commitment, value, label, nullifier, secret, sentAt, holdUntil }) => {
+  return content.data.notes.map(({ spent, commitment, value, label, nullifier, secret, sentAt, holdUntil, presentation }) => {
     const note = createNote(value, label, { nullifier, secret });
     if (note.commitment !== commitment) {
       throw new VaultError("CORRUPT_VAULT", "a stored note does not match its commitment");
     }
-    return { note, spent, ...(sentAt !== undefined && { sentAt }), ...(holdUntil !== undefined && { holdUntil }) };
+    return {
+      note,
+      spent,
+      ...(sentAt !== undefined && { sentAt }),
+      ...(holdUntil !== undefined && { holdUntil }),
+      ...(presentation !== undefined && { presentation: { ...presentation, withdrawnValue: BigInt(presentation.withdrawnValue) } }),
+    };
   });
 }
 

@@ -15,7 +15,7 @@ import {
   type WireNote,
 } from "../client/facilitator-client.js";
 import { grossForNet } from "../fees/relay-fee.js";
-import { deriveChangeSecrets, nullifierHashOf, type Note } from "../note/note.js";
+import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, type Note } from "../note/note.js";
 import { sharedProver, type EngineName, type ProofEngine } from "../prover/local-prover.js";
 import {
   amountOf,
@@ -222,7 +222,7 @@ export interface X402AgentOptions {
   maxPaymentWindowSeconds?: number;
   /**
    * How long the agent presents the same shielded-proof payment again while the seller answers an outage (its
-   * facilitator or record unreachable, the payment being settled or served by another request), ms. Default 120 s.
+   * facilitator or record unreachable, the payment being settled or served by another request), ms. Default 180 s.
    */
   presentAgainForMs?: number;
   /** The agent's id in the facilitator's registry, sent with every settlement so its limits apply. */
@@ -271,8 +271,11 @@ const REFUSED_PAYMENT_GRACE_SECONDS = 60;
 /** The default bound on a shielded-proof payment's window: 5 minutes. */
 export const DEFAULT_MAX_PAYMENT_WINDOW_SECONDS = 300;
 
-/** The default time the agent presents a payment again through a seller's outage: 2 minutes. */
-export const DEFAULT_PRESENT_AGAIN_FOR_MS = 120_000;
+/**
+ * The default time the agent presents a payment again through a seller's outage: 3 minutes, past a seller's default
+ * lease on a payment (120 s), which a seller that crashed serving it leaves to lapse.
+ */
+export const DEFAULT_PRESENT_AGAIN_FOR_MS = 180_000;
 
 /** The pause before the n-th presentation again of a payment: 0.5 s doubling, at most 8 s. */
 const presentAgainDelayMs = (attempt: number) => Math.min(8_000, 500 * 2 ** attempt);
@@ -283,12 +286,16 @@ const LONGEST_TIMER_MS = 2 ** 31 - 1;
 /** A shielded-proof payment the agent proved, and the note it holds for it until the seller's answer ends it. */
 export interface ShieldedPayment extends ShieldedProof {
   held: NoteReservation;
+  /** The payment's headers, as sent to the seller (and kept in the vault with the send). */
+  headers: Record<string, string>;
 }
+
+/** What ending a sent shielded-proof payment needs: its note's reservation, its change note and its window. */
+export type SentShieldedPayment = Pick<ShieldedPayment, "held" | "change" | "headers"> & { payment: { validBefore: bigint } };
 
 /** A shielded-proof payment the seller has not answered yet, presented again before any new one for its request. */
 interface UnansweredPayment {
-  proven: ShieldedPayment;
-  headers: Record<string, string>;
+  sent: SentShieldedPayment;
   /** Stops the wait that frees or spends the note after the payment's window (refuseShielded). */
   stopHold: () => void;
 }
@@ -433,26 +440,46 @@ export class X402Agent {
    */
   async payShielded(url: string, init: RequestInit, requirement: ShieldedRequirement, resource: ResourceInfo, maxPaymentAtomic?: bigint): Promise<Response> {
     const request = requestKey(url, init);
-    // A payment sent for this request and not answered is presented again before any other note is spent for it.
-    const unanswered = this.unanswered.get(request);
-    this.unanswered.delete(request);
-    unanswered?.stopHold();
-    let proven: ShieldedPayment;
-    let headers: Record<string, string>;
-    if (unanswered !== undefined) {
-      ({ proven, headers } = unanswered);
-    } else {
-      proven = await this.proveShieldedRequirement(url, requirement, maxPaymentAtomic);
-      headers = paymentHeaders(encodeXPayment({ x402Version: 2, resource, accepted: requirement, payload: proven.payload }));
-    }
-    const answer = await this.presentShielded(url, init, headers);
+    const sent = (await this.unansweredPayment(request)) ?? (await this.proveShieldedRequirement(url, requirement, maxPaymentAtomic, { request, resource }));
+    const answer = await this.presentShielded(url, init, sent.headers);
     if ("response" in answer) {
-      await this.confirmShielded(proven);
+      await this.confirmShielded(sent);
       return answer.response;
     }
-    const stopHold = this.refuseShielded(proven, () => this.unanswered.delete(request));
-    if (answer.retryable) this.unanswered.set(request, { proven, headers, stopHold });
-    throw new ShieldedPaymentRefusedError(url, answer.seller, Number(proven.payment.validBefore), answer.retryable);
+    const refused = new ShieldedPaymentRefusedError(url, answer.seller, Number(sent.payment.validBefore), answer.retryable);
+    // A refusal read against the chain: a payment the seller refuses as answered already (to a process of this
+    // agent that died) was paid, and its change note is in the trees.
+    if (!answer.retryable && (await this.landed(sent))) {
+      await this.confirmShielded(sent);
+      throw refused;
+    }
+    const stopHold = this.refuseShielded(sent, () => this.unanswered.delete(request));
+    if (answer.retryable) this.unanswered.set(request, { sent, stopHold });
+    throw refused;
+  }
+
+  /**
+   * The payment sent for `request` and not answered, which is presented again before any other note is spent for
+   * it: one of this process's (an outage), or one the vault kept from a process that ended before the answer.
+   */
+  private async unansweredPayment(request: string): Promise<SentShieldedPayment | undefined> {
+    const unanswered = this.unanswered.get(request);
+    if (unanswered !== undefined) {
+      this.unanswered.delete(request);
+      unanswered.stopHold();
+      return unanswered.sent;
+    }
+    const resumed = await this.options.notes.resume?.(request);
+    if (resumed === undefined) return undefined;
+    const { reservation, presentation, holdUntilMs } = resumed;
+    // A payment of an earlier process: what it may still take counts against this one's budget.
+    this.committed += presentation.withdrawnValue;
+    return {
+      held: reservation,
+      change: changeNoteOf(reservation.note, presentation.withdrawnValue),
+      headers: presentation.headers,
+      payment: { validBefore: BigInt(Math.floor(holdUntilMs / 1000)) },
+    };
   }
 
   /**
@@ -486,7 +513,13 @@ export class X402Agent {
    * with the reservation recorded as sending (the caller hands the payment out); it ends with confirmShielded or
    * refuseShielded. The proof alone moves nothing.
    */
-  async proveShieldedRequirement(url: string, requirement: ShieldedRequirement, maxPaymentAtomic?: bigint): Promise<ShieldedPayment> {
+  async proveShieldedRequirement(
+    url: string,
+    requirement: ShieldedRequirement,
+    maxPaymentAtomic?: bigint,
+    /** The request it pays and its resource: the payment is kept with the send, to be presented again after a crash. */
+    presented?: { request: string; resource: ResourceInfo },
+  ): Promise<ShieldedPayment> {
     const price = BigInt(requirement.amount);
     const fee = BigInt(requirement.extra.fee);
     this.emit({ step: "payment-required", url, x402Version: 2, amount: requirement.amount, payTo: requirement.payTo, network: requirement.network });
@@ -531,8 +564,10 @@ export class X402Agent {
         validBefore: Number(payment.validBefore),
         ...privacy,
       });
-      await held.sending(Number(proven.payment.validBefore) * 1000);
-      return { ...proven, held };
+      const headers = paymentHeaders(encodeXPayment({ x402Version: 2, ...(presented !== undefined && { resource: presented.resource }), accepted: requirement, payload: proven.payload }));
+      const untilMs = Number(proven.payment.validBefore) * 1000;
+      await held.sending(presented === undefined ? { untilMs } : { untilMs, presentation: { request: presented.request, headers, withdrawnValue: proven.withdrawnValue } });
+      return { ...proven, held, headers };
     } catch (error) {
       await held.released();
       releaseBudget();
@@ -541,7 +576,7 @@ export class X402Agent {
   }
 
   /** The seller took the payment: its facilitator had the pool pay it. The note is spent; its change joins the wallet. */
-  async confirmShielded(payment: ShieldedPayment): Promise<void> {
+  async confirmShielded(payment: SentShieldedPayment): Promise<void> {
     await payment.held.spent(payment.change.value > 0n ? payment.change : undefined);
   }
 
@@ -551,7 +586,7 @@ export class X402Agent {
    * trees: there, the note was spent and the change joins the wallet; not there, the note is free again. (A process
    * that ends before leaves the note to NoteVault.reconcile, as any spend whose outcome was lost.)
    */
-  refuseShielded(payment: ShieldedPayment, onSettled: () => void = () => {}): () => void {
+  refuseShielded(payment: SentShieldedPayment, onSettled: () => void = () => {}): () => void {
     const settleAt = (Number(payment.payment.validBefore) + REFUSED_PAYMENT_GRACE_SECONDS) * 1000;
     let timer: NodeJS.Timeout | undefined;
     // A window longer than one timer's reach waits in steps.
@@ -569,7 +604,12 @@ export class X402Agent {
     return () => clearTimeout(timer);
   }
 
-  private async settleRefused(payment: ShieldedPayment): Promise<void> {
+  /** Whether the payment's change note is in the facilitator's trees now: the payment was relayed. False when unsure. */
+  private async landed(payment: SentShieldedPayment): Promise<boolean> {
+    return changeLanded(this.options.facilitator, await this.agentTrees(), payment.change).catch(() => false);
+  }
+
+  private async settleRefused(payment: SentShieldedPayment): Promise<void> {
     try {
       const landed = await changeLanded(this.options.facilitator, await this.agentTrees(), payment.change);
       await (landed ? payment.held.spent(payment.change.value > 0n ? payment.change : undefined) : payment.held.released());

@@ -14,6 +14,8 @@ export interface ServiceProcess {
   readonly exited: Promise<number | NodeJS.Signals | null>;
   /** SIGTERM, as an operator stops it; resolves as `exited`. */
   stop(): Promise<number | NodeJS.Signals | null>;
+  /** Ends it at once by `signal` (SIGKILL: a crash, nothing of its own runs after); resolves as `exited`. */
+  kill(signal?: NodeJS.Signals): Promise<number | NodeJS.Signals | null>;
 }
 
 function parseLog(line: string): Record<string, unknown> | undefined {
@@ -70,6 +72,10 @@ export function spawnService(entry: string, args: string[], env: Record<string, 
     },
     stop() {
       child.kill("SIGTERM");
+      return exited;
+    },
+    kill(signal = "SIGKILL") {
+      child.kill(signal);
       return exited;
     },
   };

@@ -12,15 +12,15 @@
 // (receives Entrypoint.payAccessFee, the relayer's TREASURY_ADDRESS), REFUNDER_ADDRESS (the relaying key that
 // deposits the payer sweep's refunds), each defaulting to the deployer.
 //
-// On a production chain (Base) it refuses a proving key without a public phase 1, three contributions and a beacon
-// (sdk/artifacts/manifest.json; docs/trusted-setup.md) unless ALLOW_UNTRUSTED_KEY=1; elsewhere it says what
-// the key is.
+// On a production chain (Base) it refuses a proving key without a public phase 1, three contributions, a beacon and
+// a transcript that chains to the committed zkey, or whose verifiers are not derived from it (scripts/circuits/
+// key-trust.ts; docs/trusted-setup.md), unless ALLOW_UNTRUSTED_KEY=1; elsewhere it says what the key is.
 import path from "node:path";
 import hre from "hardhat";
+import { releaseProverThreads } from "../../sdk/circuit/prover.js";
 import { ConfigError } from "../../lib/env-config.js";
 import { readAddressBook, writeAddressBook } from "../../lib/address-book.js";
-import { verifierHashes } from "../circuits/key-trust.js";
-import { readManifest } from "../circuits/manifest.js";
+import { assessProvingKey } from "../circuits/key-trust.js";
 import { isLoopbackRpc, loadDeployConfig } from "./deploy-config.js";
 import { deployFacilitator } from "./deploy-facilitator.js";
 import { judgeProvingKey } from "./key-guard.js";
@@ -39,9 +39,8 @@ async function main(): Promise<void> {
     const chainId = Number((await provider.getNetwork()).chainId);
     log(`RPC ${new URL(config.rpcUrl).origin}, chain ${chainId}`);
 
-    const manifest = await readManifest();
-    const verifier = await verifierHashes(manifest);
-    const verdict = judgeProvingKey(manifest, chainId, { allowUntrustedKey: config.allowUntrustedKey, verifierPinned: verifier.pinned === verifier.actual });
+    log("checking the proving key: its zkey, transcript, phase-1 hash and both verifiers");
+    const verdict = judgeProvingKey(await assessProvingKey(), chainId, { allowUntrustedKey: config.allowUntrustedKey });
     for (const line of verdict.lines) (verdict.deploy ? log : (text: string) => console.error(`[deploy] ${text}`))(line);
     if (!verdict.deploy) {
       process.exitCode = 1;
@@ -69,6 +68,8 @@ async function main(): Promise<void> {
     log(`address book written to ${path.relative(process.cwd(), file)}`);
   } finally {
     await connection.close();
+    // Reading the zkey started snarkjs' curve threads; without this the process never exits.
+    await releaseProverThreads();
   }
 }
 

@@ -9,6 +9,7 @@
 // address book's for those roles, after a rotation), MAX_BLOCK_RANGE (blocks per eth_getLogs, default 2000).
 import { JsonRpcProvider } from "ethers";
 import hre from "hardhat";
+import { releaseProverThreads } from "../../sdk/circuit/prover.js";
 import { resolveAddressBook } from "../../lib/address-book.js";
 import { ConfigError } from "../../lib/env-config.js";
 import { loadVerifyDeploymentConfig, VERIFY_DEPLOYMENT_ENV } from "./config.js";
@@ -29,6 +30,8 @@ async function main(): Promise<void> {
     process.exitCode = mismatches.length === 0 ? 0 : 1;
   } finally {
     provider.destroy();
+    // Reading the zkey started snarkjs' curve threads; without this the process never exits.
+    await releaseProverThreads();
   }
 }
 

@@ -4,8 +4,7 @@ import { DEFAULT_MAX_RELAY_FEE_BPS, DEFAULT_MINIMUM_DEPOSIT_AMOUNT } from "../..
 import type { AddressBook } from "../../lib/address-book.js";
 import { SNARK_SCALAR_FIELD } from "../../sdk/crypto/field.js";
 import { Entrypoint__factory } from "../../types/ethers-contracts/index.js";
-import { describeProvingKey, productionShortfalls, verifierHashes } from "../circuits/key-trust.js";
-import { readManifest } from "../circuits/manifest.js";
+import { assessProvingKey } from "../circuits/key-trust.js";
 import { isProductionChain } from "../deploy/key-guard.js";
 import { CIRCLE_USDC } from "../deploy/usdc.js";
 import { addressWord, checkContractCode, uintWord } from "./code-checks.js";
@@ -32,8 +31,8 @@ const failure = (error: unknown) => `call failed: ${error instanceof Error ? err
 
 /**
  * Checks from the chain alone that the deployment of `book` is what this checkout deploys: each contract's runtime
- * bytecode is this checkout's compilation, the pool's with this manifest's key inlined (code-checks.ts); the key
- * is one the chain may run; USDC is Circle's where the chain has it; the pool is registered with the deploy's fee
+ * bytecode is this checkout's compilation, the pool's with this manifest's key inlined (code-checks.ts); the key's
+ * files agree and it is one the chain may run (scripts/circuits/key-trust.ts); USDC is Circle's where the chain has it; the pool is registered with the deploy's fee
  * parameters and the address book's access-fee treasury; each role is held by exactly whom the address book names
  * (role-checks.ts).
  */
@@ -46,17 +45,15 @@ export async function verifyDeployment({ provider, book, artifacts, roleHolders 
   const usdc = getAddress(circle ?? book.usdc);
   add(circle === undefined ? "USDC (the address book's, no Circle USDC on this chain id)" : "USDC (Circle's on this chain)", usdc, book.usdc, sameAddress(usdc, book.usdc));
 
-  // The pool inlines the verifier, so its bytecode carries the key; these say which key that is.
-  const manifest = await readManifest();
-  const verifier = await verifierHashes(manifest);
-  add("WithdrawalVerifier.sol is the manifest's (SHA-256)", verifier.pinned ?? "not pinned", verifier.actual);
+  // The pool inlines the verifier, so its bytecode carries the key; these say which key that is, from its files.
+  const key = await assessProvingKey();
+  add("proving key files agree (zkey, transcript, verification key, both verifiers, manifest)", "nothing contradicts", key.inconsistencies.join("; ") || "nothing contradicts");
   const production = isProductionChain(chainId);
-  const shortfalls = production ? productionShortfalls(manifest) : [];
   add(
-    "proving key (sdk/artifacts/manifest.json)",
-    production ? "a public phase 1, 3 contributions and a beacon (production chain)" : "any (not a production chain)",
-    `${describeProvingKey(manifest)}${shortfalls.length > 0 ? ` (lacks: ${shortfalls.join("; ")})` : ""}`,
-    shortfalls.length === 0,
+    "proving key (sdk/artifacts)",
+    production ? "a public phase 1, 3 contributions, a beacon and a transcript (production chain)" : "any (not a production chain)",
+    `${key.description}${production && key.lacks.length > 0 ? ` (lacks: ${key.lacks.join("; ")})` : ""}`,
+    !production || key.lacks.length === 0,
   );
 
   const scope = poolScope(book.privacyPool, chainId, usdc);

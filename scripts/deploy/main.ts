@@ -6,7 +6,8 @@
 //   Fork of Base (Sepolia): FORK_URL=<rpc> npm run chain:fork      then  npm run deploy:local
 //   Base Sepolia:           RPC_URL=<rpc> DEPLOYER_PRIVATE_KEY=0x... npm run deploy:local
 //
-// Circle's USDC is used where it has code on the chain, TestUSDC is deployed elsewhere. Env (scripts/deploy/
+// Circle's USDC is used where it has code on the chain, TestUSDC is deployed elsewhere, never on a production chain
+// (Base): there a chain without Circle's USDC stops the deploy. Env (scripts/deploy/
 // deploy-config.ts): RPC_URL (default http://127.0.0.1:8545), DEPLOYER_PRIVATE_KEY (default: the node's first
 // account), DEPLOYMENTS_DIR, DEPLOYMENT_ID, and POSTMAN_ADDRESS (publishes ASP roots), ACCESS_FEE_TREASURY
 // (receives Entrypoint.payAccessFee, the relayer's TREASURY_ADDRESS), REFUNDER_ADDRESS (the relaying key that
@@ -23,6 +24,7 @@ import { readAddressBook, writeAddressBook } from "../../lib/address-book.js";
 import { assessProvingKey } from "../circuits/key-trust.js";
 import { isLoopbackRpc, loadDeployConfig } from "./deploy-config.js";
 import { deployFacilitator } from "./deploy-facilitator.js";
+import { MissingUsdcError } from "./usdc.js";
 import { judgeProvingKey } from "./key-guard.js";
 import { discardStaleJournal } from "./stale-journal.js";
 
@@ -74,6 +76,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error);
+  console.error(error instanceof ConfigError || error instanceof MissingUsdcError ? error.message : error);
   process.exitCode = 1;
 });

@@ -63,6 +63,7 @@ export function productionLacks(facts: { origin: { public: boolean; text: string
   ];
 }
 
+const names = (contributions: { name: string }[]) => contributions.map((contribution) => contribution.name).join(", ");
 const read = (file: string) => readFile(file, "utf8").catch(() => undefined);
 
 /** Each pinned file (the keys and both verifiers) against the manifest's SHA-256 of it. */
@@ -134,13 +135,13 @@ export async function assessProvingKey(paths: ArtifactPaths = artifactPaths(), a
     ...problems,
     ...(isDeepStrictEqual(recorded.map(({ name, hash }) => ({ name, hash })), contributions.map(({ name, hash }) => ({ name, hash })))
       ? []
-      : [`the manifest lists ${plural(recorded.length, "contribution")}, the zkey carries ${contributions.length}: ${contributions.map((c) => c.name).join(", ")}`]),
+      : [`the manifest lists ${plural(recorded.length, "contribution")} (${names(recorded)}), the zkey carries ${contributions.length} (${names(contributions)})`]),
     ...(manifest.ptau.development === !origin.public ? [] : [`the manifest calls its phase 1 ${manifest.ptau.development ? "development" : "public"}, but its hash makes it ${origin.text}`]),
   ];
   const lacks = productionLacks({ origin, parties: parties.length, beacon: beacon !== undefined, transcript: manifest.phase2.transcript !== null });
   const beaconText =
     beacon?.beacon === undefined ? "no beacon" : `beacon ${beacon.beacon.value.slice(0, 16)}... (2^${beacon.beacon.iterationsExp} iterations${manifest.phase2.beacon === null ? "" : `; ${manifest.phase2.beacon.source}`})`;
-  const description = `${plural(parties.length, "phase-2 contribution")} (${parties.map((party) => party.name).join(", ")}), ${beaconText}; phase 1: ${origin.text}`;
+  const description = `${plural(parties.length, "phase-2 contribution")} (${names(parties)}), ${beaconText}; phase 1: ${origin.text}`;
   return { description, inconsistencies, lacks, contributions };
 }
 

@@ -82,7 +82,7 @@ describe("deploy: the proving-key guard", function () {
     expect(verdict.deploy).to.equal(false);
     expect(assessment.description).to.match(/^2 phase-2 contributions \(Alice, Bob\), no beacon/);
     expect(assessment.lacks).to.deep.equal(["2 phase-2 contributions, 3 needed", "no random beacon after the last contribution"]);
-    expect(assessment.inconsistencies.join("\n")).to.contain("the transcript ends with another zkey").and.to.contain("the manifest lists 4 contributions, the zkey carries 2");
+    expect(assessment.inconsistencies.join("\n")).to.contain("the transcript ends with another zkey").and.to.contain("the manifest lists 4 contributions (Alice, Bob, Carol, public random beacon), the zkey carries 2 (Alice, Bob)");
   });
 
   it("refuses on Base a batch verifier its key did not make, pinned or not (finding 6)", async function () {

@@ -2,16 +2,29 @@ import { copyFile } from "node:fs/promises";
 import path from "node:path";
 import { sha256File } from "../../sdk/circuit/artifacts.js";
 import { artifactPaths, exportArtifacts, type ArtifactPaths } from "../circuits/export-artifacts.js";
-import { describeProvingKey, productionShortfalls } from "../circuits/key-trust.js";
+import { assessProvingKey, phase1Origin, productionLacks } from "../circuits/key-trust.js";
 import { writeManifest, type ArtifactManifest } from "../circuits/manifest.js";
 import type { CeremonyCircuit } from "./start.js";
-import { latestZkey, phaseTwoSteps, TRANSCRIPT_FILE } from "./transcript.js";
+import { latestZkey, phaseTwoSteps, readTranscript, TRANSCRIPT_FILE } from "./transcript.js";
 import { verifyCeremony } from "./verify.js";
+
+/** A ceremony that makes a development key, finished without saying a development key is what is wanted. */
+export class DevelopmentKeyError extends Error {
+  constructor(lacks: string[]) {
+    super(
+      `this ceremony makes a development key, refused on production chains (${lacks.join("; ")}): nothing was written. ` +
+        "Add the missing contributions and the beacon, or pass --development to write it as a development key.",
+    );
+    this.name = "DevelopmentKeyError";
+  }
+}
 
 export interface FinishOptions {
   dir: string;
   ptau: string;
   circuit: CeremonyCircuit;
+  /** Write the key although it lacks what production needs (a public phase 1, three contributions, a beacon). */
+  development: boolean;
   /** Default: the repository's sdk/artifacts and contracts/verifiers. */
   paths?: ArtifactPaths;
   say: (line: string) => void;
@@ -20,14 +33,25 @@ export interface FinishOptions {
 /**
  * Verifies the ceremony in `dir` and, only if it verifies, writes its final zkey with everything derived from it
  * (verification key, inlined verifier, batch verifier, export-artifacts.ts), a copy of the transcript and the
- * manifest, which records every contribution's name and hash, the beacon and the transcript's hash.
+ * manifest, which records every contribution's name and hash, the beacon and the transcript's hash. A key that
+ * production would refuse is written only with `development`, and the last line says what it is.
  */
-export async function finishCeremony({ dir, ptau, circuit, paths = artifactPaths(), say }: FinishOptions): Promise<ArtifactManifest> {
+export async function finishCeremony({ dir, ptau, circuit, development, paths = artifactPaths(), say }: FinishOptions): Promise<ArtifactManifest> {
   const transcriptFile = path.join(dir, TRANSCRIPT_FILE);
+  const planned = await readTranscript(transcriptFile);
+  const plannedSteps = phaseTwoSteps(planned);
+  if (plannedSteps.length === 0) throw new Error("nobody has contributed yet: the initial zkey's secrets are known to all");
+  const lacks = productionLacks({
+    origin: phase1Origin(planned.phase1),
+    parties: plannedSteps.filter((step) => step.kind === "contribution").length,
+    beacon: plannedSteps.at(-1)?.kind === "beacon",
+    transcript: true,
+  });
+  if (lacks.length > 0 && !development) throw new DevelopmentKeyError(lacks);
+
   const { ok, transcript } = await verifyCeremony({ transcriptFile, ptau, r1cs: circuit.r1cs, say });
   if (!ok) throw new Error("the ceremony does not verify (see above); nothing was written");
   const steps = phaseTwoSteps(transcript);
-  if (steps.length === 0) throw new Error("nobody has contributed yet: the initial zkey's secrets are known to all");
 
   say(`writing the keys, verifiers and manifest under ${paths.root}`);
   const files = await exportArtifacts(paths, path.join(dir, latestZkey(transcript).file), circuit.wasm);
@@ -48,9 +72,14 @@ export async function finishCeremony({ dir, ptau, circuit, paths = artifactPaths
   };
   await writeManifest(manifest, paths.manifest);
 
-  say(`proving key: ${describeProvingKey(manifest)}`);
-  const shortfalls = productionShortfalls(manifest);
-  if (shortfalls.length > 0) say(`NOT for production chains (the deploy refuses it there): ${shortfalls.join("; ")}`);
-  say("done: commit sdk/artifacts/ and contracts/verifiers/ together, and deploy a new pool (its verifier is inlined)");
+  // What the deploy will say of it, judged from the files just written.
+  const assessment = await assessProvingKey(paths);
+  if (assessment.inconsistencies.length > 0) throw new Error(`the written files disagree: ${assessment.inconsistencies.join("; ")}`);
+  say(`proving key: ${assessment.description}`);
+  if (assessment.lacks.length > 0) {
+    say(`done: a DEVELOPMENT key, NOT for production chains (the deploy refuses it there): ${assessment.lacks.join("; ")}`);
+  } else {
+    say("done: commit sdk/artifacts/ and contracts/verifiers/ together, and deploy a new pool (its verifier is inlined)");
+  }
   return manifest;
 }

@@ -2,11 +2,12 @@
 //
 //   npm run ceremony -- start      --ptau <public phase-1 file> [--dir build/ceremony]
 //   npm run ceremony -- contribute --name "<party>" [--entropy] [--dir ...]       each party, on its own machine
-//   npm run ceremony -- beacon     --value <hex> --iterations <10-63> --source "<where the value came from>"
+//   npm run ceremony -- beacon     --value <hex> --iterations <10-63> --source "<where the value came from>" [--name ...]
 //   npm run ceremony -- verify     --ptau <file> [--dir ... | --transcript <file> [--zkey <final zkey>]]
-//   npm run ceremony -- finish     --ptau <file>                                  writes sdk/artifacts + verifiers
+//   npm run ceremony -- finish     --ptau <file> [--root <checkout>]             writes sdk/artifacts + verifiers
 //
-// Development only: `dev-phase1 --power 15 --out build/ptau/pot15_final.ptau`, then `start --development --ptau ...`.
+// Development only: `dev-phase1 --power 15 --out build/ptau/pot15_final.ptau`, then `start --development --ptau ...`;
+// `finish` writes a key without a public phase 1, three contributions and a beacon only with --development.
 // The circuit is compiled from this checkout unless --r1cs (and, for finish, --wasm) name compiled files.
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
@@ -87,9 +88,10 @@ async function run(step: Step, values: Values): Promise<boolean> {
       return true;
     }
     case "start": {
+      const ptau = path.resolve(required(values.ptau, "ptau"));
       const { circuit, cleanup } = await circuitFiles(values.r1cs, values.wasm, say);
       try {
-        await startCeremony({ dir, ptau: path.resolve(required(values.ptau, "ptau")), development: values.development, circuit, say });
+        await startCeremony({ dir, ptau, development: values.development, circuit, say });
       } finally {
         await cleanup();
       }
@@ -112,11 +114,11 @@ async function run(step: Step, values: Values): Promise<boolean> {
     case "verify":
     case "finish": {
       const ptau = path.resolve(required(values.ptau, "ptau"));
+      if (step === "finish" && values.r1cs !== undefined && values.wasm === undefined) throw new UsageError("--wasm is required with --r1cs");
       const { circuit, cleanup } = await circuitFiles(values.r1cs, values.wasm, say);
       try {
         if (step === "finish") {
-          if (circuit.wasm === "") throw new UsageError("--wasm is required with --r1cs");
-          await finishCeremony({ dir, ptau, circuit, paths: artifactPaths(path.resolve(values.root ?? REPO_ROOT)), say });
+          await finishCeremony({ dir, ptau, circuit, development: values.development, paths: artifactPaths(path.resolve(values.root ?? REPO_ROOT)), say });
           return true;
         }
         const transcriptFile = path.resolve(values.transcript ?? path.join(dir, TRANSCRIPT_FILE));

@@ -70,6 +70,8 @@ async function ptauHeader(file: string): Promise<{ power: number; prepared: bool
   return { power: header.readUInt32LE(4 + n8), prepared: sections.has(12) };
 }
 
+const DEVELOPMENT_HINT = "To rehearse with it, pass --development: its keys are development keys, refused on production chains whoever contributes.";
+
 /**
  * Checks the phase-1 file a ceremony starts from. A public one must be the file KNOWN_PHASE1 lists for its power,
  * byte for byte (its BLAKE2b-512); anything else is refused unless `development` is set, and is then recorded as a
@@ -86,8 +88,8 @@ export async function checkPhase1(file: string, development: boolean): Promise<P
   if (!development) {
     throw new Error(
       known === undefined
-        ? `${file}: no public phase-1 file of power ${power} is known (scripts/ceremony/phase1.ts); refusing it`
-        : `${file}: its BLAKE2b-512 ${hashes.blake2b} is not the published hash of ${known.file} (${known.blake2b}); refusing it`,
+        ? `${file}: no public phase-1 file of power ${power} is known (scripts/ceremony/phase1.ts); refusing it. ${DEVELOPMENT_HINT}`
+        : `${file}: its BLAKE2b-512 ${hashes.blake2b} is not the published hash of ${known.file} (${known.blake2b}); refusing it. ${DEVELOPMENT_HINT}`,
     );
   }
   return { file: path.basename(file), power, ...hashes, source: `development phase 1 ${path.basename(file)}, not a public ceremony's file`, development: true };
@@ -96,7 +98,7 @@ export async function checkPhase1(file: string, development: boolean): Promise<P
 /**
  * A development phase-1 file of `power` at `out`: a new accumulator, one random contribution made here, prepared
  * for phase 2. Its toxic waste existed on this machine, so keys made from it are development keys. Preparing takes
- * most of the time (about 15 minutes at power 15 on 2 cores).
+ * most of the time (docs/trusted-setup.md, "How long each step takes").
  */
 export async function createDevelopmentPhase1(power: number, out: string, say: (line: string) => void): Promise<void> {
   const dir = path.dirname(out);

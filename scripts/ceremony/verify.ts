@@ -31,7 +31,7 @@ const exists = (file: string) => stat(file).then(() => true, () => false);
  * Re-checks a ceremony from its transcript, the phase-1 file and the r1cs: the files are the ones the transcript
  * names (hashes), its steps chain, the final zkey carries exactly its contributions and beacon, and snarkjs' zkey
  * verify accepts the final zkey for this r1cs and phase 1 (which checks every contribution's proof, the beacon's
- * derivation and the key's points). Earlier zkeys are checked by hash where present; the final one must be.
+ * derivation and the key's points), run only where every cheaper check passed. Earlier zkeys are checked by hash where present; the final one must be.
  */
 export async function verifyCeremony(options: VerifyOptions): Promise<{ ok: boolean; checks: CeremonyCheck[]; transcript: Transcript }> {
   const { transcriptFile, ptau, r1cs, say } = options;
@@ -73,6 +73,11 @@ export async function verifyCeremony(options: VerifyOptions): Promise<{ ok: bool
   const mismatches = contributionMismatches(await readZkeyContributions(finalZkey), phaseTwoSteps(transcript));
   add("contributions in the final zkey", mismatches.length === 0, mismatches.length === 0 ? `${phaseTwoSteps(transcript).length}, as the transcript lists them` : mismatches.join("; "));
 
+  const failed = checks.filter((check) => !check.ok).map((check) => check.check);
+  if (failed.length > 0) {
+    say(`skipping snarkjs zkey verify (the long step): the ceremony fails already (${failed.join("; ")})`);
+    return { ok: false, checks, transcript };
+  }
   say("snarkjs zkey verify: the final zkey against the r1cs and the phase-1 file (the long step)");
   const verified = await snarkjs.zKey.verifyFromR1cs(r1cs, ptau, finalZkey, progressLogger(say)).catch((error: unknown) => {
     say(`  error: ${error instanceof Error ? error.message : String(error)}`);

@@ -37,8 +37,8 @@ export function artifactPaths(root: string = REPO_ROOT): ArtifactPaths {
 /**
  * Writes the keys of `zkey` and everything derived from them together: the zkey and the circuit's `wasm`, the
  * verification key, snarkjs' verifier inlined as a library (verifier.ts) and the batch verifier (batch-verifier.ts).
- * Returns the manifest's `files`: the SHA-256 of each pinned file by its path relative to the root (the batch
- * verifier is derived from the pinned verification key, and the test suite regenerates it, so it is not pinned).
+ * Returns the manifest's `files`: the SHA-256 of each by its path relative to the root, both verifiers among them
+ * (the batch verifier's constants verify every relayBatch).
  */
 export async function exportArtifacts(paths: ArtifactPaths, zkey: string, wasm: string): Promise<Record<string, string>> {
   for (const file of [paths.zkey, paths.verifier]) await mkdir(path.dirname(file), { recursive: true });
@@ -50,6 +50,6 @@ export async function exportArtifacts(paths: ArtifactPaths, zkey: string, wasm: 
   await writeFile(paths.batchVerifier, await generateBatchVerifier(paths.vkey));
 
   const files: Record<string, string> = {};
-  for (const file of [paths.wasm, paths.zkey, paths.vkey, paths.verifier]) files[path.relative(paths.root, file)] = await sha256File(file);
+  for (const file of [paths.wasm, paths.zkey, paths.vkey, paths.verifier, paths.batchVerifier]) files[path.relative(paths.root, file)] = await sha256File(file);
   return files;
 }

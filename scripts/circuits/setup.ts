@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   await startCeremony({ dir, ptau, development: true, circuit, say });
   await contribute({ dir, name: "dev phase-2 contribution", say });
-  await finishCeremony({ dir, ptau, circuit, say });
+  await finishCeremony({ dir, ptau, circuit, development: true, say });
   await rm(dir, { recursive: true });
   await releaseProverThreads();
 }

@@ -3,7 +3,8 @@ import FacilitatorModule from "../../ignition/modules/Facilitator.js";
 import TestUsdcModule from "../../ignition/modules/TestUsdc.js";
 import type { Entrypoint, PrivacyPool } from "../../types/ethers-contracts/index.js";
 import { AddressBookSchema, type AddressBook } from "../../lib/address-book.js";
-import { findCircleUsdc } from "./usdc.js";
+import { isProductionChain } from "./key-guard.js";
+import { CIRCLE_USDC, findCircleUsdc, MissingUsdcError } from "./usdc.js";
 
 export interface DeployFacilitatorOptions {
   /** Receives POSTMAN_ROLE (publishes ASP roots); default: the deployer. */
@@ -32,7 +33,8 @@ export interface FacilitatorDeployment {
 
 /**
  * Deploys the facilitator's contracts with Hardhat Ignition on the connected chain: Circle's USDC where the chain
- * has it (Base, Base Sepolia, a local fork of either), a fresh TestUSDC elsewhere. Idempotent on chains whose
+ * has it (Base, Base Sepolia, a local fork of either), a fresh TestUSDC elsewhere but never on a production chain
+ * (MissingUsdcError, before any transaction). Idempotent on chains whose
  * Ignition journal persists: a rerun finishes an interrupted deployment or returns the existing one.
  * The same function is the contract tests' fixture.
  */
@@ -50,6 +52,8 @@ export async function deployFacilitator(
   const postman = options.postman ?? deployer.address;
 
   let usdc = await findCircleUsdc(ethers.provider, chainId);
+  // On a production chain only its own Circle USDC will do: no TestUSDC, no other chain's address.
+  if (isProductionChain(chainId) && usdc !== CIRCLE_USDC[chainId]) throw new MissingUsdcError(chainId);
   if (usdc !== undefined) {
     log(`USDC: Circle's USDC at ${usdc}`);
   } else {

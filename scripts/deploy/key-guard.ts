@@ -1,5 +1,4 @@
-import { describeProvingKey, productionShortfalls } from "../circuits/key-trust.js";
-import type { ArtifactManifest } from "../circuits/manifest.js";
+import { productionShortfalls, type ProvingKeyAssessment } from "../circuits/key-trust.js";
 import { KNOWN_NETWORKS } from "../../relayer/pricing/pricing.js";
 
 /** What the deploy does about the proving key: go ahead (printing `lines`), or stop with `lines` as the reason. */
@@ -14,20 +13,16 @@ export function isProductionChain(chainId: number): boolean {
 }
 
 /**
- * Whether to deploy a pool whose inlined verifier holds the manifest's key. On a production chain a key without a
- * public phase 1, three contributions and a beacon could have been forged with by whoever made it: refused, unless
- * `allowUntrustedKey` (a rehearsal), which warns loudly. Elsewhere the deploy says what the key is.
- * `verifierPinned`: the manifest's hash of contracts/verifiers/WithdrawalVerifier.sol is the file's, so the
- * manifest describes the key being deployed.
+ * Whether to deploy a pool whose inlined verifier holds the assessed key (scripts/circuits/key-trust.ts). On a
+ * production chain a key whose files disagree, or without a public phase 1, three contributions, a beacon and a
+ * transcript, could have been forged with by whoever made it: refused, unless `allowUntrustedKey` (a rehearsal),
+ * which warns loudly. Elsewhere the deploy says what the key is, and warns where its files disagree.
  */
-export function judgeProvingKey(manifest: ArtifactManifest, chainId: number, options: { allowUntrustedKey: boolean; verifierPinned: boolean }): KeyVerdict {
-  const description = `proving key: ${describeProvingKey(manifest)}`;
-  const shortfalls = [
-    ...(options.verifierPinned ? [] : ["contracts/verifiers/WithdrawalVerifier.sol is not the verifier sdk/artifacts/manifest.json pins"]),
-    ...productionShortfalls(manifest),
-  ];
+export function judgeProvingKey(assessment: ProvingKeyAssessment, chainId: number, options: { allowUntrustedKey: boolean }): KeyVerdict {
+  const description = `proving key: ${assessment.description}`;
+  const shortfalls = productionShortfalls(assessment);
   if (!isProductionChain(chainId)) {
-    return { deploy: true, lines: [description, ...(options.verifierPinned ? [] : [`warning: ${shortfalls[0]}`])] };
+    return { deploy: true, lines: [description, ...assessment.inconsistencies.map((problem) => `warning: ${problem}`)] };
   }
   if (shortfalls.length === 0) return { deploy: true, lines: [description] };
   if (!options.allowUntrustedKey) {
@@ -37,7 +32,7 @@ export function judgeProvingKey(manifest: ArtifactManifest, chainId: number, opt
         `refusing to deploy to chain ${chainId}, a production chain: whoever made this proving key could forge withdrawals and empty the pool.`,
         description,
         ...shortfalls.map((shortfall) => `  - ${shortfall}`),
-        "Run the ceremony (docs/trusted-setup.md) and deploy its keys, or set ALLOW_UNTRUSTED_KEY=1 for a rehearsal that must never hold real funds.",
+        "Run the ceremony (docs/trusted-setup.md) and commit its keys, or set ALLOW_UNTRUSTED_KEY=1 for a rehearsal that must never hold real funds.",
       ],
     };
   }

@@ -6,23 +6,25 @@
 //   Fork of Base (Sepolia): FORK_URL=<rpc> npm run chain:fork      then  npm run deploy:local
 //   Base Sepolia:           RPC_URL=<rpc> DEPLOYER_PRIVATE_KEY=0x... npm run deploy:local
 //
-// Circle's USDC is used where it has code on the chain, TestUSDC is deployed elsewhere. Env (scripts/deploy/
+// Circle's USDC is used where it has code on the chain, TestUSDC is deployed elsewhere, never on a production chain
+// (Base): there a chain without Circle's USDC stops the deploy. Env (scripts/deploy/
 // deploy-config.ts): RPC_URL (default http://127.0.0.1:8545), DEPLOYER_PRIVATE_KEY (default: the node's first
 // account), DEPLOYMENTS_DIR, DEPLOYMENT_ID, and POSTMAN_ADDRESS (publishes ASP roots), ACCESS_FEE_TREASURY
 // (receives Entrypoint.payAccessFee, the relayer's TREASURY_ADDRESS), REFUNDER_ADDRESS (the relaying key that
 // deposits the payer sweep's refunds), each defaulting to the deployer.
 //
-// On a production chain (Base) it refuses a proving key without a public phase 1, three contributions and a beacon
-// (sdk/artifacts/manifest.json; docs/trusted-setup.md) unless ALLOW_UNTRUSTED_KEY=1; elsewhere it says what
-// the key is.
+// On a production chain (Base) it refuses a proving key without a public phase 1, three contributions, a beacon and
+// a transcript that chains to the committed zkey, or whose verifiers are not derived from it (scripts/circuits/
+// key-trust.ts; docs/trusted-setup.md), unless ALLOW_UNTRUSTED_KEY=1; elsewhere it says what the key is.
 import path from "node:path";
 import hre from "hardhat";
+import { releaseProverThreads } from "../../sdk/circuit/prover.js";
 import { ConfigError } from "../../lib/env-config.js";
 import { readAddressBook, writeAddressBook } from "../../lib/address-book.js";
-import { verifierHashes } from "../circuits/key-trust.js";
-import { readManifest } from "../circuits/manifest.js";
+import { assessProvingKey } from "../circuits/key-trust.js";
 import { isLoopbackRpc, loadDeployConfig } from "./deploy-config.js";
 import { deployFacilitator } from "./deploy-facilitator.js";
+import { MissingUsdcError } from "./usdc.js";
 import { judgeProvingKey } from "./key-guard.js";
 import { discardStaleJournal } from "./stale-journal.js";
 
@@ -39,9 +41,8 @@ async function main(): Promise<void> {
     const chainId = Number((await provider.getNetwork()).chainId);
     log(`RPC ${new URL(config.rpcUrl).origin}, chain ${chainId}`);
 
-    const manifest = await readManifest();
-    const verifier = await verifierHashes(manifest);
-    const verdict = judgeProvingKey(manifest, chainId, { allowUntrustedKey: config.allowUntrustedKey, verifierPinned: verifier.pinned === verifier.actual });
+    log("checking the proving key: its zkey, transcript, phase-1 hash and both verifiers");
+    const verdict = judgeProvingKey(await assessProvingKey(), chainId, { allowUntrustedKey: config.allowUntrustedKey });
     for (const line of verdict.lines) (verdict.deploy ? log : (text: string) => console.error(`[deploy] ${text}`))(line);
     if (!verdict.deploy) {
       process.exitCode = 1;
@@ -69,10 +70,12 @@ async function main(): Promise<void> {
     log(`address book written to ${path.relative(process.cwd(), file)}`);
   } finally {
     await connection.close();
+    // Reading the zkey started snarkjs' curve threads; without this the process never exits.
+    await releaseProverThreads();
   }
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error);
+  console.error(error instanceof ConfigError || error instanceof MissingUsdcError ? error.message : error);
   process.exitCode = 1;
 });

@@ -19,3 +19,15 @@ export async function findCircleUsdc(provider: Provider, chainId: number): Promi
   }
   return undefined;
 }
+
+/** A production chain without Circle's USDC: the deploy never puts a token of its own in its place there. */
+export class MissingUsdcError extends Error {
+  constructor(chainId: number) {
+    const address = CIRCLE_USDC[chainId];
+    super(
+      `chain ${chainId} is a production chain, and Circle's USDC${address === undefined ? " is not known for it" : ` (${address}) has no code on it`}: ` +
+        "refusing to deploy a TestUSDC in its place. Check RPC_URL; to rehearse on a local node, fork Base (FORK_URL=<rpc> npm run chain:fork).",
+    );
+    this.name = "MissingUsdcError";
+  }
+}

@@ -1,4 +1,4 @@
-import { dataSlice, getAddress, getBytes, toBeHex, zeroPadValue, type Provider } from "ethers";
+import { dataSlice, getAddress, getBytes, hexlify, Interface, toBeHex, zeroPadValue, type Provider } from "ethers";
 import type { ArtifactManager } from "hardhat/types/artifacts";
 import { loadCompiledContract, type CompiledContract } from "./compiled-contract.js";
 import { checkList, type DeploymentCheck } from "./deployment-check.js";
@@ -19,6 +19,14 @@ export interface CodeExpectations {
   libraries: Record<string, string>;
 }
 
+/** An immutable's 32-byte word as its public getter returns it; undefined where the contract has no such getter. */
+async function immutableFromGetter(provider: Provider, contract: CompiledContract, address: string, name: string): Promise<string | undefined> {
+  if (!contract.getters.has(name)) return undefined;
+  const data = new Interface([`function ${name}()`]).encodeFunctionData(name);
+  const word = await provider.call({ to: address, data }).catch(() => "0x");
+  return word.length === 66 ? word.toLowerCase() : undefined;
+}
+
 /**
  * Checks the runtime code at each address against this checkout's compilation of the named contract, then each
  * immutable and library link on its own, then the code of every library the contracts link (and that its call
@@ -31,36 +39,45 @@ export async function checkContractCode(
   expectations: CodeExpectations,
 ): Promise<DeploymentCheck[]> {
   const { checks, add } = checkList();
-  const linked = new Map<string, string>();
+  const linked = new Map<string, string | undefined>();
 
   const check = async (contract: CompiledContract, address: string) => {
     const code = getBytes(await provider.getCode(address));
     const difference = runtimeDifference(contract, code);
     add(`${contract.name} bytecode at ${address}`, `as compiled here: ${describeCode(contract.code, deploymentFilledRanges(contract))}`, difference ?? "the same", difference === undefined);
-    if (code.length !== contract.code.length) return undefined;
+    // Code of another length (another key inlined, another compiler) hides where the values were written: the
+    // immutables are read from their getters and each link is looked for as a PUSH20 of the expected address.
+    const aligned = code.length === contract.code.length;
     for (const { name, ranges } of contract.immutables) {
       const expected = expectations.immutables[contract.name]?.[name];
-      const found = filledValue(code, ranges);
+      const found = aligned ? filledValue(code, ranges) : await immutableFromGetter(provider, contract, address, name);
       add(
-        `${contract.name}.${name} (immutable)`,
+        `${contract.name}.${name} (immutable${aligned ? "" : ", from its getter"})`,
         expected === undefined ? "no expected value (add one in scripts/verify-deployment/verify-deployment.ts)" : expected.show(expected.value),
-        found === undefined ? "differs between its copies" : (expected?.show(found) ?? found),
+        found === undefined ? (aligned ? "differs between its copies" : "no getter to read it from") : (expected?.show(found) ?? found),
         expected !== undefined && found === expected.value,
       );
     }
     for (const { library, ranges } of contract.links) {
       const expected = expectations.libraries[library];
-      const found = filledValue(code, ranges);
-      add(`${contract.name} links ${library}`, expected ?? "not in the address book", found === undefined ? "differs between its copies" : getAddress(found), expected !== undefined && found === expected.toLowerCase());
-      if (found !== undefined) linked.set(library, getAddress(found));
+      if (aligned) {
+        const found = filledValue(code, ranges);
+        add(`${contract.name} links ${library}`, expected ?? "not in the address book", found === undefined ? "differs between its copies" : getAddress(found), expected !== undefined && found === expected.toLowerCase());
+        linked.set(library, found === undefined ? expected : getAddress(found));
+      } else {
+        const present = expected !== undefined && hexlify(code).includes(`73${expected.slice(2).toLowerCase()}`);
+        add(`${contract.name} links ${library} (looked for in the code)`, expected ?? "not in the address book", present ? `${expected} is in the code` : "not in the code", present);
+        linked.set(library, expected);
+      }
     }
     return code;
   };
 
   for (const { name, address } of deployed) await check(await loadCompiledContract(artifacts, name), address);
   for (const [library, address] of linked) {
+    if (address === undefined) continue;
     const code = await check(await loadCompiledContract(artifacts, library), address);
-    if (code !== undefined) add(`${library} call guard holds its own address`, address, getAddress(filledValue(code, [LIBRARY_SELF_ADDRESS])!));
+    if (code.length >= LIBRARY_SELF_ADDRESS.start + LIBRARY_SELF_ADDRESS.length) add(`${library} call guard holds its own address`, address, getAddress(filledValue(code, [LIBRARY_SELF_ADDRESS])!));
   }
   return checks;
 }

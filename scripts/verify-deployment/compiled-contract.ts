@@ -19,6 +19,8 @@ export interface CompiledContract {
   links: { library: string; ranges: ByteRange[] }[];
   /** A library's runtime code starts with PUSH20 <its own address> (the call guard), written at deployment. */
   isLibrary: boolean;
+  /** The names of its functions that take no argument: the getters of its public immutables among them. */
+  getters: Set<string>;
 }
 
 interface AstNode {
@@ -80,5 +82,10 @@ export async function loadCompiledContract(artifacts: ArtifactManager, name: str
     immutables,
     links,
     isLibrary: definition?.contractKind === "library",
+    getters: new Set(
+      (artifact.abi as { type: string; name?: string; inputs?: unknown[] }[])
+        .filter((entry) => entry.type === "function" && entry.inputs?.length === 0)
+        .map((entry) => entry.name!),
+    ),
   };
 }

@@ -8,10 +8,11 @@ export const VERIFY_DEPLOYMENT_ENV = {
   rpcUrl: "RPC_URL",
   addressBook: "ADDRESS_BOOK",
   roleHolders: "ROLE_HOLDERS",
+  pastRoleHolders: "PAST_ROLE_HOLDERS",
   maxBlockRange: "MAX_BLOCK_RANGE",
 } as const;
 
-/** `ROLE=0xA,0xB;OTHER_ROLE=0xC`: the holders each named role should have, instead of the address book's. */
+/** `ROLE=0xA,0xB;OTHER_ROLE=0xC`: accounts by role name (ROLE_HOLDERS: the holders now; PAST_ROLE_HOLDERS: earlier ones). */
 const RoleHoldersSchema = z
   .string()
   .transform((text) => Object.fromEntries(text.split(";").filter(Boolean).map((entry) => entry.split("=", 2) as [string, string | undefined])))
@@ -23,6 +24,8 @@ export const VerifyDeploymentConfigSchema = z
     /** Default: deployments/<chainId>.json of the RPC's chain. */
     addressBook: z.string().min(1).optional(),
     roleHolders: RoleHoldersSchema.optional(),
+    /** Accounts that held a role before and gave it up (a rotated-out key): the history check does not flag them. */
+    pastRoleHolders: RoleHoldersSchema.optional(),
     /** Blocks per eth_getLogs request; lower it for a provider with a smaller cap. */
     maxBlockRange: z.coerce.number().int().positive().default(2_000),
   })

@@ -4,13 +4,15 @@ import { DEFAULT_MAX_RELAY_FEE_BPS, DEFAULT_MINIMUM_DEPOSIT_AMOUNT } from "../..
 import type { AddressBook } from "../../lib/address-book.js";
 import { SNARK_SCALAR_FIELD } from "../../sdk/crypto/field.js";
 import { Entrypoint__factory } from "../../types/ethers-contracts/index.js";
-import { describeProvingKey, productionShortfalls, verifierHashes } from "../circuits/key-trust.js";
-import { readManifest } from "../circuits/manifest.js";
+import { WITHDRAW_ARTIFACTS } from "../../sdk/circuit/artifacts.js";
+import { assessProvingKey } from "../circuits/key-trust.js";
 import { isProductionChain } from "../deploy/key-guard.js";
 import { CIRCLE_USDC } from "../deploy/usdc.js";
 import { addressWord, checkContractCode, uintWord } from "./code-checks.js";
 import { checkList, sameAddress, type DeploymentCheck } from "./deployment-check.js";
+import { checkKeyInCode } from "./key-checks.js";
 import { checkRoles } from "./role-checks.js";
+import { ChainHistoryError } from "./role-history.js";
 
 export interface VerifyDeploymentOptions {
   provider: Provider;
@@ -19,8 +21,12 @@ export interface VerifyDeploymentOptions {
   artifacts: ArtifactManager;
   /** Expected holders by role name, replacing the address book's for that role (a key rotated or added since). */
   roleHolders?: Record<string, string[]>;
-  /** Blocks per eth_getLogs request when replaying role events. */
+  /** Accounts known to have held a role before (a rotated-out key), by role name: their tenure is not flagged. */
+  pastRoleHolders?: Record<string, string[]>;
+  /** Blocks per eth_getLogs request when reading the entrypoint's history. */
   maxBlockRange?: number;
+  /** Hears how reading the history goes (it can take many requests on a long-lived chain). */
+  progress?: (line: string) => void;
 }
 
 /** PrivacyPool's SCOPE: keccak256(pool, chain id, asset) mod the scalar field, as its constructor computes it. */
@@ -32,12 +38,12 @@ const failure = (error: unknown) => `call failed: ${error instanceof Error ? err
 
 /**
  * Checks from the chain alone that the deployment of `book` is what this checkout deploys: each contract's runtime
- * bytecode is this checkout's compilation, the pool's with this manifest's key inlined (code-checks.ts); the key
- * is one the chain may run; USDC is Circle's where the chain has it; the pool is registered with the deploy's fee
- * parameters and the address book's access-fee treasury; each role is held by exactly whom the address book names
- * (role-checks.ts).
+ * bytecode is this checkout's compilation, the pool's with this checkout's key inlined (code-checks.ts, key-checks.ts);
+ * the key's files agree and it is one the chain may run (scripts/circuits/key-trust.ts); USDC is Circle's where the chain has it; the pool is registered with the deploy's fee
+ * parameters and the address book's access-fee treasury; each role is held by exactly whom the address book names,
+ * and nobody else ever held one, read from the entrypoint's whole history (role-checks.ts).
  */
-export async function verifyDeployment({ provider, book, artifacts, roleHolders = {}, maxBlockRange = 2_000 }: VerifyDeploymentOptions): Promise<DeploymentCheck[]> {
+export async function verifyDeployment({ provider, book, artifacts, roleHolders = {}, pastRoleHolders = {}, maxBlockRange = 2_000, progress }: VerifyDeploymentOptions): Promise<DeploymentCheck[]> {
   const { checks, add } = checkList();
 
   const chainId = Number((await provider.getNetwork()).chainId);
@@ -46,17 +52,15 @@ export async function verifyDeployment({ provider, book, artifacts, roleHolders 
   const usdc = getAddress(circle ?? book.usdc);
   add(circle === undefined ? "USDC (the address book's, no Circle USDC on this chain id)" : "USDC (Circle's on this chain)", usdc, book.usdc, sameAddress(usdc, book.usdc));
 
-  // The pool inlines the verifier, so its bytecode carries the key; these say which key that is.
-  const manifest = await readManifest();
-  const verifier = await verifierHashes(manifest);
-  add("WithdrawalVerifier.sol is the manifest's (SHA-256)", verifier.pinned ?? "not pinned", verifier.actual);
+  // The pool inlines the verifier, so its bytecode carries the key; these say which key that is, from its files.
+  const key = await assessProvingKey();
+  add("proving key files agree (zkey, transcript, verification key, both verifiers, manifest)", "nothing contradicts", key.inconsistencies.join("; ") || "nothing contradicts");
   const production = isProductionChain(chainId);
-  const shortfalls = production ? productionShortfalls(manifest) : [];
   add(
-    "proving key (sdk/artifacts/manifest.json)",
-    production ? "a public phase 1, 3 contributions and a beacon (production chain)" : "any (not a production chain)",
-    `${describeProvingKey(manifest)}${shortfalls.length > 0 ? ` (lacks: ${shortfalls.join("; ")})` : ""}`,
-    shortfalls.length === 0,
+    "proving key (sdk/artifacts)",
+    production ? "a public phase 1, 3 contributions, a beacon and a transcript (production chain)" : "any (not a production chain)",
+    `${key.description}${production && key.lacks.length > 0 ? ` (lacks: ${key.lacks.join("; ")})` : ""}`,
+    !production || key.lacks.length === 0,
   );
 
   const scope = poolScope(book.privacyPool, chainId, usdc);
@@ -69,6 +73,7 @@ export async function verifyDeployment({ provider, book, artifacts, roleHolders 
   const immutables = {
     PrivacyPool: { ENTRYPOINT: addressWord(book.entrypoint), WITHDRAWAL_BATCH_VERIFIER: addressWord(book.batchVerifier), ASSET: addressWord(usdc), SCOPE: uintWord(scope) },
   };
+  checks.push(...(await checkKeyInCode(provider, WITHDRAW_ARTIFACTS.vkey, key.description, deployed.slice(1))));
   checks.push(...(await checkContractCode(provider, artifacts, deployed, { immutables, libraries: book.poseidon })));
 
   const entrypoint = Entrypoint__factory.connect(book.entrypoint, provider);
@@ -80,8 +85,9 @@ export async function verifyDeployment({ provider, book, artifacts, roleHolders 
   add("max relay fee (bps)", DEFAULT_MAX_RELAY_FEE_BPS.toString(), field((config) => config.maxRelayFeeBPS));
   add("access-fee treasury", book.accessFeeTreasury ?? "not in the address book", await entrypoint.accessFeeTreasury().then(String, failure));
 
-  const roles = await checkRoles(provider, book, roleHolders, maxBlockRange).catch((error: unknown) => {
-    add("roles", "replayed from the role events", `${failure(error)} (lower MAX_BLOCK_RANGE if the RPC caps eth_getLogs)`, false);
+  const roles = await checkRoles(provider, book, { roleHolders, pastRoleHolders }, maxBlockRange, progress).catch((error: unknown) => {
+    const hint = error instanceof ChainHistoryError ? "" : " (lower MAX_BLOCK_RANGE if the RPC caps eth_getLogs)";
+    add("roles", "read from the entrypoint's events since its creation", `${failure(error)}${hint}`, false);
     return [];
   });
   checks.push(...roles);

@@ -35,6 +35,7 @@ describe("committed circuit artifacts", function () {
       path.relative(REPO_ROOT, WITHDRAW_ARTIFACTS.zkey),
       path.relative(REPO_ROOT, WITHDRAW_ARTIFACTS.vkey),
       path.relative(REPO_ROOT, VERIFIER_PATH),
+      path.relative(REPO_ROOT, BATCH_VERIFIER_PATH),
     ]);
   });
 

@@ -1,15 +1,16 @@
 import { expect } from "chai";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import * as snarkjs from "snarkjs";
 import { sha256File } from "../../sdk/circuit/artifacts.js";
 import { compileCircom, REPO_ROOT, type CompiledCircuit } from "../../scripts/circuits/compile.js";
 import { artifactPaths } from "../../scripts/circuits/export-artifacts.js";
-import { productionShortfalls } from "../../scripts/circuits/key-trust.js";
+import { assessProvingKey, productionShortfalls } from "../../scripts/circuits/key-trust.js";
 import { readManifest } from "../../scripts/circuits/manifest.js";
+import { judgeProvingKey } from "../../scripts/deploy/key-guard.js";
 import { contribute } from "../../scripts/ceremony/contribute.js";
 import { checkPhase1 } from "../../scripts/ceremony/phase1.js";
 import { readTranscript, TRANSCRIPT_FILE, writeTranscript, type Transcript } from "../../scripts/ceremony/transcript.js";
@@ -57,7 +58,7 @@ describe("trusted-setup ceremony (npm run ceremony) on a tiny circuit", function
       { args: ["start", "--dir", dir, "--development", "--ptau", ptau, "--r1cs", circuit.r1cs] },
       ...PARTIES.map((name, i) => ({ args: ["contribute", "--dir", dir, "--name", name, ...(i === 0 ? ["--entropy"] : [])], stdin: aliceEntropy })),
       { args: ["beacon", "--dir", dir, "--value", BEACON, "--iterations", "10", "--source", "test beacon, announced nowhere"] },
-      { args: ["finish", "--dir", dir, "--ptau", ptau, "--r1cs", circuit.r1cs, "--wasm", circuit.wasm, "--root", path.join(work, "out")] },
+      { args: ["finish", "--dir", dir, "--ptau", ptau, "--r1cs", circuit.r1cs, "--wasm", circuit.wasm, "--root", path.join(work, "out"), "--development"] },
     ];
     for (const { args, stdin } of steps) {
       const { code, output } = await ceremony(args, stdin);
@@ -90,9 +91,11 @@ describe("trusted-setup ceremony (npm run ceremony) on a tiny circuit", function
     expect(manifest.r1csSha256).to.equal(await sha256File(circuit.r1cs));
     for (const [file, sha256] of Object.entries(manifest.files)) expect(await sha256File(path.join(paths.root, file)), file).to.equal(sha256);
     expect(await sha256File(paths.zkey)).to.equal(transcript.steps[4]!.output.sha256);
-    // Three parties and a beacon, but a development phase 1: still not for production.
+    // Three parties and a beacon, but a development phase 1: still not for production, and finish says so last.
     expect(manifest.ptau.development).to.equal(true);
-    expect(productionShortfalls(manifest)).to.have.length(1).and.to.match(/phase 1 is a development file/);
+    const assessment = await assessProvingKey(paths);
+    expect(productionShortfalls(assessment)).to.have.length(1).and.to.match(/phase 1 is a development file/);
+    expect(outputs.at(-1)!.trim().split("\n").at(-1)).to.match(/done: a DEVELOPMENT key, NOT for production chains .*its phase 1 is a development file/);
   });
 
   it("makes a key that proves, with the verification key and verifiers derived from it", async function () {
@@ -132,13 +135,16 @@ describe("trusted-setup ceremony (npm run ceremony) on a tiny circuit", function
       await cp(dir, copy, { recursive: true });
     });
 
-    it("whose final zkey was changed", async function () {
+    it("whose final zkey was changed, without spending snarkjs' long verify once a hash check failed", async function () {
       const bytes = await readFile(finalZkey());
       bytes[Math.floor(bytes.length / 2)]! ^= 0x01;
       await writeFile(finalZkey(), bytes);
-      const failed = await failedChecks(options());
-      expect(failed.some((check) => check.startsWith("zkey of step 4 (public random beacon)"))).to.equal(true);
-      expect(failed.some((check) => check.startsWith("snarkjs zkey verify"))).to.equal(true);
+      const said: string[] = [];
+      const { ok, checks } = await verifyCeremony({ ...options(), say: (line) => said.push(line) });
+      expect(ok).to.equal(false);
+      expect(checks.find((check) => check.check.startsWith("zkey of step 4 (public random beacon)"))?.ok).to.equal(false);
+      expect(checks.map((check) => check.check)).to.not.include("snarkjs zkey verify");
+      expect(said.at(-1)).to.match(/^skipping snarkjs zkey verify \(the long step\): the ceremony fails already \(zkey of step 4/);
     });
 
     it("whose final zkey was swapped for an earlier, valid zkey of the chain", async function () {
@@ -146,8 +152,7 @@ describe("trusted-setup ceremony (npm run ceremony) on a tiny circuit", function
       const failed = await failedChecks(options());
       expect(failed.some((check) => check.startsWith("zkey of step 4"))).to.equal(true);
       expect(failed.some((check) => check.startsWith("contributions in the final zkey") && check.includes("carries 3 contributions"))).to.equal(true);
-      // snarkjs alone accepts it: a valid key, just not this ceremony's.
-      expect(failed.some((check) => check.startsWith("snarkjs zkey verify"))).to.equal(false);
+      // A valid key, just not this ceremony's: the hashes and the contributions it carries tell.
     });
 
     it("whose transcript renames a contributor", async function () {
@@ -195,8 +200,59 @@ describe("trusted-setup ceremony (npm run ceremony) on a tiny circuit", function
     const section = (type: number, body: Buffer) => Buffer.concat([Buffer.from(new Uint32Array([type]).buffer), Buffer.from(new BigUint64Array([BigInt(body.length)]).buffer), body]);
     const fake = path.join(work, "fake8.ptau");
     await writeFile(fake, Buffer.concat([Buffer.from("ptau"), Buffer.from(new Uint32Array([1, 2]).buffer), section(1, header), section(12, Buffer.alloc(0))]));
-    await assert.rejects(checkPhase1(fake, false), /is not the published hash of powersOfTau28_hez_final_08\.ptau/);
+    await assert.rejects(checkPhase1(fake, false), /is not the published hash of powersOfTau28_hez_final_08\.ptau.*pass --development/);
     expect((await checkPhase1(fake, true)).development).to.equal(true);
-    await assert.rejects(checkPhase1(ptau, false), /no public phase-1 file of power 5 is known/);
+    await assert.rejects(checkPhase1(ptau, false), /no public phase-1 file of power 5 is known.*pass --development: its keys are development keys, refused on production chains whoever contributes/);
+  });
+
+  it("start without --ptau says so before compiling anything", async function () {
+    const { code, output } = await ceremony(["start", "--dir", path.join(work, "never")]);
+    expect(code, output).to.equal(2);
+    expect(output).to.contain("--ptau is required").and.to.not.contain("compiling");
+  });
+
+  it("finish writes a key of two contributions and no beacon only with --development, and says so last", async function () {
+    const short = await mkdtemp(path.join(work, "two-parties-"));
+    await cp(dir, short, { recursive: true });
+    await writeTranscript(path.join(short, TRANSCRIPT_FILE), { ...transcript, steps: transcript.steps.slice(0, 3) });
+    const root = path.join(work, "two-parties-out");
+    const finish = (extra: string[]) => ceremony(["finish", "--dir", short, "--ptau", ptau, "--r1cs", circuit.r1cs, "--wasm", circuit.wasm, "--root", root, ...extra]);
+
+    const refused = await finish([]);
+    expect(refused.code, refused.output).to.equal(1);
+    expect(refused.output).to.contain("2 phase-2 contributions, 3 needed").and.to.contain("no random beacon").and.to.contain("nothing was written").and.to.contain("pass --development");
+    expect(await readdir(root).catch(() => [])).to.deep.equal([]);
+
+    const written = await finish(["--development"]);
+    expect(written.code, written.output).to.equal(0);
+    expect(written.output.trim().split("\n").at(-1)).to.match(/done: a DEVELOPMENT key, NOT for production chains .*2 phase-2 contributions, 3 needed; no random beacon/);
+    expect(written.output).to.not.contain("and deploy a new pool");
+  });
+
+  it("commits its key into a scratch checkout, where the key guard's tests pass and the deploy guard judges it from its files", async function () {
+    // The checkout's own files (not node_modules, not build outputs), then the ceremony's key over the committed one.
+    const scratch = path.join(work, "scratch");
+    const listed = await runCommand("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { cwd: REPO_ROOT });
+    for (const file of listed.output.split("\n").filter((file) => file !== "" && file !== "node_modules")) {
+      await cp(path.join(REPO_ROOT, file), path.join(scratch, file), { recursive: true, verbatimSymlinks: true }).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "ENOENT") throw error; // deleted in the working tree, not yet in git
+      });
+    }
+    await symlink(path.join(REPO_ROOT, "node_modules"), path.join(scratch, "node_modules"));
+    const out = artifactPaths(path.join(work, "out"));
+    const committed = artifactPaths(scratch);
+    for (const key of ["wasm", "zkey", "vkey", "verifier", "batchVerifier", "manifest", "transcript"] as const) await cp(out[key], committed[key]);
+
+    const assessment = await assessProvingKey(committed);
+    expect(assessment.inconsistencies).to.deep.equal([]);
+    expect(assessment.description).to.match(/^3 phase-2 contributions \(Alice, Bob, Carol\), beacon 8f3a2c1d0e9b7a6f/);
+    const verdict = judgeProvingKey(assessment, 8453, { allowUntrustedKey: false });
+    expect(verdict.deploy).to.equal(false);
+    expect(verdict.lines.filter((line) => line.startsWith("  - "))).to.deep.equal([`  - ${assessment.lacks[0]}`]);
+
+    const mocha = path.join(scratch, "node_modules", ".bin", "mocha");
+    const { code, output } = await runCommand(mocha, ["-n", "import=tsx", "--exit", "--timeout", "600000", "test/operators/key-guard.test.ts"], { cwd: scratch });
+    expect(code, output).to.equal(0);
+    expect(output).to.match(/\d+ passing/).and.to.not.match(/failing|pending/);
   });
 });

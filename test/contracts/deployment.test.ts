@@ -1,11 +1,12 @@
 import { expect } from "chai";
+import assert from "node:assert/strict";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { network } from "hardhat";
 import { readAddressBook, writeAddressBook } from "../../lib/address-book.js";
 import { deployFacilitator } from "../../scripts/deploy/deploy-facilitator.js";
-import { CIRCLE_USDC } from "../../scripts/deploy/usdc.js";
+import { CIRCLE_USDC, MissingUsdcError } from "../../scripts/deploy/usdc.js";
 import { deployedFacilitator } from "./helpers/fixtures.js";
 
 const { ethers, networkHelpers } = await network.create();
@@ -59,6 +60,23 @@ describe("deployment", function () {
     const { addressBook, privacyPool } = await deployFacilitator(fork);
     expect(addressBook.usdc).to.equal(circleUsdc);
     expect(await privacyPool.ASSET()).to.equal(circleUsdc);
+  });
+
+  it("refuses on Base's chain id, sending nothing, unless Circle's USDC of Base has code: no TestUSDC, no other chain's token", async function () {
+    const base = await network.create({ override: { chainId: 8453 } });
+    const [deployer] = await base.ethers.getSigners();
+    const { usdc } = await networkHelpers.loadFixture(deployedFacilitator);
+    const tokenCode = await ethers.provider.getCode(usdc);
+
+    const missing = (error: unknown) => error instanceof MissingUsdcError && error.message.includes(`Circle's USDC (${CIRCLE_USDC[8453]}) has no code on it`);
+    await assert.rejects(deployFacilitator(base), missing);
+    await base.networkHelpers.setCode(CIRCLE_USDC[84532]!, tokenCode);
+    await assert.rejects(deployFacilitator(base), missing);
+    expect(await base.ethers.provider.getTransactionCount(deployer!)).to.equal(0);
+
+    await base.networkHelpers.setCode(CIRCLE_USDC[8453]!, tokenCode);
+    const { addressBook } = await deployFacilitator(base);
+    expect(addressBook.usdc).to.equal(CIRCLE_USDC[8453]);
   });
 
   it("gives the postman role to the postman it is told", async function () {

@@ -5,10 +5,18 @@ import path from "node:path";
 import { JsonRpcProvider } from "ethers";
 import hre from "hardhat";
 import { addressBookPath, readAddressBook } from "../../lib/address-book.js";
+import { assessProvingKey } from "../../scripts/circuits/key-trust.js";
 import { CIRCLE_USDC } from "../../scripts/deploy/usdc.js";
 import { answers, freePort, startService, waitFor, type ServiceProcess } from "../../scripts/demo/processes.js";
 import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import { runCommand } from "../helpers/run-command.js";
+
+const BASE = 8453;
+
+/** TestUSDC's runtime code, to stand in at Circle's address on a bare node with Base's chain id. */
+async function testUsdcRuntimeCode(): Promise<string> {
+  return (await hre.artifacts.readArtifact("TestUSDC")).deployedBytecode;
+}
 
 /** `hardhat run <script>` as an operator runs it: a separate process, told where the chain is by its environment. */
 function runScript(script: string, env: Record<string, string>) {
@@ -58,7 +66,7 @@ describe("deploy: any RPC by RPC_URL", function () {
     const rpcUrl = await node([]);
     expect(rpcUrl).to.not.match(/:8545$/);
     const { book, output } = await deployAndRead(rpcUrl, 31337);
-    expect(output).to.contain("proving key: development key, one party");
+    expect(output).to.contain(`proving key: ${(await assessProvingKey()).description}`);
     const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true });
     expect(await provider.getCode(book.privacyPool)).to.not.equal("0x");
     provider.destroy();
@@ -81,21 +89,43 @@ describe("deploy: any RPC by RPC_URL", function () {
     provider.destroy();
   });
 
-  it("refuses Base (chain 8453) with the committed development key, and deploys there with ALLOW_UNTRUSTED_KEY=1, warning", async function () {
+  it("refuses Base (chain 8453) a key that lacks anything, and deploys there with ALLOW_UNTRUSTED_KEY=1 only onto Circle's USDC", async function () {
+    const key = await assessProvingKey();
+    if (key.lacks.length === 0) this.skip(); // the committed key is a production key: nothing to refuse
     const rpcUrl = await node(["--chain-id", "8453"]);
     const refused = await deployTo(rpcUrl, dir, `test-deploy-${path.basename(dir)}-refused`);
     expect(refused.code, refused.output).to.equal(1);
-    expect(refused.output).to.contain("refusing to deploy to chain 8453").and.to.contain("no random beacon");
+    expect(refused.output).to.contain("refusing to deploy to chain 8453");
+    for (const lack of key.lacks) expect(refused.output).to.contain(lack);
     expect(await readAddressBook(8453, dir)).to.equal(undefined);
     const provider = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true });
-    expect(await provider.getTransactionCount(await (await provider.getSigner(0)).getAddress())).to.equal(0);
-    provider.destroy();
+    const deployer = await (await provider.getSigner(0)).getAddress();
+    expect(await provider.getTransactionCount(deployer)).to.equal(0);
 
-    const { output } = await deployAndRead(rpcUrl, 8453, { ALLOW_UNTRUSTED_KEY: "1" });
+    // A bare node with Base's chain id has no Circle USDC: no TestUSDC takes its place, even for a rehearsal.
+    const noUsdc = await deployTo(rpcUrl, dir, `test-deploy-${path.basename(dir)}-no-usdc`, { ALLOW_UNTRUSTED_KEY: "1" });
+    deploymentIds.push(`test-deploy-${path.basename(dir)}-no-usdc`);
+    expect(noUsdc.code, noUsdc.output).to.equal(1);
+    expect(noUsdc.output).to.contain(`Circle's USDC (${CIRCLE_USDC[BASE]}) has no code on it: refusing to deploy a TestUSDC in its place`);
+    expect(noUsdc.output).to.not.contain("using TestUSDC");
+    expect(await provider.getTransactionCount(deployer)).to.equal(0);
+
+    // With code at Circle's address (what a fork of Base has), the rehearsal deploys onto it, warning.
+    await provider.send("hardhat_setCode", [CIRCLE_USDC[BASE], await testUsdcRuntimeCode()]);
+    const { book, output } = await deployAndRead(rpcUrl, BASE, { ALLOW_UNTRUSTED_KEY: "1" });
+    provider.destroy();
     expect(output).to.contain("WARNING: ALLOW_UNTRUSTED_KEY=1 deploys to production chain 8453 with an UNTRUSTED proving key");
+    expect(book.usdc).to.equal(CIRCLE_USDC[BASE]);
     // What the rehearsal deployed is no production deployment: verify:deployment says why.
-    const verified = await runScript("scripts/verify-deployment/main.ts", { RPC_URL: rpcUrl, ADDRESS_BOOK: addressBookPath(8453, dir) });
+    const verified = await runScript("scripts/verify-deployment/main.ts", { RPC_URL: rpcUrl, ADDRESS_BOOK: addressBookPath(BASE, dir) });
     expect(verified.code, verified.output).to.equal(1);
-    expect(verified.output).to.match(/proving key \(sdk\/artifacts\/manifest\.json\) .*\| MISMATCH/).and.to.match(/USDC \(Circle's on this chain\) .*\| MISMATCH/);
+    expect(verified.output).to.match(/proving key \(sdk\/artifacts\) .*\| MISMATCH/).and.to.match(/USDC \(Circle's on this chain\) .*\| ok/);
+  });
+
+  it("git-ignores the Ignition journals of a DEPLOYMENT_ID run and of the local chain, and no other chain's", async function () {
+    const ignored = async (file: string) => (await runCommand("git", ["check-ignore", "-q", path.join("ignition", "deployments", file)])).code === 0;
+    expect(await ignored("launch-rehearsal/journal.jsonl")).to.equal(true);
+    expect(await ignored("chain-31337/journal.jsonl")).to.equal(true);
+    expect(await ignored("chain-8453/journal.jsonl")).to.equal(false);
   });
 });

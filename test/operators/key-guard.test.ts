@@ -1,72 +1,146 @@
 import { expect } from "chai";
-import { readManifest, type ArtifactManifest } from "../../scripts/circuits/manifest.js";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { sha256File } from "../../sdk/circuit/artifacts.js";
+import { artifactPaths, type ArtifactPaths } from "../../scripts/circuits/export-artifacts.js";
+import { assessProvingKey } from "../../scripts/circuits/key-trust.js";
+import { readManifest, writeManifest, type ArtifactManifest } from "../../scripts/circuits/manifest.js";
+import { generateVerifier } from "../../scripts/circuits/verifier.js";
+import { generateBatchVerifier } from "../../scripts/circuits/batch-verifier.js";
 import { isProductionChain, judgeProvingKey } from "../../scripts/deploy/key-guard.js";
+import { runTinyCeremony, type TinyCeremony } from "../helpers/tiny-ceremony.js";
 
 const BASE = 8453;
-const hash = (digit: string) => digit.repeat(128);
-
-/** A manifest of a finished production ceremony: public phase 1, three parties, a beacon; `overrides` change parts. */
-async function ceremonyManifest(overrides: { development?: boolean; parties?: number; beacon?: boolean } = {}): Promise<ArtifactManifest> {
-  const committed = await readManifest();
-  const { development = false, parties = 3, beacon = true } = overrides;
-  return {
-    ...committed,
-    ptau: { ...committed.ptau, development, source: development ? "development phase 1" : "Hermez powersOfTau28_hez_final_15.ptau" },
-    phase2: {
-      contributions: Array.from({ length: parties }, (_, i) => ({ name: `party ${i + 1}`, hash: hash(String(i + 1)) })),
-      beacon: beacon ? { name: "public random beacon", hash: hash("b"), value: "ab".repeat(32), iterationsExp: 10, source: "Base block 1 hash" } : null,
-      transcript: { file: "sdk/artifacts/withdraw.ceremony.json", sha256: "c".repeat(64) },
-    },
-  };
-}
-
-const pinned = { allowUntrustedKey: false, verifierPinned: true };
+const strict = { allowUntrustedKey: false };
 
 describe("deploy: the proving-key guard", function () {
+  let work: string;
+  let ceremony: TinyCeremony;
+
+  before(async function () {
+    work = await mkdtemp(path.join(os.tmpdir(), "key-guard-"));
+    ceremony = await runTinyCeremony(work);
+  });
+
+  after(async function () {
+    await rm(work, { recursive: true, force: true });
+  });
+
+  /** A copy of the ceremony's finished checkout that a test may tamper with; `edit` changes its manifest. */
+  async function tamperable(edit: (manifest: ArtifactManifest) => void = () => {}): Promise<ArtifactPaths> {
+    const paths = artifactPaths(await mkdtemp(path.join(work, "copy-")));
+    await cp(ceremony.paths.root, paths.root, { recursive: true });
+    const manifest = await readManifest(paths.manifest);
+    edit(manifest);
+    await writeManifest(manifest, paths.manifest);
+    return paths;
+  }
+
+  /** Pins `file` in the manifest as it is now: an edit that leaves the hashes consistent. */
+  async function repin(paths: ArtifactPaths, file: string) {
+    const manifest = await readManifest(paths.manifest);
+    manifest.files[path.relative(paths.root, file)] = await sha256File(file);
+    await writeManifest(manifest, paths.manifest);
+  }
+
+  const asPublic = (manifest: ArtifactManifest) => void (manifest.ptau.development = false);
+
   it("counts Base as the production chain, and neither Base Sepolia nor the local chain", function () {
     expect([BASE, 84532, 31337].map(isProductionChain)).to.deep.equal([true, false, false]);
   });
 
-  it("deploys a ceremony's key to Base: public phase 1, three contributions and a beacon", async function () {
-    const verdict = judgeProvingKey(await ceremonyManifest(), BASE, pinned);
+  it("deploys to Base a key whose files prove a public phase 1, three contributions, a beacon and the verifiers", async function () {
+    // The ceremony's phase 1 stands in for a public one: accepted as public, recorded as public.
+    const paths = await tamperable(asPublic);
+    const verdict = judgeProvingKey(await assessProvingKey(paths, ceremony.acceptedAsPublic), BASE, strict);
+    expect(verdict.lines.join("\n")).to.contain("proving key: 3 phase-2 contributions (Alice, Bob, Carol), beacon 8f3a2c1d0e9b7a6f").and.to.not.contain("WARNING");
     expect(verdict.deploy).to.equal(true);
-    expect(verdict.lines.join("\n")).to.contain("3 phase-2 contributions (party 1, party 2, party 3), beacon abababab").and.to.not.contain("WARNING");
   });
 
-  it("refuses on Base the committed development key, and names each thing it lacks", async function () {
-    const verdict = judgeProvingKey(await readManifest(), BASE, pinned);
+  it("refuses on Base a development phase 1 whatever the manifest's flag says (finding 1)", async function () {
+    const paths = await tamperable((manifest) => {
+      manifest.ptau.development = false;
+      manifest.ptau.source = "Hermez powersOfTau28_hez_final_05.ptau";
+    });
+    const verdict = judgeProvingKey(await assessProvingKey(paths), BASE, strict);
     expect(verdict.deploy).to.equal(false);
     const text = verdict.lines.join("\n");
-    expect(text).to.contain("refusing to deploy to chain 8453").and.to.contain("development key, one party (dev phase-2 contribution)");
-    expect(text).to.contain("its phase 1 is a development file").and.to.contain("1 phase-2 contribution, 3 needed").and.to.contain("no random beacon");
-    expect(text).to.contain("ALLOW_UNTRUSTED_KEY=1");
+    expect(text).to.contain("its phase 1 is a development file: no public file of power 5 has its hash");
+    expect(text).to.contain("the manifest calls its phase 1 public, but its hash makes it a development file");
   });
 
-  it("refuses on Base a key missing any one of the three", async function () {
-    for (const overrides of [{ development: true }, { parties: 2 }, { beacon: false }]) {
-      expect(judgeProvingKey(await ceremonyManifest(overrides), BASE, pinned).deploy, JSON.stringify(overrides)).to.equal(false);
-    }
-  });
-
-  it("refuses on Base a manifest that does not pin the verifier being deployed", async function () {
-    const verdict = judgeProvingKey(await ceremonyManifest(), BASE, { ...pinned, verifierPinned: false });
+  it("refuses on Base a key whose zkey carries fewer contributions than the manifest and transcript list", async function () {
+    // Bob's zkey (two contributions, no beacon) with every derived file made from it and pinned: only the zkey's
+    // own contribution section and the transcript's hashes tell.
+    const paths = await tamperable(asPublic);
+    await cp(path.join(ceremony.dir, ceremony.transcript.steps[2]!.output.file), paths.zkey);
+    await writeFile(paths.verifier, await generateVerifier(paths.zkey));
+    for (const file of [paths.zkey, paths.verifier]) await repin(paths, file);
+    const assessment = await assessProvingKey(paths, ceremony.acceptedAsPublic);
+    const verdict = judgeProvingKey(assessment, BASE, strict);
     expect(verdict.deploy).to.equal(false);
-    expect(verdict.lines.join("\n")).to.contain("WithdrawalVerifier.sol is not the verifier sdk/artifacts/manifest.json pins");
+    expect(assessment.description).to.match(/^2 phase-2 contributions \(Alice, Bob\), no beacon/);
+    expect(assessment.lacks).to.deep.equal(["2 phase-2 contributions, 3 needed", "no random beacon after the last contribution"]);
+    expect(assessment.inconsistencies.join("\n")).to.contain("the transcript ends with another zkey").and.to.contain("the manifest lists 4 contributions (Alice, Bob, Carol, public random beacon), the zkey carries 2 (Alice, Bob)");
+  });
+
+  it("refuses on Base a batch verifier its key did not make, pinned or not (finding 6)", async function () {
+    const paths = await tamperable(asPublic);
+    const batch = await readFile(paths.batchVerifier, "utf8");
+    const constant = /\d{70,}/.exec(batch)![0];
+    await writeFile(paths.batchVerifier, batch.replace(constant, (BigInt(constant) + 1n).toString()));
+    const unpinned = judgeProvingKey(await assessProvingKey(paths, ceremony.acceptedAsPublic), BASE, strict);
+    expect(unpinned.deploy).to.equal(false);
+    expect(unpinned.lines.join("\n")).to.contain("contracts/verifiers/WithdrawalBatchVerifier.sol is not the file sdk/artifacts/manifest.json pins");
+
+    await repin(paths, paths.batchVerifier);
+    const pinned = judgeProvingKey(await assessProvingKey(paths, ceremony.acceptedAsPublic), BASE, strict);
+    expect(pinned.deploy).to.equal(false);
+    expect(pinned.lines.join("\n")).to.contain("contracts/verifiers/WithdrawalBatchVerifier.sol is not the batch verifier of sdk/artifacts/withdraw.vkey.json");
+    expect(await generateBatchVerifier(paths.vkey)).to.equal(batch);
+  });
+
+  it("refuses on Base a manifest without its transcript, or whose transcript was edited", async function () {
+    const without = await tamperable((manifest) => {
+      asPublic(manifest);
+      manifest.phase2.transcript = null;
+    });
+    expect((await assessProvingKey(without, ceremony.acceptedAsPublic)).lacks).to.deep.equal(["no ceremony transcript is committed beside it, so nobody can check who contributed"]);
+
+    const edited = await tamperable(asPublic);
+    const transcript = JSON.parse(await readFile(edited.transcript, "utf8")) as { steps: { name?: string }[] };
+    transcript.steps[2]!.name = "Mallory";
+    await writeFile(edited.transcript, JSON.stringify(transcript));
+    const verdict = judgeProvingKey(await assessProvingKey(edited, ceremony.acceptedAsPublic), BASE, strict);
+    expect(verdict.deploy).to.equal(false);
+    expect(verdict.lines.join("\n")).to.contain("sdk/artifacts/withdraw.ceremony.json is not the transcript the manifest pins");
+  });
+
+  it("judges the committed key by its own files: refused on Base naming each thing it lacks, unless it lacks nothing", async function () {
+    const assessment = await assessProvingKey();
+    expect(assessment.inconsistencies, "the committed key's files disagree").to.deep.equal([]);
+    const verdict = judgeProvingKey(assessment, BASE, strict);
+    expect(verdict.deploy).to.equal(assessment.lacks.length === 0);
+    if (verdict.deploy) return;
+    const text = verdict.lines.join("\n");
+    expect(text).to.contain("refusing to deploy to chain 8453").and.to.contain(`proving key: ${assessment.description}`).and.to.contain("ALLOW_UNTRUSTED_KEY=1");
+    for (const lack of assessment.lacks) expect(text).to.contain(`  - ${lack}`);
   });
 
   it("deploys an untrusted key to Base with ALLOW_UNTRUSTED_KEY, warning loudly", async function () {
-    const verdict = judgeProvingKey(await readManifest(), BASE, { ...pinned, allowUntrustedKey: true });
+    const verdict = judgeProvingKey(await assessProvingKey(ceremony.paths), BASE, { allowUntrustedKey: true });
     expect(verdict.deploy).to.equal(true);
-    expect(verdict.lines.join("\n")).to.contain("WARNING: ALLOW_UNTRUSTED_KEY=1").and.to.contain("never put real funds in it");
+    expect(verdict.lines.join("\n")).to.contain("WARNING: ALLOW_UNTRUSTED_KEY=1").and.to.contain("its phase 1 is a development file").and.to.contain("never put real funds in it");
   });
 
-  it("deploys any key elsewhere, saying what it is", async function () {
-    expect(judgeProvingKey(await readManifest(), 84532, pinned)).to.deep.equal({
-      deploy: true,
-      lines: ["proving key: development key, one party (dev phase-2 contribution)"],
-    });
-    const ceremony = judgeProvingKey(await ceremonyManifest({ beacon: false }), 31337, pinned);
-    expect(ceremony.deploy).to.equal(true);
-    expect(ceremony.lines[0]).to.contain("3 phase-2 contributions (party 1, party 2, party 3), no beacon");
+  it("deploys any key elsewhere, saying what it is, and warning where its files disagree", async function () {
+    const assessment = await assessProvingKey(ceremony.paths);
+    expect(judgeProvingKey(assessment, 84532, strict)).to.deep.equal({ deploy: true, lines: [`proving key: ${assessment.description}`] });
+    const paths = await tamperable();
+    await writeFile(paths.batchVerifier, "// not a verifier\n");
+    const verdict = judgeProvingKey(await assessProvingKey(paths), 31337, strict);
+    expect(verdict.deploy).to.equal(true);
+    expect(verdict.lines).to.include("warning: contracts/verifiers/WithdrawalBatchVerifier.sol is not the file sdk/artifacts/manifest.json pins");
   });
 });

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { hexlify, toBeHex } from "ethers";
 import hre, { network } from "hardhat";
@@ -7,6 +8,7 @@ import { deployFacilitator } from "../../scripts/deploy/deploy-facilitator.js";
 import { ConfigError } from "../../lib/env-config.js";
 import { loadVerifyDeploymentConfig } from "../../scripts/verify-deployment/config.js";
 import type { DeploymentCheck } from "../../scripts/verify-deployment/deployment-check.js";
+import { ChainHistoryError, creationBlock } from "../../scripts/verify-deployment/role-history.js";
 import { verifyDeployment } from "../../scripts/verify-deployment/verify-deployment.js";
 
 const connection = await network.create();
@@ -36,7 +38,7 @@ describe("verify:deployment", function () {
     expect(checks.find((check) => check.check === "access-fee treasury")).to.deep.include({ found: addressBook.accessFeeTreasury });
   });
 
-  it("fails naming the role and the stranger after a role is granted to a stranger, and passes once it is revoked", async function () {
+  it("fails naming the role and the stranger after a role is granted to a stranger, and still names it in the history once revoked", async function () {
     const { addressBook, entrypoint, stranger } = await networkHelpers.loadFixture(deployed);
     const role = await entrypoint.POSTMAN_ROLE();
     await entrypoint.grantRole(role, stranger.address);
@@ -46,7 +48,56 @@ describe("verify:deployment", function () {
     expect(mismatch!.found).to.contain(`not named: ${stranger.address}`);
 
     await entrypoint.revokeRole(role, stranger.address);
-    expect(failing(await verify(addressBook))).to.deep.equal([]);
+    const [history, ...rest] = failing(await verify(addressBook));
+    expect(rest).to.deep.equal([]);
+    expect(history!.check).to.match(/^role POSTMAN_ROLE history since block \d+ \(creation\)$/);
+    expect(history!.found).to.match(new RegExp(`held and given up by ${stranger.address} \\(granted by ${addressBook.deployer} at block \\d+, revoked by ${addressBook.deployer} at block \\d+\\): no recorded action`));
+  });
+
+  it("reports a stranger who held POSTMAN_ROLE, published a root and renounced, unless PAST_ROLE_HOLDERS names it (finding 3)", async function () {
+    const { addressBook, entrypoint, stranger } = await networkHelpers.loadFixture(deployed);
+    const role = await entrypoint.POSTMAN_ROLE();
+    await entrypoint.grantRole(role, stranger.address);
+    await entrypoint.connect(stranger).updateRoot(123456789n, 4, "ipfs://stranger");
+    await entrypoint.connect(stranger).renounceRole(role, stranger.address);
+    expect(await entrypoint.latestRoot()).to.equal(123456789n);
+
+    const [history, ...others] = failing(await verify(addressBook));
+    expect(others).to.deep.equal([]);
+    expect(history!.check).to.match(/^role POSTMAN_ROLE history/);
+    expect(history!.found).to.match(new RegExp(`${stranger.address} \\(granted by ${addressBook.deployer} at block \\d+, renounced at block \\d+\\): published ASP root 123456789 \\(block \\d+\\); renounced POSTMAN_ROLE`));
+
+    const config = loadVerifyDeploymentConfig({ PAST_ROLE_HOLDERS: `POSTMAN_ROLE=${stranger.address}` });
+    const known = await verifyDeployment({ provider: ethers.provider, book: addressBook, artifacts: hre.artifacts, pastRoleHolders: config.pastRoleHolders });
+    expect(failing(known)).to.deep.equal([]);
+  });
+
+  it("finds an admin granted before the address book's start block, reading the roles from the entrypoint's creation (finding 2)", async function () {
+    const { addressBook, entrypoint, stranger: hidden } = await networkHelpers.loadFixture(deployed);
+    const admin = await entrypoint.DEFAULT_ADMIN_ROLE();
+    await entrypoint.grantRole(admin, hidden.address);
+    // Every expected grant emitted again after the hidden one, and a book that starts after it.
+    const startBlock = (await ethers.provider.getBlockNumber()) + 1;
+    const expected = [[admin, addressBook.deployer], [await entrypoint.POSTMAN_ROLE(), addressBook.postman], [await entrypoint.REFUNDER_ROLE(), addressBook.refunder!]] as const;
+    for (const [role, holder] of expected) {
+      await entrypoint.connect(hidden).revokeRole(role, holder);
+      await entrypoint.connect(hidden).grantRole(role, holder);
+    }
+    const book = { ...addressBook, startBlock };
+
+    const [mismatch, ...others] = failing(await verify(book));
+    expect(others).to.deep.equal([]);
+    expect(mismatch).to.deep.include({ check: "role DEFAULT_ADMIN_ROLE", expected: addressBook.deployer });
+    expect(mismatch!.found).to.contain(`not named: ${hidden.address} (granted by ${addressBook.deployer} at block`).and.to.contain(`revoked DEFAULT_ADMIN_ROLE from ${addressBook.deployer}`);
+  });
+
+  it("finds the entrypoint's creation block on the chain, and names a chain where it has no code", async function () {
+    const { addressBook, stranger } = await networkHelpers.loadFixture(deployed);
+    const latest = await ethers.provider.getBlockNumber();
+    const created = await creationBlock(ethers.provider, addressBook.entrypoint, latest);
+    expect(await ethers.provider.getCode(addressBook.entrypoint, created)).to.not.equal("0x");
+    expect(await ethers.provider.getCode(addressBook.entrypoint, created - 1)).to.equal("0x");
+    await assert.rejects(creationBlock(ethers.provider, stranger.address, latest), (error: unknown) => error instanceof ChainHistoryError && /has no code at block/.test(error.message));
   });
 
   it("takes ROLE_HOLDERS instead of the address book for the roles it names (a key added or rotated)", async function () {
@@ -72,21 +123,43 @@ describe("verify:deployment", function () {
     expect(lost).to.deep.include({ check: "role REFUNDER_ROLE", found: `nobody (missing: ${refunder})` });
   });
 
-  it("fails naming the pool's bytecode against a pool whose inlined verifier holds another key", async function () {
-    const { addressBook } = await networkHelpers.loadFixture(deployed);
-    // One constant of the verification key, as the inlined verifier pushes it (PUSH32), changed by one bit.
+  /** The pool's code with one constant of its inlined key (vk_delta_2, pushed with PUSH32) changed by one bit. */
+  async function poolWithAnotherKey(pool: string): Promise<Uint8Array> {
     const vkey = JSON.parse(await readFile(WITHDRAW_ARTIFACTS.vkey, "utf8")) as { vk_delta_2: string[][] };
     const constant = toBeHex(BigInt(vkey.vk_delta_2[0]![1]!), 32).slice(2);
-    const code = await ethers.provider.getCode(addressBook.privacyPool);
+    const code = await ethers.provider.getCode(pool);
     const at = code.indexOf(`7f${constant}`);
     expect(at % 2 === 0 && at > 0, "the key's delta is in the pool's code").to.equal(true);
     const bytes = ethers.getBytes(code);
     bytes[(at - 2) / 2 + 32]! ^= 0x01;
-    await networkHelpers.setCode(addressBook.privacyPool, hexlify(bytes));
+    return bytes;
+  }
 
-    const [mismatch, ...others] = failing(await verify(addressBook));
-    expect(others).to.deep.equal([]);
-    expect(mismatch!.check).to.equal(`PrivacyPool bytecode at ${addressBook.privacyPool}`);
-    expect(mismatch!.found).to.match(/differs from byte \d+/);
+  it("fails naming the pool's bytecode and its key against a pool whose inlined verifier holds another key", async function () {
+    const { addressBook } = await networkHelpers.loadFixture(deployed);
+    await networkHelpers.setCode(addressBook.privacyPool, hexlify(await poolWithAnotherKey(addressBook.privacyPool)));
+
+    const failed = failing(await verify(addressBook));
+    expect(failed.map((check) => check.check)).to.deep.equal([`PrivacyPool holds this checkout's proving key`, `PrivacyPool bytecode at ${addressBook.privacyPool}`]);
+    expect(failed[0]!.found).to.match(/^25 of 26: it was built with another proving key than this checkout's/);
+    expect(failed[1]!.found).to.match(/differs from byte \d+/);
+  });
+
+  it("names the key and still checks every immutable, link and library of a pool whose code differs in length (finding 8)", async function () {
+    const { addressBook } = await networkHelpers.loadFixture(deployed);
+    const clean = await verify(addressBook);
+    // Another key, and code of another length (as another compiler or key would give), its jumps intact.
+    const bytes = await poolWithAnotherKey(addressBook.privacyPool);
+    await networkHelpers.setCode(addressBook.privacyPool, hexlify(ethers.concat([bytes, "0x00"])));
+
+    const checks = await verify(addressBook);
+    expect(checks).to.have.length(clean.length);
+    const failed = failing(checks);
+    expect(failed.map((check) => check.check)).to.deep.equal([`PrivacyPool holds this checkout's proving key`, `PrivacyPool bytecode at ${addressBook.privacyPool}`]);
+    expect(failed[0]!.expected).to.contain("sdk/artifacts/withdraw.vkey.json");
+    expect(failed[1]!.found).to.match(/^\d+ bytes, compiled \d+$/);
+    const names = checks.map((check) => check.check);
+    for (const immutable of ["ENTRYPOINT", "WITHDRAWAL_BATCH_VERIFIER", "ASSET", "SCOPE"]) expect(names).to.include(`PrivacyPool.${immutable} (immutable, from its getter)`);
+    for (const library of ["PoseidonT2", "PoseidonT3", "PoseidonT4"]) expect(names.some((name) => name.startsWith(`${library} bytecode at`)), library).to.equal(true);
   });
 });

@@ -22,7 +22,8 @@ import { createPublicClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { payerWallet } from "../../relayer/x402/payer-keys.js";
 import { readStateLeaves } from "../../sdk/agent/pool-events.js";
-import { createLeanIMT, nullifierHashOf } from "../../sdk/index.js";
+import { createLeanIMT, createNote, deriveRefundSecrets, namePublicSignals, nullifierHashOf } from "../../sdk/index.js";
+import { eip3009Types } from "../../sdk/x402/eip712-domain.js";
 import { caip2NetworkOf } from "../../sdk/x402/networks.js";
 import { placeBatchSettlementPeer } from "../../x402-peers/batch-settlement.js";
 import { startBatchSettlementSeller } from "../../x402-peers/batch-settlement-seller.js";
@@ -36,6 +37,7 @@ const PRICE = 1_000n;
 const DEPOSIT = 100_000n;
 const NOTE_VALUE = 1_000_000n;
 const REQUESTS = 20;
+const RECEIVE_WITH_AUTHORIZATION = eip3009Types("ReceiveWithAuthorization");
 
 const chain = await startLocalChain();
 const { usdc, entrypoint, privacyPool, scope, accounts } = chain.facilitator;
@@ -136,16 +138,7 @@ async function openTab({ deposit = DEPOSIT, storage = new InMemoryClientChannelS
   const { name, version } = accepted.extra as { name: string; version: string };
   const authorization = await payer.signTypedData(
     { name, version, chainId, verifyingContract: asset },
-    {
-      ReceiveWithAuthorization: [
-        { name: "from", type: "address" },
-        { name: "to", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "validAfter", type: "uint256" },
-        { name: "validBefore", type: "uint256" },
-        { name: "nonce", type: "bytes32" },
-      ],
-    },
+    RECEIVE_WITH_AUTHORIZATION,
     { from: payer.address, to: ERC3009_DEPOSIT_COLLECTOR_ADDRESS, value: deposit, validAfter: 0n, validBefore, nonce: depositNonce },
   );
   const depositPayment = {
@@ -182,7 +175,9 @@ async function openTab({ deposit = DEPOSIT, storage = new InMemoryClientChannelS
     accepted,
     payload: { type: "voucher", channelConfig: config, voucher: await signVoucher(voucherSigner, computeChannelId(config, network), maxClaimableAmount.toString(), network) },
   });
-  return { payer, tabKey, channelConfig, channelId, storage, fetchPaid: fetchPaidWith(storage), fetchPaidWith, voucherPayment };
+  /** The payment the pool recorded for the relay, as Entrypoint's refunds take it. */
+  const record = { payer: payer.address, amount: deposit, nonce: depositNonce, validBefore, refundCommitment: namePublicSignals(relayed.proof.pubSignals).refundCommitment };
+  return { note, payer, tabKey, channelConfig, channelId, depositSalt, record, storage, fetchPaid: fetchPaidWith(storage), fetchPaidWith, voucherPayment };
 }
 
 /** Sends a hand-made payment to the seller, as a client that bypasses @x402/evm's scheme would. */
@@ -310,7 +305,7 @@ describe("a private tab on x402's batch-settlement, with @x402/evm's seller and 
   });
 
   // Last: the chain's clock moves past the withdraw delay, and the seller's unclaimed vouchers of this tab stay unclaimable.
-  it("returns a tab the seller never claims to the payer after the withdraw delay, by the tab's own key", async function () {
+  it("returns a tab the seller never claims into the pool as the agent's note after the withdraw delay, by the tab's own key", async function () {
     const tab = await openTab();
     await payRequests(tab.fetchPaid, 2);
     const tabKey = tab.tabKey.connect(ethers.provider);
@@ -320,5 +315,17 @@ describe("a private tab on x402's batch-settlement, with @x402/evm's seller and 
     await (await settlement.connect(tabKey).finalizeWithdraw(tab.channelConfig)).wait();
     expect(await usdc.balanceOf(tab.payer.address)).to.equal(DEPOSIT);
     expect(await settlement.channels(tab.channelId)).to.deep.equal([0n, 0n]);
+
+    // The refunder (the relayer's key) returns it with the payer's authorization, as its sweep returns an unused payment.
+    const now = await networkHelpers.time.latest();
+    const authorization = { from: tab.payer.address, to: await entrypoint.getAddress(), value: DEPOSIT, validAfter: 0n, validBefore: BigInt(now + 3600), nonce: hexlify(randomBytes(32)) };
+    const signature = await tab.payer.signTypedData({ name: "USDC", version: "2", chainId, verifyingContract: asset }, RECEIVE_WITH_AUTHORIZATION, authorization);
+    const poolBefore = await usdc.balanceOf(privacyPool);
+    const originNullifierHash = nullifierHashOf(tab.note.nullifier);
+    await expect(entrypoint.depositTabRefund(usdc, originNullifierHash, tab.record, tab.channelId, BigInt(tab.depositSalt), { ...authorization, signature }))
+      .to.emit(entrypoint, "RefundDeposited")
+      .withArgs(tab.payer.address, createNote(DEPOSIT, tab.note.label, deriveRefundSecrets(tab.note)).commitment, originNullifierHash, DEPOSIT);
+    expect((await usdc.balanceOf(privacyPool)) - poolBefore).to.equal(DEPOSIT);
+    expect(await usdc.balanceOf(tab.payer.address)).to.equal(0n);
   });
 });

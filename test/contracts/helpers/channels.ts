@@ -29,19 +29,28 @@ export interface ClaimRow {
 export const signClaimBatch = (signer: Signer, chainId: bigint, rows: { channelId: string; maxClaimableAmount: bigint; totalClaimed: bigint }[]) =>
   signer.signTypedData(channelDomain(chainId), typesOf(claimBatchTypes), { claims: rows });
 
+/** The EIP-3009 nonce of a deposit into `channelId`: it funds that channel only. */
+export const depositNonceOf = (channelId: string, salt: bigint) => keccak256(coder.encode(["bytes32", "uint256"], [channelId, salt]));
+
 /**
  * The payer's EIP-3009 authorization of a deposit into `channelId`, as @x402/evm's client signs it, and the collector
  * data the facilitator sends with it.
  */
-export async function depositCollectorData(payer: Signer, usdc: TestUSDC, channelId: string, amount: bigint, validBefore: bigint) {
-  const salt = BigInt(hexlify(randomBytes(32)));
+export async function depositCollectorData(
+  payer: Signer,
+  usdc: TestUSDC,
+  channelId: string,
+  amount: bigint,
+  validBefore: bigint,
+  salt = BigInt(hexlify(randomBytes(32))),
+) {
   const signature = await signAuthorization(payer, usdc, "ReceiveWithAuthorization", {
     from: await payer.getAddress(),
     to: ERC3009_DEPOSIT_COLLECTOR_ADDRESS,
     value: amount,
     validAfter: 0n,
     validBefore,
-    nonce: keccak256(coder.encode(["bytes32", "uint256"], [channelId, salt])),
+    nonce: depositNonceOf(channelId, salt),
   });
   return coder.encode(["uint256", "uint256", "uint256", "bytes"], [0n, validBefore, salt, signature]);
 }

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createNote, deriveRefundSecrets, nullifierHashOf } from "../../sdk/index.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
-import { RECEIVE_WITH_AUTHORIZATION, sendPayment as sendPaymentTo, startTabWorld } from "./helpers/private-tab-world.js";
+import { inTurn, RECEIVE_WITH_AUTHORIZATION, sendPayment as sendPaymentTo, startTabWorld } from "./helpers/private-tab-world.js";
 
 const PRICE = 1_000n;
 const DEPOSIT = 100_000n;
@@ -51,6 +51,17 @@ describe("a private tab on x402's batch-settlement, with @x402/evm's seller and 
     await world.seller.channels.refund([tab.channelId]);
     expect(await usdc.balanceOf(tab.payer.address)).to.equal(DEPOSIT - BigInt(REQUESTS) * PRICE);
     expect(await usdc.balanceOf(BATCH_SETTLEMENT_ADDRESS)).to.equal(0n);
+  });
+
+  it("serves a burst of concurrent requests on one tab, each paid once, when the agent sends them in turn", async function () {
+    const tab = await openTab();
+    const served = world.seller.served();
+    const fetchInTurn = inTurn(tab.fetchPaid);
+    const responses = await Promise.all(Array.from({ length: 8 }, () => fetchInTurn(world.seller.resourceUrl)));
+    expect(responses.map((response) => response.status)).to.deep.equal(Array(8).fill(200));
+    expect(world.seller.served() - served).to.equal(8);
+    await world.seller.channels.claim();
+    expect(await settlement.channels(tab.channelId)).to.deep.equal([DEPOSIT, 9n * PRICE]);
   });
 
   it("serves a replayed voucher once", async function () {

@@ -42,6 +42,21 @@ const NOTE_VALUE = 1_000_000n;
 export const sendPayment = (payment: object, url: string) =>
   fetch(url, { headers: { "PAYMENT-SIGNATURE": encodePaymentSignatureHeader(payment as never) } });
 
+export type FetchPaid = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/**
+ * Sends the agent's requests on one tab one at a time, in the order made: @x402/evm's server takes one request per
+ * channel at a time (another is refused `channel_busy`), and each voucher builds on the total the last one left.
+ */
+export function inTurn(fetchPaid: FetchPaid): FetchPaid {
+  let previous: Promise<unknown> = Promise.resolve();
+  return (input, init) => {
+    const response = previous.then(() => fetchPaid(input, init));
+    previous = response.catch(() => undefined);
+    return response;
+  };
+}
+
 export async function startTabWorld({ price, wallClockBlocks = false }: { price: bigint; wallClockBlocks?: boolean }) {
   const chain = await startLocalChain({ wallClockBlocks });
   const { usdc, entrypoint, privacyPool, scope, accounts } = chain.facilitator;

@@ -6,7 +6,7 @@ import type { Network } from "@x402/core/types";
 import { BatchSettlementChannelManager, BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/server";
 import { FileChannelStorage } from "@x402/evm/batch-settlement/server/file-storage";
 import { paymentMiddleware, x402ResourceServer } from "@x402/express";
-import express from "express";
+import express, { type RequestHandler } from "express";
 import { privateKeyToAccount } from "viem/accounts";
 import { listenLocal, type LocalServer } from "./local-server.js";
 import { PAID_PATH, WEATHER_REPORT } from "./seller.js";
@@ -23,15 +23,19 @@ export interface BatchSettlementSellerOptions {
   receiverAuthorizerKey: `0x${string}`;
   /** Where @x402/evm's FileChannelStorage keeps the seller's channels. */
   storageDirectory: string;
+  /** How long a payment may take, in seconds (default 60); @x402/evm's server holds a channel this long for a request. */
+  maxTimeoutSeconds?: number;
   /** 0 (default) picks a free port. */
   port?: number;
+  /** What the paid route does once paid; by default it serves the weather report. */
+  serve?: RequestHandler;
 }
 
 export interface BatchSettlementSeller extends LocalServer {
   resourceUrl: string;
   /** @x402/evm's manager of this seller's channels: claim, settle, refund. */
   channels: BatchSettlementChannelManager;
-  /** How many times the paid handler ran. */
+  /** How many times the default paid handler served the report. */
   served(): number;
 }
 
@@ -47,17 +51,18 @@ export async function startBatchSettlementSeller(options: BatchSettlementSellerO
   const price = { amount: options.amountAtomic, asset: options.asset, extra: { name: "USDC", version: "2" } };
   const routes = {
     [`GET ${PAID_PATH}`]: {
-      accepts: [{ scheme: "batch-settlement", network, payTo: options.payTo, price, maxTimeoutSeconds: 60 }],
+      accepts: [{ scheme: "batch-settlement", network, payTo: options.payTo, price, maxTimeoutSeconds: options.maxTimeoutSeconds ?? 60 }],
       description: "Weather report",
       mimeType: "application/json",
     },
   };
   let served = 0;
   const app = express();
-  app.get(PAID_PATH, paymentMiddleware(routes, server), (_request, response) => {
+  const serveReport: RequestHandler = (_request, response) => {
     served += 1;
     response.json(WEATHER_REPORT);
-  });
+  };
+  app.get(PAID_PATH, paymentMiddleware(routes, server), options.serve ?? serveReport);
   const listening = await listenLocal(app, options.port ?? 0);
   const channels = new BatchSettlementChannelManager({ scheme, facilitator, receiver: options.payTo, token: options.asset, network });
   return { ...listening, resourceUrl: `${listening.url}${PAID_PATH}`, channels, served: () => served };

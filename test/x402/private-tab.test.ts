@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createNote, deriveRefundSecrets, nullifierHashOf } from "../../sdk/index.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
-import { inTurn, RECEIVE_WITH_AUTHORIZATION, sendPayment as sendPaymentTo, startTabWorld } from "./helpers/private-tab-world.js";
+import { inTurn, PENDING_SECONDS, RECEIVE_WITH_AUTHORIZATION, sendPayment as sendPaymentTo, startTabWorld } from "./helpers/private-tab-world.js";
 
 const PRICE = 1_000n;
 const DEPOSIT = 100_000n;
@@ -27,6 +27,16 @@ async function payRequests(fetchPaid: typeof fetch, count: number) {
     const response = await fetchPaid(world.seller.resourceUrl);
     expect(response.status, await response.clone().text()).to.equal(200);
     expect(await response.json()).to.deep.equal(WEATHER_REPORT);
+  }
+}
+
+/** Sends the request again while the seller answers 402 because it still holds the channel, for up to twice its hold. */
+async function retryWhileBusy(send: () => Promise<Response>): Promise<Response> {
+  const deadline = Date.now() + 2 * PENDING_SECONDS * 1000;
+  for (;;) {
+    const response = await send();
+    if (response.status !== 402 || Date.now() > deadline) return response;
+    await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
 
@@ -128,6 +138,25 @@ describe("a private tab on x402's batch-settlement, with @x402/evm's seller and 
     await payRequests(tab.fetchPaid, 2);
     await world.seller.channels.claim();
     expect(await settlement.channels(tab.channelId)).to.deep.equal([DEPOSIT, 5n * PRICE]);
+  });
+
+  it("loses no voucher and serves none twice when the seller dies between a voucher and its answer", async function () {
+    const tab = await openTab();
+    await payRequests(tab.fetchPaid, 2);
+    let reached!: () => void;
+    const inHandler = new Promise<void>((resolve) => (reached = resolve));
+    await world.restartSeller(() => reached());
+    const lost = tab.fetchPaid(world.seller.resourceUrl);
+    await inHandler;
+    await world.restartSeller();
+    expect(await lost.then(() => "answered", () => "dropped")).to.equal("dropped");
+
+    // The seller holds the channel for the lost request until its timeout, then takes the agent's same voucher again.
+    const retried = await retryWhileBusy(() => tab.fetchPaid(world.seller.resourceUrl));
+    expect(retried.status).to.equal(200);
+    expect(world.seller.served()).to.equal(1);
+    await world.seller.channels.claim();
+    expect(await settlement.channels(tab.channelId)).to.deep.equal([DEPOSIT, 4n * PRICE]);
   });
 
   it("goes on after the agent restarts with its tab in @x402/evm's file storage, and after an answer the agent never recorded", async function () {

@@ -20,6 +20,7 @@ import {
 } from "@x402/evm/batch-settlement/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { hexlify, randomBytes, Wallet } from "ethers";
+import type { RequestHandler } from "express";
 import { createPublicClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { payerWallet } from "../../../relayer/x402/payer-keys.js";
@@ -37,6 +38,8 @@ import { startLocalChain } from "../../indexer/helpers/local-chain.js";
 
 export const RECEIVE_WITH_AUTHORIZATION = eip3009Types("ReceiveWithAuthorization");
 const NOTE_VALUE = 1_000_000n;
+/** The sellers' maxTimeoutSeconds: how long one holds a channel for a request whose answer was lost. */
+export const PENDING_SECONDS = 10;
 
 /** Sends a hand-made payment to `url`, as a client that bypasses @x402/evm's scheme would. */
 export const sendPayment = (payment: object, url: string) =>
@@ -82,6 +85,8 @@ export async function startTabWorld({ price, wallClockBlocks = false }: { price:
     amountAtomic: price.toString(),
     receiverAuthorizerKey: Wallet.createRandom().privateKey as `0x${string}`,
     storageDirectory: mkdtempSync(path.join(tmpdir(), "batch-seller-")),
+    // The seller holds a channel this long for a request that never got its answer.
+    maxTimeoutSeconds: PENDING_SECONDS,
   };
   let seller: BatchSettlementSeller = await startBatchSettlementSeller(sellerOptions);
   const otherSeller = await startBatchSettlementSeller({
@@ -202,10 +207,13 @@ export async function startTabWorld({ price, wallClockBlocks = false }: { price:
     get seller() {
       return seller;
     },
-    /** Stops the seller and starts another on the same channel storage and keys. */
-    async restartSeller() {
+    /**
+     * Stops the seller, dropping any request in flight, and starts another on the same channel storage and keys;
+     * `serve` replaces what its paid route does once paid.
+     */
+    async restartSeller(serve?: RequestHandler) {
       await seller.close();
-      seller = await startBatchSettlementSeller(sellerOptions);
+      seller = await startBatchSettlementSeller({ ...sellerOptions, serve });
     },
     openTab,
     async close() {

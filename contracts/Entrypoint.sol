@@ -13,6 +13,11 @@ import {ProofLib} from "./lib/ProofLib.sol";
 import {RootHistory} from "./lib/RootHistory.sol";
 import {SpendRecord} from "./lib/SpendRecord.sol";
 
+/// @dev The one view of x402's batch-settlement contract that a tab's refund reads.
+interface IBatchSettlementChannels {
+    function channels(bytes32 channelId) external view returns (uint128 balance, uint128 totalClaimed);
+}
+
 /// @title Entrypoint
 /// @notice Registry of one privacy pool per asset, deposits, relayed withdrawals with a relay fee, the ASP root
 ///         history, refunds and access fees (paid from a wallet or by a withdrawal proof). DEFAULT_ADMIN_ROLE registers
@@ -37,6 +42,9 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     uint256 public constant ROOT_HISTORY_SIZE = RootHistory.SIZE;
     /// @inheritdoc IEntrypoint
     uint256 public constant ROOT_MIN_LIFETIME_BLOCKS = RootHistory.MIN_LIFETIME_BLOCKS;
+
+    /// @dev Where x402 deploys x402BatchSettlement on every chain: a private tab's channel lives there.
+    address private constant BATCH_SETTLEMENT = 0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003;
 
     /// @dev abi.encode(RelayData): five static words.
     uint256 private constant RELAY_DATA_LENGTH = 160;
@@ -192,7 +200,37 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         // EIP-3009 takes an authorization while block.timestamp < validBefore: from then on no seller can use it.
         if (block.timestamp < payment.validBefore) revert PaymentNotExpired();
         if (IEIP3009(address(asset)).authorizationState(payment.payer, payment.nonce)) revert PaymentAlreadyUsed();
+        return _returnPayout(asset, pool, originNullifierHash, payment, authorization);
+    }
 
+    /// @inheritdoc IEntrypoint
+    function depositTabRefund(
+        IERC20 asset,
+        uint256 originNullifierHash,
+        PaymentRecord calldata payment,
+        bytes32 channelId,
+        uint256 depositSalt,
+        RefundAuthorization calldata authorization
+    ) external onlyRole(REFUNDER_ROLE) nonReentrant returns (uint256 commitment) {
+        IPrivacyPool pool = _assetConfigs[asset].pool;
+        if (address(pool) == address(0)) revert AssetNotRegistered();
+        if (payment.amount == 0) revert ZeroRefund();
+        if (keccak256(abi.encode(channelId, depositSalt)) != payment.nonce) revert TabChannelMismatch();
+        if (!IEIP3009(address(asset)).authorizationState(payment.payer, payment.nonce)) revert TabNotOpened();
+        (uint128 balance, uint128 totalClaimed) = IBatchSettlementChannels(BATCH_SETTLEMENT).channels(channelId);
+        if (balance != 0 || totalClaimed != 0) revert TabNotDrained();
+        return _returnPayout(asset, pool, originNullifierHash, payment, authorization);
+    }
+
+    /// @dev The pool checks `payment` against its record of the relay and inserts the proof's refund commitment; the
+    ///      payer's authorization then moves exactly the payout into the pool.
+    function _returnPayout(
+        IERC20 asset,
+        IPrivacyPool pool,
+        uint256 originNullifierHash,
+        PaymentRecord calldata payment,
+        RefundAuthorization calldata authorization
+    ) private returns (uint256 commitment) {
         commitment = payment.refundCommitment;
         pool.depositRefund(originNullifierHash, keccak256(abi.encode(payment)), commitment);
         IEIP3009(address(asset)).receiveWithAuthorization(

@@ -1,6 +1,7 @@
 import { x402Facilitator } from "@x402/core/facilitator";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { toFacilitatorEvmSigner, type FacilitatorEvmSigner } from "@x402/evm";
+import { BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/facilitator";
 import { ExactEvmScheme, registerExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { ExactEvmSchemeV1 } from "@x402/evm/exact/v1/facilitator";
 import { EVM_NETWORK_CHAIN_ID_MAP, NETWORKS } from "@x402/evm/v1";
@@ -25,6 +26,8 @@ export interface ReferenceFacilitatorOptions {
    * `privateKey` (its own nonces: the viem account settles EIP-3009 payments).
    */
   shielded?: Pick<ShieldedFacilitatorSchemeOptions, "deployment" | "minimumFee" | "usdcPerEth" | "feeRecipient"> & { privateKey: string };
+  /** Also verify and settle @x402/evm's `batch-settlement` (its contracts must be on the chain: batch-settlement.ts). */
+  batchSettlement?: boolean;
 }
 
 export interface ReferenceFacilitator extends LocalServer {
@@ -80,6 +83,7 @@ export async function startReferenceFacilitator(options: ReferenceFacilitatorOpt
             wallet: new Wallet(options.shielded.privateKey, new JsonRpcProvider(options.rpcUrl, options.chainId, { staticNetwork: true })),
           }),
         );
+  if (options.batchSettlement === true) facilitator.register(network, new BatchSettlementEvmScheme(signer));
   const v1Network = v1NetworkOf(options.chainId);
   if (v1Network !== undefined && !NETWORKS.includes(v1Network)) {
     (EVM_NETWORK_CHAIN_ID_MAP as Record<string, number>)[v1Network] = options.chainId;

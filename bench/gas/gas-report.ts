@@ -4,7 +4,8 @@
 // relayed withdrawal with 1, 1k and 100k leaves already in the state tree (filled as bench/simulated-state-tree.ts
 // explains), a seller paid straight from the pool against the detour (relay to a single-use payer, then the seller's
 // facilitator's transferWithAuthorization) from the same tree position, an ASP root update (plain and revoking), a
-// refund deposit, an access-fee payment, the verifier alone and relayBatch of 1, 4 and 16 withdrawals at 1k leaves. Prints a table, where the deposit's and the relay's gas
+// refund deposit, an access-fee payment, the verifier alone and relayBatch of 1, 4 and 16 withdrawals at 1k leaves, and
+// a private tab's open, claim, settle, refund and return (tab-gas.ts). Prints a table, where the deposit's and the relay's gas
 // goes (gas-breakdown.ts), compares both with the figures before the gas work and with Privacy Pools', and writes bench/results/gas.json.
 import type { ContractTransactionResponse } from "ethers";
 import { network } from "hardhat";
@@ -18,6 +19,7 @@ import { printTable, writeResults } from "../report.js";
 import { facilitatorClassifier } from "./facilitator-parts.js";
 import { type Breakdown, gasBreakdown, PART_NAMES, PARTS } from "./gas-breakdown.js";
 import { accruedFeesOnce, fillStateTree } from "../simulated-state-tree.js";
+import { measureTabGas, TAB_REQUESTS } from "./tab-gas.js";
 
 const TREE_SIZES = [1, 1_000, 100_000];
 /** Withdrawals per Entrypoint.relayBatch measured, at the headline tree size. */
@@ -265,6 +267,8 @@ for (const treeSize of TREE_SIZES) {
 }
 console.log(`measuring relayBatch of ${BATCH_SIZES.join(", ")} withdrawals with ${leaves(PRIVACY_POOLS_AT_1K.treeSize)} in the state tree...`);
 const batches = await measureBatches(PRIVACY_POOLS_AT_1K.treeSize);
+console.log("measuring a private tab...");
+const tab = await measureTabGas();
 await releaseProverThreads();
 
 const largest = measurements[measurements.length - 1]!;
@@ -285,6 +289,14 @@ const rows: [string, number][] = [
     `relayBatch of ${k}, per withdrawal, ${leaves(PRIVACY_POOLS_AT_1K.treeSize)} in the tree`,
     perWithdrawal,
   ]),
+  ["private tab: open, the relay to its payer (tab notes only in the tree)", tab.openRelay],
+  ["private tab: open, the payer's channel deposit", tab.openDeposit],
+  [`private tab: claim of ${TAB_REQUESTS} requests' voucher`, tab.claim],
+  ["private tab: settle to the seller", tab.settle],
+  ["private tab: last claim + refund of the rest (one multicall)", tab.claimAndRefund],
+  ["private tab: timed withdrawal of a tab never claimed", tab.timedWithdrawal],
+  ["private tab: its payout back into the pool (depositTabRefund)", tab.tabRefund],
+  [`private tab: per request over ${TAB_REQUESTS}, open to refund`, tab.perRequest],
 ];
 printTable(["operation", "      gas"], rows.map(([name, gas]) => [name, fmt(gas).padStart(9)]));
 
@@ -349,6 +361,7 @@ await writeResults("gas", {
   refundDeposit: largest.refundDeposit,
   accessFee: largest.accessFee,
   verifier: largest.verifier,
+  privateTab: tab,
   privacyPoolsRelayEstimate: PRIVACY_POOLS_RELAY_ESTIMATE,
   privacyPoolsAt1k: PRIVACY_POOLS_AT_1K,
   before: BEFORE,

@@ -21,6 +21,9 @@
 // a warm-up: by shielded proof (the relayer's seller routes relay the agent's proof; the pool pays the seller) and by
 // the settle-x402 detour (the agent proves, the relayer funds a payer, the seller's facilitator settles its
 // authorization); with the transactions and gas that landed on chain per payment (bench/settle/paid-request.ts).
+//
+// Last, on a chain of its own, BENCH_TAB_REQUESTS (default 100) requests on a private tab after its first, then a burst
+// of BENCH_BURST_SIZE on the same tab (bench/settle/tab-latency.ts).
 import { execFileSync, fork } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
@@ -44,6 +47,7 @@ import { elapsedMs, percentile, printTable, writeResults } from "../report.js";
 import type { AgentLoad, AgentLoadPlan, PaymentRecord } from "./agent-load.js";
 import { measurePaidRequests } from "./paid-request.js";
 import { seedPool } from "./seeded-pool.js";
+import { measureTabLatency } from "./tab-latency.js";
 
 const LEAVES = (process.env.BENCH_LEAVES ?? "1000,100000").split(",").map(Number);
 const SETTLES = Number(process.env.BENCH_SETTLES ?? 10);
@@ -73,6 +77,8 @@ const LOAD_CLIENTS = Number(process.env.BENCH_LOAD_CLIENTS ?? 20);
 const LOAD_ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 3);
 /** Whole paid requests (first 402 to the 200) of each method on blocks: shielded proof and the settle-x402 detour. */
 const PAID_REQUESTS = Number(process.env.BENCH_PAID_REQUESTS ?? 10);
+/** Requests on one private tab after its first, one after another; then a burst of BENCH_BURST_SIZE on the same tab. */
+const TAB_REQUESTS = Number(process.env.BENCH_TAB_REQUESTS ?? 100);
 
 const PROVER = process.env.BENCH_PROVER ?? "auto";
 const NOTE_VALUE = 1_000_000n;
@@ -681,4 +687,14 @@ if (base !== undefined && larger.length > 0) {
     ]),
   );
 }
-await writeResults("settle", { prover: proverInUse, atLeaves: Object.fromEntries(runs.map((run) => [run.leaves, run])) });
+console.log(`\nmeasuring ${TAB_REQUESTS} requests and a burst of ${BURST_SIZE} on a private tab...`);
+const tab = await measureTabLatency({ requests: TAB_REQUESTS, burst: BURST_SIZE });
+printTable(
+  ["private tab (@x402/evm batch-settlement), request to 200", "result"],
+  [
+    [`${TAB_REQUESTS} sequential requests after the first (p50 / p95)`, `${tab.sequential.p50Ms} / ${tab.sequential.p95Ms} ms`],
+    [`a burst of ${BURST_SIZE} on the tab, sent in turn (p50 / p95)`, `${tab.burst.p50Ms} / ${tab.burst.p95Ms} ms`],
+    ["blocks mined meanwhile", String(tab.blocks)],
+  ],
+);
+await writeResults("settle", { prover: proverInUse, atLeaves: Object.fromEntries(runs.map((run) => [run.leaves, run])), privateTab: tab });

@@ -213,6 +213,18 @@ interface IEntrypoint {
     /// @notice The payer's authorization was used (or cancelled): the seller was paid, nothing is refunded.
     error PaymentAlreadyUsed();
 
+    /// @notice The batch-settlement channel named is not the one the payment's deposit authorization funds:
+    ///         payment.nonce must be keccak256(abi.encode(channelId, depositSalt)).
+    error TabChannelMismatch();
+
+    /// @notice The tab's deposit authorization was never used: its channel was never funded. Refund it with
+    ///         depositRefund once its validBefore has passed.
+    error TabNotOpened();
+
+    /// @notice The tab's channel still holds money, or its seller claimed some: only a channel drained without a claim
+    ///         (refunded in full, or withdrawn by the payer side after its delay) returns the whole payout.
+    error TabNotDrained();
+
     /// @notice The relay data's relayFeeBPS is not the proof's: the refund note's value would not be the payout. For
     ///         relayAccessFee and seller payments, whose fee is no rate, the proof's relayFeeBPS is not 0.
     error RelayFeeMismatch();
@@ -360,6 +372,29 @@ interface IEntrypoint {
         IERC20 asset,
         uint256 originNullifierHash,
         PaymentRecord calldata payment,
+        RefundAuthorization calldata authorization
+    ) external returns (uint256 commitment);
+
+    /// @notice Returns a private tab's whole payout into the pool as the refund note its relay's proof committed to,
+    ///         once the tab's x402 batch-settlement channel is drained and its seller claimed nothing
+    ///         (docs/design.md 13).
+    /// @dev Only REFUNDER_ROLE. As depositRefund, but for a payer whose one authorization funded the channel
+    ///      `channelId` of x402BatchSettlement (at x402's canonical address): the payment's nonce must be that
+    ///      deposit's, `keccak256(abi.encode(channelId, depositSalt))`, the authorization used, and the channel's
+    ///      balance and claimed total both zero, so the whole payout is back at the payer and the seller has no claim.
+    /// @param asset The asset, whose token implements EIP-3009 (USDC).
+    /// @param originNullifierHash The nullifier hash of the note whose relay funded the payer.
+    /// @param payment The payment as the relay recorded it.
+    /// @param channelId The batch-settlement channel the payer funded.
+    /// @param depositSalt The salt of the payer's deposit authorization.
+    /// @param authorization The payer's ReceiveWithAuthorization of payment.amount to this contract.
+    /// @return commitment The refund note's commitment (payment.refundCommitment).
+    function depositTabRefund(
+        IERC20 asset,
+        uint256 originNullifierHash,
+        PaymentRecord calldata payment,
+        bytes32 channelId,
+        uint256 depositSalt,
         RefundAuthorization calldata authorization
     ) external returns (uint256 commitment);
 

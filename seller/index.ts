@@ -1,8 +1,10 @@
 // The seller's side of the shielded-proof method (docs/x402-interop.md, "Shielded proof"): plug-ins for an @x402/core
 // resource server and facilitator, and the verify/settle logic the relayer's seller routes share with them.
 export * from "./payment-claims.js";
+export * from "./payment-metrics.js";
 export * from "./request-reference.js";
 export * from "./shielded-facilitator-scheme.js";
 export * from "./shielded-payments.js";
+export * from "./shielded-payments-scheme.js";
 export * from "./shielded-reasons.js";
 export * from "./shielded-server-scheme.js";

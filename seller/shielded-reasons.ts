@@ -16,6 +16,8 @@ export const SHIELDED_REASONS = {
   relayRefused: "invalid_shielded_relay_refused",
   referenceInvalid: "invalid_shielded_reference",
   settleFailed: "shielded_settle_failed",
+  /** x402's name: a plain payment to a facilitator without the inner `exact` scheme that settles it. */
+  notShielded: "unsupported_asset_transfer_method",
 } as const;
 
 export type ShieldedReason = (typeof SHIELDED_REASONS)[keyof typeof SHIELDED_REASONS];

@@ -1,5 +1,6 @@
 import { formatEther } from "ethers";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { SellerPaymentMetrics } from "../../seller/index.js";
 import type { WithdrawCircuitInput, WithdrawProof } from "../../sdk/index.js";
 import type { TimedProof } from "../../sdk/prover/index.js";
 import { RELAYER_ERROR_STATUS, type RelayerErrorCode } from "../errors.js";
@@ -114,6 +115,9 @@ export class RelayerMetrics {
     labelNames: ["check"] as const,
     registers: [this.registry],
   });
+
+  /** The seller routes' payments: relayer_seller_payments_settled_total and the rest (docs/operations.md). */
+  readonly sellerPayments = new SellerPaymentMetrics(this.registry, "relayer_seller_");
 
   constructor() {
     for (const code of Object.keys(RELAYER_ERROR_STATUS) as RelayerErrorCode[]) this.errors.inc({ code }, 0);

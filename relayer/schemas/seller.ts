@@ -11,6 +11,30 @@ export const SellerFacilitatorRequestSchema = z.object({
   paymentRequirements: z.looseObject({ scheme: z.string(), network: z.string() }),
 });
 
+const text = z.string().min(1);
+
+/**
+ * A plain `exact` payment's payload as @x402/evm's facilitator scheme reads it (EIP-3009, or Permit2): checked before
+ * it is handed over, whose reads of a missing field would throw instead of refusing.
+ */
+export const PlainExactPayloadSchema = z.union([
+  z.looseObject({
+    signature: text,
+    authorization: z.looseObject({ from: text, to: text, value: text, validAfter: text, validBefore: text, nonce: text }),
+  }),
+  z.looseObject({
+    signature: text,
+    permit2Authorization: z.looseObject({
+      from: text,
+      permitted: z.looseObject({ token: text, amount: text }),
+      spender: text,
+      nonce: text,
+      deadline: text,
+      witness: z.looseObject({ to: text, validAfter: text }),
+    }),
+  }),
+]);
+
 /** x402's VerifyResponse. */
 export const SellerVerifyResponseSchema = z.object({
   isValid: z.boolean(),

@@ -2,8 +2,9 @@ import { z } from "zod";
 
 /**
  * POST /api/seller/verify and /api/seller/settle (docs/api.md 4.9): x402's facilitator request, as the reference
- * HTTPFacilitatorClient sends it. The payment and the entry are checked field by field by the shielded-proof
- * verification (seller/shielded-payments.ts), which answers x402's reasons for what it refuses.
+ * HTTPFacilitatorClient sends it. The payment and the entry are checked field by field by the scheme that takes them
+ * (the shielded-proof verification of seller/shielded-payments.ts, or @x402/evm's reference one for a plain payment,
+ * whose payload PlainExactPayloadSchema checks first), which answer x402's reasons for what they refuse.
  */
 export const SellerFacilitatorRequestSchema = z.object({
   x402Version: z.literal(2),

@@ -85,7 +85,12 @@ export class ShieldedServerScheme implements SchemeNetworkServer {
   async enhancePaymentRequirements(requirements: PaymentRequirements, supportedKind: SupportedKind, facilitatorExtensions: string[]): Promise<PaymentRequirements> {
     if (!offersShieldedProof(requirements)) {
       if (this.options.inner === undefined) throw new Error("This seller's exact scheme pays by shielded proof only: name assetTransferMethod \"shielded-proof\" in the entry's extra.");
-      return this.options.inner.enhancePaymentRequirements(requirements, supportedKind, facilitatorExtensions);
+      const { inner } = this.options;
+      const enhanced = await inner.enhancePaymentRequirements(requirements, supportedKind, facilitatorExtensions);
+      // Named: x402 takes a payment for the first entry whose extra is a subset of the payment's, and an unnamed plain
+      // entry's (the asset's EIP-712 name and version) is a subset of a shielded-proof payment's of the same price.
+      const method = inner.defaultAssetTransferMethod;
+      return method === undefined ? enhanced : { ...enhanced, extra: { assetTransferMethod: method, ...enhanced.extra } };
     }
     const terms = ShieldedFacilitatorExtraSchema.safeParse(supportedKind.extra);
     if (!terms.success) {

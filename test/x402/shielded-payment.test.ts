@@ -2,12 +2,10 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { x402Client } from "@x402/core/client";
-import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from "@x402/fetch";
 import { expect } from "chai";
-import { Interface, Wallet, type Log } from "ethers";
+import { Interface, type Log } from "ethers";
 import { Registry } from "prom-client";
-import { privateKeyToAccount } from "viem/accounts";
 import {
   NoteVault,
   privatePoolScheme,
@@ -27,6 +25,7 @@ import { treasury } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 import { expectAbsentFrom } from "./helpers/absent-from.js";
+import { plainBuyer } from "./helpers/plain-buyer.js";
 import { sample } from "../helpers/metrics.js";
 
 /** 2 USDC per ETH: the relayer harness's RELAYER_USDC_PER_ETH and the reference facilitator's in startShieldedSeller. */
@@ -101,14 +100,8 @@ describe("sellers paid straight from the pool by shielded proof", function () {
     const settled = async (method: string) => sample(await world.relayer.relayer.metrics.registry.metrics(), "relayer_seller_payments_settled_total", { method });
     const settledBefore = { eip3009: await settled("eip3009"), shielded: await settled("shielded-proof") };
     try {
-      // A buyer that knows nothing of the pool: the reference EVM client, paying the first entry it can sign.
-      const buyer = Wallet.createRandom();
-      await (await world.chain.facilitator.usdc.mint(buyer.address, world.price)).wait();
-      const plainClient = registerExactEvmScheme(new x402Client(), { signer: privateKeyToAccount(buyer.privateKey as `0x${string}`) });
-      // The local chain's USDC is no default asset of the reference client: the buyer allows it, as one does a new token.
-      plainClient.setSpendControls({ allowedAssets: [{ network: `eip155:${world.chainId}`, asset: world.asset }] });
-      const plainFetch = wrapFetchWithPayment(fetch, plainClient);
-      const plain = await plainFetch(seller.resourceUrl);
+      const buyer = await plainBuyer(world, world.price);
+      const plain = await buyer.fetch(seller.resourceUrl);
       expect(plain.status).to.equal(200);
       expect(await plain.json()).to.deep.equal(WEATHER_REPORT);
       const plainSettlement = decodePaymentResponseHeader(plain.headers.get("PAYMENT-RESPONSE")!);

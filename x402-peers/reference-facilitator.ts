@@ -24,7 +24,7 @@ export interface ReferenceFacilitatorOptions {
    * Also relay shielded-proof payments (seller/shielded-facilitator-scheme.ts) of this pool, from the account of
    * `privateKey` (its own nonces: the viem account settles EIP-3009 payments).
    */
-  shielded?: Pick<ShieldedFacilitatorSchemeOptions, "deployment" | "minimumFee" | "usdcPerEth" | "feeRecipient" | "metrics"> & { privateKey: string };
+  shielded?: Pick<ShieldedFacilitatorSchemeOptions, "deployment" | "minimumFee" | "usdcPerEth" | "feeRecipient" | "metrics" | "inclusionTimeoutMs"> & { privateKey: string };
 }
 
 export interface ReferenceFacilitator extends LocalServer {

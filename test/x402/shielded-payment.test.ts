@@ -158,6 +158,48 @@ describe("sellers paid straight from the pool by shielded proof", function () {
   });
 });
 
+describe("a seller's relay not mined in time: counted uncertain, the settle failed, and the pool pays once it is mined", function () {
+  let world: PaymentWorld;
+
+  before(async function () {
+    world = await startPaymentWorld({ relayer: { relayInclusionTimeoutMs: "1500" } });
+  });
+  after(async function () {
+    await world?.close();
+  });
+
+  for (const facilitator of ["relayer", "reference"] as const) {
+    it(`${facilitator === "relayer" ? "the relayer's seller routes" : "the plug-in facilitator"}: the settle fails, the relay is counted uncertain, and mined later it pays payTo for a request not served`, async function () {
+      const plugIn = new Registry();
+      const seller = await world.startShieldedSeller({ facilitator, metrics: plugIn, inclusionTimeoutMs: 1500 });
+      const automine = (on: boolean) => world.chain.connection.provider.request({ method: "evm_setAutomine", params: [on] });
+      const uncertain = async () =>
+        facilitator === "relayer"
+          ? sample(await world.relayer.relayer.metrics.registry.metrics(), "relayer_seller_relays_uncertain_total")
+          : sample(await plugIn.metrics(), "shielded_facilitator_relays_uncertain_total");
+      try {
+        const { agent } = await world.newAgent(world.chain.depositors.alice, 1_000_000n);
+        const before = await uncertain();
+        await automine(false);
+        try {
+          const refusal = await rejectionOf(agent.fetch(seller.resourceUrl));
+          expect(refusal).to.be.instanceOf(ShieldedPaymentRefusedError);
+          expect((refusal as ShieldedPaymentRefusedError).seller.reason).to.equal("shielded_settle_failed");
+          expect(await uncertain()).to.equal(before + 1);
+          expect(await world.usdcBalance(seller.payTo)).to.equal(0n);
+          await world.chain.connection.provider.request({ method: "evm_mine", params: [] });
+        } finally {
+          await automine(true);
+        }
+        // Mined within the payment's window: the pool paid payTo, and the seller served nothing (SellerRelayUnmined).
+        expect(await world.usdcBalance(seller.payTo)).to.equal(world.price);
+      } finally {
+        await seller.close();
+      }
+    });
+  }
+});
+
 describe("shielded-proof payments under attack: nothing paid twice, nothing paid but to payTo, nothing moved when refused", function () {
   let world: PaymentWorld;
   let seller: Awaited<ReturnType<PaymentWorld["startShieldedSeller"]>>;

@@ -162,6 +162,8 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     usdcPerEth?: bigint;
     /** Where the reference facilitator's plug-in counts its payments. */
     metrics?: Registry;
+    /** How long the reference facilitator's plug-in waits for a relay it sent (60 s by default). */
+    inclusionTimeoutMs?: number;
   }) => {
     const keys = [Wallet.createRandom(), Wallet.createRandom()];
     for (const key of keys) await networkHelpers.setBalance(key.address, 10n ** 18n);
@@ -179,6 +181,7 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
               usdcPerEth: options.usdcPerEth ?? 2_000_000n,
               feeRecipient,
               metrics: options.metrics,
+              inclusionTimeoutMs: options.inclusionTimeoutMs,
             },
           })
         : undefined;

@@ -177,8 +177,14 @@ async function wireRelayer(
     lowBalanceWei: config.lowBalanceEth,
     logger,
   });
+  // The account of RELAYER_SELLER_EIP3009_KEY: it settles the seller routes' plain payments (docs/relayer.md, "Seller routes").
+  const eip3009Account = config.sellerEip3009PrivateKey === undefined ? undefined : privateKeyToAccount(config.sellerEip3009PrivateKey as `0x${string}`);
   const refreshMetrics = async () => {
-    await Promise.allSettled([readiness.check(), expiredPayersWaiting({ store, chain }).then((waiting) => metrics.sweepBacklog.set(waiting))]);
+    await Promise.allSettled([
+      readiness.check(),
+      expiredPayersWaiting({ store, chain }).then((waiting) => metrics.sweepBacklog.set(waiting)),
+      eip3009Account && chain.call(() => chain.provider.getBalance(eip3009Account.address)).then((wei) => metrics.recordSellerEip3009Balance(eip3009Account.address, wei)),
+    ]);
   };
   const app = createRelayerApp({
     facilitator,
@@ -210,10 +216,7 @@ async function wireRelayer(
           metrics: metrics.sellerPayments,
         }),
         relayer: chain.relayer.address,
-        eip3009Signer:
-          config.sellerEip3009PrivateKey === undefined
-            ? undefined
-            : viemFacilitatorSigner(privateKeyToAccount(config.sellerEip3009PrivateKey as `0x${string}`), { rpcUrl: config.rpcUrl, chainId: chain.deployment.chainId }),
+        eip3009Signer: eip3009Account && viemFacilitatorSigner(eip3009Account, { rpcUrl: config.rpcUrl, chainId: chain.deployment.chainId }),
         metrics: metrics.sellerPayments,
       }),
     },

@@ -38,7 +38,7 @@ describe("monitoring/: alert rules with their tests, a Prometheus configuration 
     const dashboard = JSON.parse(readFileSync(DASHBOARD, "utf8")) as { panels: { title: string; targets: { expr: string }[] }[] };
     expect(dashboard.panels.every((panel) => panel.targets.length > 0)).to.equal(true);
     const expressions = [readFileSync(RULES, "utf8"), ...dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr))];
-    const named = new Set(expressions.flatMap((text) => [...text.matchAll(/\b(?:relayer|indexer|shielded_facilitator)_[a-z_]+\b/g)].map((match) => match[0])));
+    const named = new Set(expressions.flatMap((text) => [...text.matchAll(/\b(?:relayer|indexer|shielded_facilitator)_[a-z0-9_]+\b/g)].map((match) => match[0])));
     expect([...named].filter((name) => !exposed.has(name)), "metrics no service exposes").to.deep.equal([]);
   });
 

@@ -127,6 +127,11 @@ describe("sellers paid straight from the pool by shielded proof", function () {
 
       expect(await settled("eip3009")).to.equal(settledBefore.eip3009 + 1);
       expect(await settled("shielded-proof")).to.equal(settledBefore.shielded + 1);
+      // The EIP-3009 key paid the plain settle's gas, and the scrape shows what it has left.
+      await world.relayer.relayer.refreshMetrics();
+      const exposition = await world.relayer.relayer.metrics.registry.metrics();
+      const left = sample(exposition, "relayer_seller_eip3009_key_balance_eth", { account: seller.eip3009Settler });
+      expect(left).to.be.above(0).and.below(1);
     } finally {
       await seller.close();
     }

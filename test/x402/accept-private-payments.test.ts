@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -87,7 +87,9 @@ describe(`the sellers' guide (${GUIDE}): its minimal seller, as written, paid by
     const [, hono] = await guideSellers();
     const project = await sellerProject("guide-hono-");
     projects.push(project);
-    const packages = ["@x402/hono@2.27.0", "@x402/core@2.27.0", "@x402/evm@2.27.0", "hono@4", "@hono/node-server@1"];
+    // The @x402 packages at the repository's own @x402/core version, as the guide's table pairs them.
+    const x402 = (JSON.parse(await readFile(path.resolve("node_modules/@x402/core/package.json"), "utf8")) as { version: string }).version;
+    const packages = [`@x402/hono@${x402}`, `@x402/core@${x402}`, `@x402/evm@${x402}`, "hono@4", "@hono/node-server@1"];
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("npm_")));
     await run("npm", ["install", "--no-audit", "--no-fund", ...packages], { cwd: project, env: { ...env, npm_config_update_notifier: "false" }, maxBuffer: 1 << 24 });
     const seller = await startSeller(hono!, project);

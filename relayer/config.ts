@@ -52,6 +52,7 @@ export const RELAYER_ENV = {
   sweepIntervalSeconds: "RELAYER_SWEEP_INTERVAL_SECONDS",
   feeClaimMinimum: "RELAYER_FEE_CLAIM_MINIMUM_ATOMIC",
   sellerFee: "RELAYER_SELLER_FEE_ATOMIC",
+  sellerEip3009PrivateKey: "RELAYER_SELLER_EIP3009_KEY",
   crashAt: "RELAYER_CRASH_AT",
   nodeEnv: "NODE_ENV",
 } as const;
@@ -196,6 +197,12 @@ export const RelayerConfigSchema = z
       .regex(/^[0-9]+$/, "must be a whole number of USDC atomic units")
       .transform(BigInt)
       .default(10_000n),
+    /**
+     * Key of the account that settles sellers' plain `exact` (EIP-3009) payments on the seller routes and pays their
+     * gas, which no fee pays back (docs/relayer.md, "Seller routes"). Its own key: its transactions keep their own
+     * nonces, apart from the relay queue's. Unset: the seller routes settle shielded-proof payments only.
+     */
+    sellerEip3009PrivateKey: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be a 0x-prefixed 32-byte private key").optional(),
     /** Test-only fault injection (relayer/ops/faults.ts): steps at which the process kills itself. */
     crashAt: z
       .string()
@@ -208,6 +215,10 @@ export const RelayerConfigSchema = z
   .refine((config) => config.x402MinWindowSeconds <= config.x402MaxWindowSeconds, {
     path: ["x402MinWindowSeconds"],
     message: "must not exceed RELAYER_X402_MAX_WINDOW_SECONDS",
+  })
+  .refine((config) => config.sellerEip3009PrivateKey?.toLowerCase() !== config.relayerPrivateKey.toLowerCase(), {
+    path: ["sellerEip3009PrivateKey"],
+    message: "must not be RELAYER_PRIVATE_KEY: the EIP-3009 settles would race the relay queue for its nonces",
   })
   .refine((config) => config.crashAt.length === 0 || config.nodeEnv === "test", {
     path: ["crashAt"],

@@ -1,7 +1,9 @@
 import type Koa from "koa";
 import type { Logger } from "pino";
+import { privateKeyToAccount } from "viem/accounts";
 import type { TreeLeavesQuery } from "../indexer/api.js";
 import { IndexerClient } from "../indexer/client.js";
+import { viemFacilitatorSigner } from "../lib/viem-facilitator-signer.js";
 import { verificationKeySha256 } from "../sdk/index.js";
 import { AccessFeeGate } from "./buyer/access-fee-gate.js";
 import { AccessFeeRelay } from "./buyer/access-fee-relay.js";
@@ -34,7 +36,7 @@ import { X402Settler } from "./x402/settle-x402.js";
 import { SweepSchedule } from "./x402/sweep-schedule.js";
 import { expiredPayersWaiting } from "./x402/payer-sweep.js";
 import { TreesCache } from "./trees/trees-cache.js";
-import { sellerFacilitator } from "./seller/seller-facilitator.js";
+import { sellerFacilitator, sellerX402Facilitator } from "./seller/seller-facilitator.js";
 import { RelayerMetrics } from "./ops/metrics.js";
 import { Readiness } from "./ops/readiness.js";
 
@@ -175,8 +177,14 @@ async function wireRelayer(
     lowBalanceWei: config.lowBalanceEth,
     logger,
   });
+  // The account of RELAYER_SELLER_EIP3009_KEY: it settles the seller routes' plain payments (docs/relayer.md, "Seller routes").
+  const eip3009Account = config.sellerEip3009PrivateKey === undefined ? undefined : privateKeyToAccount(config.sellerEip3009PrivateKey as `0x${string}`);
   const refreshMetrics = async () => {
-    await Promise.allSettled([readiness.check(), expiredPayersWaiting({ store, chain }).then((waiting) => metrics.sweepBacklog.set(waiting))]);
+    await Promise.allSettled([
+      readiness.check(),
+      expiredPayersWaiting({ store, chain }).then((waiting) => metrics.sweepBacklog.set(waiting)),
+      eip3009Account && chain.call(() => chain.provider.getBalance(eip3009Account.address)).then((wei) => metrics.recordSellerEip3009Balance(eip3009Account.address, wei)),
+    ]);
   };
   const app = createRelayerApp({
     facilitator,
@@ -197,15 +205,20 @@ async function wireRelayer(
     metricsToken: config.metricsToken,
     store,
     seller: {
-      payments: sellerFacilitator({
-        chain,
-        indexer,
-        store,
-        feeRecipient: config.treasury,
-        minimumFee: config.sellerFee,
-        usdcPerEth,
+      facilitator: sellerX402Facilitator({
+        payments: sellerFacilitator({
+          chain,
+          indexer,
+          store,
+          feeRecipient: config.treasury,
+          minimumFee: config.sellerFee,
+          usdcPerEth,
+          metrics: metrics.sellerPayments,
+        }),
+        relayer: chain.relayer.address,
+        eip3009Signer: eip3009Account && viemFacilitatorSigner(eip3009Account, { rpcUrl: config.rpcUrl, chainId: chain.deployment.chainId }),
+        metrics: metrics.sellerPayments,
       }),
-      relayer: chain.relayer.address,
     },
   });
   const sweeps =

@@ -2,11 +2,14 @@
 // resource server and facilitator, and the verify/settle logic the relayer's seller routes share with them.
 // SqliteServedPayments is imported from ./served-payments-sqlite.js: node:sqlite needs Node 22.
 export * from "./payment-claims.js";
+export * from "./payment-metrics.js";
 export * from "./request-reference.js";
 export * from "./shielded-facilitator-scheme.js";
 export * from "./shielded-payments.js";
+export * from "./shielded-payments-scheme.js";
 export * from "./shielded-reasons.js";
 export * from "./shielded-server-scheme.js";
+export * from "./serve-metrics.js";
 export * from "./serve-once.js";
 export * from "./served-payments.js";
 export * from "./served-payments-postgres.js";

@@ -1,6 +1,7 @@
 import type { SchemeServerHooks, SettleResponse } from "@x402/core/types";
 import { SettleError } from "@x402/core/types";
 import { ShieldedPayloadSchema } from "../sdk/x402/shielded.js";
+import type { ServeMetrics } from "./serve-metrics.js";
 import type { ServedPayments } from "./served-payments.js";
 import { SERVED_RETENTION_SECONDS } from "./served-payments.js";
 import { SHIELDED_REASONS } from "./shielded-reasons.js";
@@ -34,10 +35,17 @@ export class ServeOnce {
     private readonly served: ServedPayments,
     private readonly leaseSeconds: number = DEFAULT_SERVE_LEASE_SECONDS,
     private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000),
+    private readonly metrics?: ServeMetrics,
   ) {}
 
   /** Takes the payment for this request, or why not. */
   async begin(payload: unknown): Promise<Aborted | undefined> {
+    const aborted = await this.take(payload);
+    if (aborted !== undefined) this.metrics?.notTaken.inc({ reason: aborted.reason });
+    return aborted;
+  }
+
+  private async take(payload: unknown): Promise<Aborted | undefined> {
     const payment = paymentOf(payload);
     // The facilitator refuses a payload that does not read, with its reason.
     if (payment === undefined) return undefined;
@@ -72,6 +80,7 @@ export class ServeOnce {
     if (payment === undefined || !this.leases.delete(payment.id)) return;
     // Once more on a failed write: a lease left unfinished would let the payment be served again once it ends.
     await this.served.finish(payment.id).catch(() => this.served.finish(payment.id));
+    this.metrics?.served.inc();
   }
 
   /** The hooks of an x402 resource server's scheme, for the shielded-proof payments `isShielded` picks. */

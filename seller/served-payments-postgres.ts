@@ -69,6 +69,12 @@ export class PostgresServedPayments implements ServedPayments {
     await this.pool.query(`DELETE FROM ${TABLE} WHERE payment_id = $1 AND token = $2 AND NOT served`, [id, token]);
   }
 
+  async unanswered(withinSeconds: number): Promise<number> {
+    const now = this.nowSeconds();
+    const { rows } = await this.pool.query<{ count: string }>(`SELECT count(*) FROM ${TABLE} WHERE NOT served AND lease_until <= $1 AND lease_until > $2`, [now, now - withinSeconds]);
+    return Number(rows[0]!.count);
+  }
+
   /** Ends the pool when the record opened it from a URL. */
   async close(): Promise<void> {
     if (this.ownsPool) await this.pool.end();

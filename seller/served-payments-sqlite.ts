@@ -49,6 +49,12 @@ export class SqliteServedPayments implements ServedPayments {
     this.db.prepare("DELETE FROM served_payments WHERE payment_id = ? AND token = ? AND NOT served").run(id, token);
   }
 
+  async unanswered(withinSeconds: number): Promise<number> {
+    const now = this.nowSeconds();
+    const row = this.db.prepare("SELECT count(*) AS count FROM served_payments WHERE NOT served AND lease_until <= ? AND lease_until > ?").get(now, now - withinSeconds) as { count: number };
+    return Number(row.count);
+  }
+
   close(): void {
     this.db.close();
   }

@@ -19,6 +19,11 @@ export interface ServedPayments {
   finish(id: string): Promise<void>;
   /** The request was not answered (refused, failed, not settled): the lease of `token` is given back. */
   abandon(id: string, token: string): Promise<void>;
+  /**
+   * How many payments a request held until its lease lapsed, in the last `withinSeconds`, and no request has answered
+   * since: a server that died serving them (paid or not), whose buyers have not presented them again.
+   */
+  unanswered(withinSeconds: number): Promise<number>;
 }
 
 export type ServeStart = { outcome: "serve"; token: string } | { outcome: "served" } | { outcome: "busy"; untilSeconds: number };
@@ -51,6 +56,11 @@ export class MemoryServedPayments implements ServedPayments {
   async abandon(id: string, token: string): Promise<void> {
     const known = this.payments.get(id);
     if (known !== undefined && !known.served && known.token === token) this.payments.delete(id);
+  }
+
+  async unanswered(withinSeconds: number): Promise<number> {
+    const now = this.nowSeconds();
+    return [...this.payments.values()].filter(({ served, leaseUntil }) => !served && leaseUntil <= now && leaseUntil > now - withinSeconds).length;
   }
 }
 

@@ -1,9 +1,14 @@
 import type { FacilitatorContext, Network, PaymentPayload, PaymentRequirements, SchemeNetworkFacilitator, SettleResponse, VerifyResponse } from "@x402/core/types";
 import { Transaction, type Provider, type TransactionReceipt, type Wallet } from "ethers";
 import { Entrypoint__factory, IPrivacyPool__factory } from "../types/ethers-contracts/index.js";
-import { offersShieldedProof } from "../sdk/x402/shielded.js";
+import type { Registry } from "prom-client";
 import { MemoryPaymentClaims, type PaymentClaims } from "./payment-claims.js";
+import { SellerPaymentMetrics } from "./payment-metrics.js";
 import { cappedFeeFields, RelayNotSent, RelayPending, RelayReverted, ShieldedPayments, spendingTransaction, type ShieldedPaymentsDeps, type ShieldedRelay } from "./shielded-payments.js";
+import { ShieldedPaymentsScheme } from "./shielded-payments-scheme.js";
+
+/** The prefix of the plug-in's metrics: shielded_facilitator_payments_settled_total and the rest (SellerPaymentMetrics). */
+export const SHIELDED_FACILITATOR_METRICS_PREFIX = "shielded_facilitator_";
 
 export interface ShieldedFacilitatorSchemeOptions {
   /**
@@ -29,6 +34,8 @@ export interface ShieldedFacilitatorSchemeOptions {
   inclusionTimeoutMs?: number;
   /** The longest one read of the chain may take before a payment is answered as an outage (default 10 s). */
   chainTimeoutMs?: number;
+  /** Where to count the payments it settles and refuses, under SHIELDED_FACILITATOR_METRICS_PREFIX (docs/operations.md). */
+  metrics?: Registry;
 }
 
 /** How often a sent relay's receipt is asked for. */
@@ -42,6 +49,9 @@ export class ShieldedFacilitatorScheme implements SchemeNetworkFacilitator {
   readonly scheme = "exact";
   readonly caipFamily = "eip155:*";
   private readonly payments: ShieldedPayments;
+  private readonly metrics?: SellerPaymentMetrics;
+  /** Shielded-proof payments to `payments`, the others to the inner scheme. */
+  private readonly dispatch: ShieldedPaymentsScheme;
   /** The tail of the wallet's relays, which sign and leave one at a time so that nonces follow each other. */
   private sending: Promise<unknown> = Promise.resolve();
 
@@ -69,30 +79,24 @@ export class ShieldedFacilitatorScheme implements SchemeNetworkFacilitator {
       sendRelay: (relay) => this.sendRelay(relay),
       findSpend: (nullifierHash) => spendingTransaction(pool, nullifierHash, options.spendLookbackBlocks),
     });
+    this.metrics = options.metrics && new SellerPaymentMetrics(options.metrics, SHIELDED_FACILITATOR_METRICS_PREFIX);
+    this.dispatch = new ShieldedPaymentsScheme({ payments: this.payments, settler: wallet.address, inner: options.inner, metrics: this.metrics });
   }
 
   getExtra(network: Network): Record<string, unknown> | undefined {
-    const inner = this.options.inner?.getExtra(network);
-    return network === this.payments.network ? { ...inner, ...this.payments.extra() } : inner;
+    return this.dispatch.getExtra(network);
   }
 
   getSigners(network: string): string[] {
-    return [...new Set([...(this.options.inner?.getSigners(network) ?? []), this.options.wallet.address])];
+    return this.dispatch.getSigners(network);
   }
 
-  async verify(payload: PaymentPayload, requirements: PaymentRequirements, context?: FacilitatorContext): Promise<VerifyResponse> {
-    if (offersShieldedProof(requirements)) return this.payments.verify(payload, requirements);
-    return this.innerOrRefuse(requirements).verify(payload, requirements, context);
+  verify(payload: PaymentPayload, requirements: PaymentRequirements, context?: FacilitatorContext): Promise<VerifyResponse> {
+    return this.dispatch.verify(payload, requirements, context);
   }
 
-  async settle(payload: PaymentPayload, requirements: PaymentRequirements, context?: FacilitatorContext): Promise<SettleResponse> {
-    if (offersShieldedProof(requirements)) return this.payments.settle(payload, requirements);
-    return this.innerOrRefuse(requirements).settle(payload, requirements, context);
-  }
-
-  private innerOrRefuse(requirements: PaymentRequirements): SchemeNetworkFacilitator {
-    if (this.options.inner === undefined) throw new Error(`This facilitator relays shielded-proof payments only; ${requirements.network}'s entry is not one.`);
-    return this.options.inner;
+  settle(payload: PaymentPayload, requirements: PaymentRequirements, context?: FacilitatorContext): Promise<SettleResponse> {
+    return this.dispatch.settle(payload, requirements, context);
   }
 
   /** Signs and broadcasts in nonce order; waits for the receipt outside that order. */
@@ -119,7 +123,11 @@ export class ShieldedFacilitatorScheme implements SchemeNetworkFacilitator {
       return provider.broadcastTransaction(raw).then(() => Transaction.from(raw).hash!);
     });
     const hash = await signed;
-    const receipt = await receiptOf(provider, hash, this.options.inclusionTimeoutMs ?? 30_000);
+    const receipt = await receiptOf(provider, hash, this.options.inclusionTimeoutMs ?? 30_000).catch((error: unknown) => {
+      // Sent and not seen mined: it may still be mined.
+      this.metrics?.uncertain.inc();
+      throw error;
+    });
     if (receipt.status !== 1) throw new RelayReverted(hash);
     return receipt;
   }

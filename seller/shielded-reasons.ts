@@ -19,6 +19,8 @@ export const SHIELDED_REASONS = {
   relayRefused: "invalid_shielded_relay_refused",
   referenceInvalid: "invalid_shielded_reference",
   settleFailed: "shielded_settle_failed",
+  /** x402's name: a plain payment to a facilitator without the inner `exact` scheme that settles it. */
+  notShielded: "unsupported_asset_transfer_method",
   ...SHIELDED_RETRYABLE_REASONS,
 } as const;
 

@@ -12,6 +12,8 @@ import type {
 } from "@x402/core/types";
 import { offersShieldedProof, SHIELDED_DYNAMIC_EXTRA_FIELDS, SHIELDED_PROOF, ShieldedFacilitatorExtraSchema } from "../sdk/x402/shielded.js";
 import { RequestReferences, type ReferencedRequest } from "./request-reference.js";
+import type { Registry } from "prom-client";
+import { ServeMetrics } from "./serve-metrics.js";
 import { DEFAULT_SERVE_LEASE_SECONDS, ServeOnce } from "./serve-once.js";
 import type { ServedPayments } from "./served-payments.js";
 import { SHIELDED_REASONS } from "./shielded-reasons.js";
@@ -36,6 +38,8 @@ export interface ShieldedServerSchemeOptions {
   served: ServedPayments;
   /** How long one request holds its payment while it is verified, handled and settled; default 120 s. */
   serveLeaseSeconds?: number;
+  /** Where to count the payments served and not taken, and read the unanswered ones (ServeMetrics, docs/operations.md). */
+  metrics?: Registry;
   nowSeconds?: () => number;
 }
 
@@ -69,7 +73,8 @@ export class ShieldedServerScheme implements SchemeNetworkServer {
     this.paymentFlows = { ...inner?.paymentFlows, [SHIELDED_PROOF]: { supported: ["authorization"], default: "authorization" } };
     this.dynamicExtraFields = [...(inner?.dynamicExtraFields ?? []), ...SHIELDED_DYNAMIC_EXTRA_FIELDS];
     this.references = new RequestReferences(options.referenceSecret ?? randomBytes(32), options.nowSeconds);
-    const serveOnce = new ServeOnce(options.served, options.serveLeaseSeconds ?? DEFAULT_SERVE_LEASE_SECONDS, options.nowSeconds);
+    const metrics = options.metrics && new ServeMetrics(options.metrics, options.served);
+    const serveOnce = new ServeOnce(options.served, options.serveLeaseSeconds ?? DEFAULT_SERVE_LEASE_SECONDS, options.nowSeconds, metrics);
     this.schemeHooks = {
       ...inner?.schemeHooks,
       ...serveOnce.hooks((accepted) => accepted !== undefined && offersShieldedProof(accepted as PaymentRequirements), inner?.schemeHooks, async (context) => {
@@ -98,7 +103,12 @@ export class ShieldedServerScheme implements SchemeNetworkServer {
   async enhancePaymentRequirements(requirements: PaymentRequirements, supportedKind: SupportedKind, facilitatorExtensions: string[]): Promise<PaymentRequirements> {
     if (!offersShieldedProof(requirements)) {
       if (this.options.inner === undefined) throw new Error("This seller's exact scheme pays by shielded proof only: name assetTransferMethod \"shielded-proof\" in the entry's extra.");
-      return this.options.inner.enhancePaymentRequirements(requirements, supportedKind, facilitatorExtensions);
+      const { inner } = this.options;
+      const enhanced = await inner.enhancePaymentRequirements(requirements, supportedKind, facilitatorExtensions);
+      // Named: x402 takes a payment for the first entry whose extra is a subset of the payment's, and an unnamed plain
+      // entry's (the asset's EIP-712 name and version) is a subset of a shielded-proof payment's of the same price.
+      const method = inner.defaultAssetTransferMethod;
+      return method === undefined ? enhanced : { ...enhanced, extra: { assetTransferMethod: method, ...enhanced.extra } };
     }
     const terms = ShieldedFacilitatorExtraSchema.safeParse(supportedKind.extra);
     if (!terms.success) {

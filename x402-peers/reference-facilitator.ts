@@ -1,17 +1,17 @@
 import { x402Facilitator } from "@x402/core/facilitator";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import { toFacilitatorEvmSigner, type FacilitatorEvmSigner } from "@x402/evm";
 import { BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/facilitator";
 import { ExactEvmScheme, registerExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { ExactEvmSchemeV1 } from "@x402/evm/exact/v1/facilitator";
 import { EVM_NETWORK_CHAIN_ID_MAP, NETWORKS } from "@x402/evm/v1";
 import express, { type Request, type Response } from "express";
-import { createWalletClient, defineChain, http, publicActions, type Address, type Hex } from "viem";
-import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import type { Address, Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { JsonRpcProvider, Wallet } from "ethers";
 import { ShieldedFacilitatorScheme, type ShieldedFacilitatorSchemeOptions } from "../seller/index.js";
 import { listenLocal, type LocalServer } from "./local-server.js";
 import { caip2NetworkOf, v1NetworkOf } from "../sdk/x402/networks.js";
+import { viemFacilitatorSigner } from "../lib/viem-facilitator-signer.js";
 
 export interface ReferenceFacilitatorOptions {
   /** JSON-RPC of the chain the payments settle on. */
@@ -25,7 +25,7 @@ export interface ReferenceFacilitatorOptions {
    * Also relay shielded-proof payments (seller/shielded-facilitator-scheme.ts) of this pool, from the account of
    * `privateKey` (its own nonces: the viem account settles EIP-3009 payments).
    */
-  shielded?: Pick<ShieldedFacilitatorSchemeOptions, "deployment" | "minimumFee" | "usdcPerEth" | "feeRecipient"> & { privateKey: string };
+  shielded?: Pick<ShieldedFacilitatorSchemeOptions, "deployment" | "minimumFee" | "usdcPerEth" | "feeRecipient" | "metrics" | "inclusionTimeoutMs"> & { privateKey: string };
   /** Also verify and settle @x402/evm's `batch-settlement` (its contracts must be on the chain: batch-settlement.ts). */
   batchSettlement?: boolean;
 }
@@ -33,29 +33,6 @@ export interface ReferenceFacilitatorOptions {
 export interface ReferenceFacilitator extends LocalServer {
   /** The account that submits the settlements. */
   address: Address;
-}
-
-/** The facilitator signer over a viem wallet client, wired as the reference facilitator example wires it. */
-function viemFacilitatorSigner(account: PrivateKeyAccount, options: ReferenceFacilitatorOptions): FacilitatorEvmSigner {
-  // Any chain id: viem needs a chain definition to sign transactions, and x402 v2 reads the id from CAIP-2.
-  const chain = defineChain({
-    id: options.chainId,
-    name: caip2NetworkOf(options.chainId),
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [options.rpcUrl] } },
-  });
-  const client = createWalletClient({ account, chain, transport: http(options.rpcUrl) }).extend(publicActions);
-  // The reference signer interface types ABIs and typed data loosely; viem's generics cannot check them anyway.
-  type Loose<F extends (...args: never[]) => unknown> = Parameters<F>[0];
-  return toFacilitatorEvmSigner({
-    address: account.address,
-    getCode: (args) => client.getCode(args),
-    readContract: (args) => client.readContract({ ...args, args: args.args ?? [] } as Loose<typeof client.readContract>),
-    verifyTypedData: (args) => client.verifyTypedData(args as Loose<typeof client.verifyTypedData>),
-    writeContract: (args) => client.writeContract(args as Loose<typeof client.writeContract>),
-    sendTransaction: (args) => client.sendTransaction(args),
-    waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
-  });
 }
 
 /**

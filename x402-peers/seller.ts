@@ -38,7 +38,8 @@ export interface SellerOptions {
   port?: number;
   /**
    * v2: what the seller's 402 offers: an EIP-3009 payment (the default), payment by shielded proof (its server
-   * registers ShieldedServerScheme), or both, the shielded-proof entry first.
+   * registers ShieldedServerScheme), or both, the EIP-3009 entry first: a plain x402 client pays the first entry
+   * its scheme can sign (the reference selector), while a private agent finds the shielded-proof entry wherever it is.
    */
   offers?: "eip3009" | "shielded-proof" | "both";
   /**
@@ -87,7 +88,7 @@ function v2Middleware(options: ResolvedSellerOptions): RequestHandler {
   // An explicit amount and asset: the reference knows no default asset on a local chain.
   const eip3009Entry = { ...entry, price: { amount: options.amountAtomic, asset: options.asset, extra: options.assetDomain ?? undefined } };
   const shieldedEntry = { ...entry, price: { amount: options.amountAtomic, asset: options.asset }, extra: { assetTransferMethod: SHIELDED_PROOF } };
-  const accepts = { eip3009: [eip3009Entry], "shielded-proof": [shieldedEntry], both: [shieldedEntry, eip3009Entry] }[options.offers];
+  const accepts = { eip3009: [eip3009Entry], "shielded-proof": [shieldedEntry], both: [eip3009Entry, shieldedEntry] }[options.offers];
   const routes = {
     [`GET ${PAID_PATH}`]: {
       accepts,

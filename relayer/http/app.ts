@@ -26,7 +26,7 @@ export interface AppDeps extends RouteDeps {
   /** Serves GET /metrics on this port to bearers of the token; absent: not here (a port of its own, or none). */
   metricsToken?: string;
   store: RelayerStore;
-  /** The seller-side routes' shielded-proof payments (docs/api.md 4.9). */
+  /** The seller-side routes' x402 facilitator (docs/api.md 4.9). */
   seller: Omit<SellerRouteDeps, "readiness">;
 }
 

@@ -198,16 +198,16 @@ export function buildOpenApi(supportedSchema: Schema) {
       [ROUTES.x402Pay]: post("One-call private payment to a provider (docs/api.md 4.7)", X402PayRequestSchema, X402PayResponseSchema),
       [ROUTES.sellerSupported]: {
         get: {
-          summary: "Seller side: the x402 kinds this facilitator verifies and settles: `exact` by shielded proof, with its pool, fee recipient and least fee (docs/api.md 4.9)",
+          summary: "Seller side: the x402 kinds this facilitator verifies and settles: `exact`, plain (EIP-3009, Permit2) and by shielded proof, with its pool, fee recipient and least fee (docs/api.md 4.9)",
           responses: { "200": { description: "success", ...json(SellerSupportedResponseSchema, "output") }, ...LIMITS },
         },
       },
       [ROUTES.sellerVerify]: sellerPost(
-        "Seller side: verify a shielded-proof payment without a transaction (its terms, window, fee against the gas now, and a simulation of the relay); a refusal is isValid:false with x402's reason (docs/api.md 4.9)",
+        "Seller side: verify a payment without a transaction: a plain one as the x402 reference facilitator does, a shielded-proof one by its terms, window, fee against the gas now and a simulation of the relay; a refusal is isValid:false with x402's reason (docs/api.md 4.9)",
         SellerVerifyResponseSchema,
       ),
       [ROUTES.sellerSettle]: sellerPost(
-        "Seller side: relay a shielded-proof payment: the pool pays payTo straight from the agent's note in one transaction, and a payment anyone relayed first is recognized once; a refusal is success:false with x402's reason (docs/api.md 4.9)",
+        "Seller side: settle a payment: a plain one by the x402 reference scheme from the relayer's EIP-3009 key; a shielded-proof one relayed, the pool paying payTo straight from the agent's note in one transaction (a payment anyone relayed first is recognized once); a refusal is success:false with x402's reason (docs/api.md 4.9)",
         SellerSettleResponseSchema,
       ),
       [ROUTES.agentRegister]: {

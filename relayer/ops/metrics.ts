@@ -1,5 +1,6 @@
 import { formatEther } from "ethers";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { SellerPaymentMetrics } from "../../seller/index.js";
 import type { WithdrawCircuitInput, WithdrawProof } from "../../sdk/index.js";
 import type { TimedProof } from "../../sdk/prover/index.js";
 import { RELAYER_ERROR_STATUS, type RelayerErrorCode } from "../errors.js";
@@ -115,6 +116,15 @@ export class RelayerMetrics {
     registers: [this.registry],
   });
 
+  readonly sellerEip3009Balance = new Gauge({
+    name: "relayer_seller_eip3009_key_balance_eth",
+    help: "ETH of RELAYER_SELLER_EIP3009_KEY's account (which pays the gas of the seller routes' plain payments), as of the last scrape; no series when it is not set",
+    labelNames: ["account"] as const,
+    registers: [this.registry],
+  });
+  /** The seller routes' payments: relayer_seller_payments_settled_total and the rest (docs/operations.md). */
+  readonly sellerPayments = new SellerPaymentMetrics(this.registry, "relayer_seller_");
+
   constructor() {
     for (const code of Object.keys(RELAYER_ERROR_STATUS) as RelayerErrorCode[]) this.errors.inc({ code }, 0);
     for (const result of SWEEP_RUN_RESULTS) this.sweepRuns.inc({ result }, 0);
@@ -132,6 +142,10 @@ export class RelayerMetrics {
       if (record.outcome === "deposited") this.refundedAtomic.inc(Number(record.amount));
     }
     this.refunds.inc({ outcome: "failed" }, failed);
+  }
+
+  recordSellerEip3009Balance(account: string, balanceWei: bigint): void {
+    this.sellerEip3009Balance.set({ account }, Number(formatEther(balanceWei)));
   }
 
   recordBalance(balanceWei: bigint, relayCostWei: bigint): void {

@@ -2,6 +2,7 @@ import { WITHDRAW_ARTIFACTS, type CircuitArtifacts } from "../circuit/artifacts.
 import type { WithdrawProof } from "../circuit/prover.js";
 import type { WithdrawCircuitInput } from "../circuit/withdraw-input.js";
 import { NativeProverProcess, builtNativeProver } from "./native-process.js";
+import { tellWasmFallbackOnce } from "./wasm-fallback-notice.js";
 import { WasmProver, type TimedProof } from "./wasm-prover.js";
 
 /** Which engine made a proof: this project's native prover (native-prover/) or the wasm engine. */
@@ -79,12 +80,15 @@ export interface LocalProverOptions {
 export class LocalProver implements ProofEngine {
   readonly wasm: WasmProver;
   private readonly nativeBinary?: string;
+  /** "auto" looked for the built native prover and found none: the first proof says so (tellWasmFallbackOnce). */
+  private readonly nativeMissing: boolean;
   private native?: NativeProverProcess;
 
   constructor(private readonly options: LocalProverOptions = {}) {
     this.wasm = new WasmProver({ workers: options.workers, artifacts: options.artifacts });
     const choice = options.native ?? "auto";
     this.nativeBinary = choice === "wasm" ? undefined : choice === "auto" ? builtNativeProver() : choice;
+    this.nativeMissing = choice === "auto" && this.nativeBinary === undefined;
   }
 
   /** The engine the next proof is meant for: "native" while a native prover is there and alive, else "wasm". */
@@ -94,7 +98,10 @@ export class LocalProver implements ProofEngine {
 
   async prove(input: WithdrawCircuitInput): Promise<EngineProof> {
     const native = this.nativeProcess();
-    if (native === undefined) return { ...(await this.wasm.prove(input)), engine: "wasm" };
+    if (native === undefined) {
+      if (this.nativeMissing) tellWasmFallbackOnce();
+      return { ...(await this.wasm.prove(input)), engine: "wasm" };
+    }
     let engine: EngineName = "native";
     const place = this.wasm.takePlace();
     const proof = await this.wasm.prove(input, place, async (wtns) => {

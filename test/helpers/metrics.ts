@@ -2,7 +2,7 @@
 export function sample(exposition: string, name: string, labels: Record<string, string> = {}): number {
   let sum = 0;
   for (const line of exposition.split("\n")) {
-    const match = /^([a-z_:]+)(\{[^}]*\})? (\S+)$/.exec(line);
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
     if (match?.[1] !== name) continue;
     if (Object.entries(labels).every(([key, value]) => match[2]?.includes(`${key}="${value}"`))) sum += Number(match[3]);
   }

@@ -101,4 +101,13 @@ describe("relayer config", function () {
       /RELAYER_X402_MIN_WINDOW_SECONDS must not exceed RELAYER_X402_MAX_WINDOW_SECONDS/,
     );
   });
+
+  it("settles plain seller payments from a key of their own, never the relaying key: none unless set", function () {
+    expect(loadRelayerConfig(VALID).sellerEip3009PrivateKey).to.equal(undefined);
+    const own = `0x${"22".repeat(32)}`;
+    expect(loadRelayerConfig({ ...VALID, RELAYER_SELLER_EIP3009_KEY: own }).sellerEip3009PrivateKey).to.equal(own);
+    expect(() => loadRelayerConfig({ ...VALID, RELAYER_SELLER_EIP3009_KEY: VALID.RELAYER_PRIVATE_KEY.toUpperCase().replace("0X", "0x") }))
+      .to.throw(ConfigError, /RELAYER_SELLER_EIP3009_KEY must not be RELAYER_PRIVATE_KEY/)
+      .and.satisfy((error: Error) => !error.message.includes("1111"));
+  });
 });

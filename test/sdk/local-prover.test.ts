@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { tmpdir } from "node:os";
@@ -61,5 +62,14 @@ describe("LocalProver (sdk/prover): an agent's engine, native when built, wasm o
     expect(prover.engine).to.equal("wasm"); // the dead native prover is not tried again
     expect((await prover.prove(inputAtDepth(5))).engine).to.equal("wasm");
     expect(refusals).to.have.length(1);
+  });
+
+  it("says once per process, on stderr, that it proves with the wasm engine for want of a native prover, and how to build one", function () {
+    // A process of its own: the notice is once per process, as an agent's log would show it.
+    const script = `import { tellWasmFallbackOnce } from "./sdk/prover/wasm-fallback-notice.ts"; tellWasmFallbackOnce(); tellWasmFallbackOnce();`;
+    const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(run.status).to.equal(0);
+    expect(run.stderr.match(/X402_PRIVACY_SDK_WASM_PROVER/g)).to.have.length(1);
+    expect(run.stderr).to.include("proves with the wasm engine").and.include("node node_modules/x402-privacy-sdk/native-prover/build.mjs");
   });
 });

@@ -80,8 +80,13 @@ describe("a seller's record of served payments", function () {
           expect((await served.begin("2", now + 60, 120)).outcome).to.equal("serve");
           now += 119;
           expect((await served.begin("2", now + 60, 120)).outcome).to.equal("busy");
+          expect(await served.unanswered(1800), "held, not lapsed").to.equal(0);
           now += 1;
-          expect((await served.begin("2", now + 60, 120)).outcome).to.equal("serve");
+          expect(await served.unanswered(1800), "its request died holding it").to.equal(1);
+          const taken = await served.begin("2", now + 60, 120);
+          expect(taken.outcome).to.equal("serve");
+          await served.finish("2");
+          expect(await served.unanswered(1800), "answered since").to.equal(0);
         } finally {
           await backend.close();
         }

@@ -5,6 +5,7 @@ import { x402Client } from "@x402/core/client";
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from "@x402/fetch";
 import { expect } from "chai";
 import { Interface, type Log } from "ethers";
+import { Registry } from "prom-client";
 import {
   NoteVault,
   privatePoolScheme,
@@ -24,6 +25,8 @@ import { treasury } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 import { expectAbsentFrom } from "./helpers/absent-from.js";
+import { plainBuyer } from "./helpers/plain-buyer.js";
+import { sample } from "../helpers/metrics.js";
 
 /** 2 USDC per ETH: the relayer harness's RELAYER_USDC_PER_ETH and the reference facilitator's in startShieldedSeller. */
 const TEST_USDC_PER_ETH_ATOMIC = 2_000_000n;
@@ -35,7 +38,8 @@ async function transfersIn(world: PaymentWorld, txHash: string) {
   const receipt = await world.provider.getTransactionReceipt(txHash);
   return receipt!.logs
     .filter((log: Log) => log.address.toLowerCase() === world.asset.toLowerCase())
-    .map((log: Log) => TRANSFER.parseLog(log)!)
+    // Its other events (an EIP-3009 payment's AuthorizationUsed) are no transfers.
+    .flatMap((log: Log) => TRANSFER.parseLog(log) ?? [])
     .map((event) => ({ from: String(event.args.from), to: String(event.args.to), value: BigInt(event.args.value) }));
 }
 
@@ -91,8 +95,51 @@ describe("sellers paid straight from the pool by shielded proof", function () {
     });
   }
 
-  it("@x402/fetch with the private-pool scheme prefers the shielded-proof entry of a seller that offers both: 200, one transaction", async function () {
-    const seller = await world.startShieldedSeller({ facilitator: "reference", offers: "both" });
+  it("the relayer's seller routes are a drop-in facilitator: one @x402/express seller is paid by a plain @x402/fetch client (EIP-3009) and by a private agent, the price each time, both counted", async function () {
+    const seller = await world.startShieldedSeller({ facilitator: "relayer", offers: "both" });
+    const settled = async (method: string) => sample(await world.relayer.relayer.metrics.registry.metrics(), "relayer_seller_payments_settled_total", { method });
+    const settledBefore = { eip3009: await settled("eip3009"), shielded: await settled("shielded-proof") };
+    try {
+      const buyer = await plainBuyer(world, world.price);
+      const plain = await buyer.fetch(seller.resourceUrl);
+      expect(plain.status).to.equal(200);
+      expect(await plain.json()).to.deep.equal(WEATHER_REPORT);
+      const plainSettlement = decodePaymentResponseHeader(plain.headers.get("PAYMENT-RESPONSE")!);
+      expect(await transfersIn(world, plainSettlement.transaction)).to.deep.equal([{ from: buyer.address, to: seller.payTo, value: world.price }]);
+      expect((await world.provider.getTransactionReceipt(plainSettlement.transaction))!.from).to.equal(seller.eip3009Settler);
+      expect(await world.usdcBalance(seller.payTo)).to.equal(world.price);
+      expect(await world.usdcBalance(buyer.address)).to.equal(0n);
+
+      // A private agent, at the same seller in the same run: paid from the pool, relayed by the relaying key.
+      const { agent, address, events } = await world.newAgent(world.chain.depositors.erin, 1_000_000n);
+      const poolBefore = await world.poolBalance();
+      const shielded = await agent.fetch(seller.resourceUrl);
+      expect(shielded.status).to.equal(200);
+      const shieldedSettlement = decodePaymentResponseHeader(shielded.headers.get("PAYMENT-RESPONSE")!);
+      const pool = await world.chain.facilitator.privacyPool.getAddress();
+      expect(await transfersIn(world, shieldedSettlement.transaction)).to.deep.equal([{ from: pool, to: seller.payTo, value: world.price }]);
+      expect((await world.provider.getTransactionReceipt(shieldedSettlement.transaction))!.from).to.equal(seller.settler);
+      await expectAbsentFrom(world.provider, shieldedSettlement.transaction, address);
+      expect(await world.usdcBalance(seller.payTo)).to.equal(2n * world.price);
+      // The notes gave the price and the relay fee, which accrues to the relayer's treasury.
+      const fee = BigInt(events.find((event): event is Extract<AgentEvent, { step: "proved-payment" }> => event.step === "proved-payment")!.fee);
+      expect(await world.poolBalance()).to.equal(poolBefore - world.price - fee);
+
+      expect(await settled("eip3009")).to.equal(settledBefore.eip3009 + 1);
+      expect(await settled("shielded-proof")).to.equal(settledBefore.shielded + 1);
+      // The EIP-3009 key paid the plain settle's gas, and the scrape shows what it has left.
+      await world.relayer.relayer.refreshMetrics();
+      const exposition = await world.relayer.relayer.metrics.registry.metrics();
+      const left = sample(exposition, "relayer_seller_eip3009_key_balance_eth", { account: seller.eip3009Settler });
+      expect(left).to.be.above(0).and.below(1);
+    } finally {
+      await seller.close();
+    }
+  });
+
+  it("@x402/fetch with the private-pool scheme prefers the shielded-proof entry of a seller that offers both: 200, one transaction, counted by the plug-in", async function () {
+    const metrics = new Registry();
+    const seller = await world.startShieldedSeller({ facilitator: "reference", offers: "both", metrics });
     try {
       const { vault, address } = await world.newAgent(world.chain.depositors.bob, 1_000_000n);
       const scheme = privatePoolScheme({
@@ -109,10 +156,53 @@ describe("sellers paid straight from the pool by shielded proof", function () {
       expect(await transfersIn(world, settlement.transaction)).to.deep.equal([{ from: pool, to: seller.payTo, value: world.price }]);
       await expectAbsentFrom(world.provider, settlement.transaction, address);
       expect((await world.unspentNotes(vault)).length).to.equal(1);
+      expect(sample(await metrics.metrics(), "shielded_facilitator_payments_settled_total", { method: "shielded-proof" })).to.equal(1);
     } finally {
       await seller.close();
     }
   });
+});
+
+describe("a seller's relay not mined in time: counted uncertain, the settle failed, and the pool pays once it is mined", function () {
+  let world: PaymentWorld;
+
+  before(async function () {
+    world = await startPaymentWorld({ relayer: { relayInclusionTimeoutMs: "1500" } });
+  });
+  after(async function () {
+    await world?.close();
+  });
+
+  for (const facilitator of ["relayer", "reference"] as const) {
+    it(`${facilitator === "relayer" ? "the relayer's seller routes" : "the plug-in facilitator"}: the settle fails, the relay is counted uncertain, and mined later it pays payTo for a request not served`, async function () {
+      const plugIn = new Registry();
+      const seller = await world.startShieldedSeller({ facilitator, metrics: plugIn, inclusionTimeoutMs: 1500 });
+      const automine = (on: boolean) => world.chain.connection.provider.request({ method: "evm_setAutomine", params: [on] });
+      const uncertain = async () =>
+        facilitator === "relayer"
+          ? sample(await world.relayer.relayer.metrics.registry.metrics(), "relayer_seller_relays_uncertain_total")
+          : sample(await plugIn.metrics(), "shielded_facilitator_relays_uncertain_total");
+      try {
+        const { agent } = await world.newAgent(world.chain.depositors.alice, 1_000_000n);
+        const before = await uncertain();
+        await automine(false);
+        try {
+          const refusal = await rejectionOf(agent.fetch(seller.resourceUrl));
+          expect(refusal).to.be.instanceOf(ShieldedPaymentRefusedError);
+          expect((refusal as ShieldedPaymentRefusedError).seller.reason).to.equal("shielded_settle_failed");
+          expect(await uncertain()).to.equal(before + 1);
+          expect(await world.usdcBalance(seller.payTo)).to.equal(0n);
+          await world.chain.connection.provider.request({ method: "evm_mine", params: [] });
+        } finally {
+          await automine(true);
+        }
+        // Mined within the payment's window: the pool paid payTo, and the seller served nothing (SellerRelayUnmined).
+        expect(await world.usdcBalance(seller.payTo)).to.equal(world.price);
+      } finally {
+        await seller.close();
+      }
+    });
+  }
 });
 
 describe("shielded-proof payments under attack: nothing paid twice, nothing paid but to payTo, nothing moved when refused", function () {
@@ -247,7 +337,8 @@ describe("shielded-proof payments under attack: nothing paid twice, nothing paid
 
   it("refuses a payment whose fee does not pay its relay's gas now, so that the facilitator never relays at a loss; nothing moves", async function () {
     // ETH at 3,000 USDC: a relay costs the facilitator far more than the 5000 atomic fee it announces.
-    const dear = await world.startShieldedSeller({ facilitator: "reference", usdcPerEth: 3_000_000_000n });
+    const metrics = new Registry();
+    const dear = await world.startShieldedSeller({ facilitator: "reference", usdcPerEth: 3_000_000_000n, metrics });
     try {
       const { agent, deposit } = await world.newAgent(world.chain.depositors.dave, 1_000_000n);
       const refusal = await rejectionOf(agent.fetch(dear.resourceUrl));
@@ -255,14 +346,21 @@ describe("shielded-proof payments under attack: nothing paid twice, nothing paid
       expect((refusal as ShieldedPaymentRefusedError).seller.reason).to.equal("invalid_shielded_fee_below_gas_cost");
       expect(await spent(nullifierHashOf(deposit.note.nullifier))).to.equal(false);
       expect(await world.usdcBalance(dear.payTo)).to.equal(0n);
+      const refused = { method: "shielded-proof", step: "verify", reason: "invalid_shielded_fee_below_gas_cost" };
+      expect(sample(await metrics.metrics(), "shielded_facilitator_payments_refused_total", refused)).to.equal(1);
     } finally {
       await dear.close();
     }
   });
 
   it("answers the seller-side routes in x402's shapes, and refuses a body that is not an x402 request", async function () {
-    const supported = (await (await fetch(`${seller.facilitatorUrl}/supported`)).json()) as { kinds: { scheme: string; network: string; extra: Record<string, unknown> }[] };
+    const supported = (await (await fetch(`${seller.facilitatorUrl}/supported`)).json()) as {
+      kinds: { scheme: string; network: string; extra: Record<string, unknown> }[];
+      signers: Record<string, string[]>;
+    };
+    // One `exact` kind, as x402 has one scheme per network: shielded proofs by its extra's terms, plain payments besides.
     expect(supported.kinds).to.have.length(1);
+    expect(supported.signers["eip155:*"]).to.have.members([seller.settler, seller.eip3009Settler]);
     expect(supported.kinds[0]).to.deep.include({ scheme: "exact", network: `eip155:${world.chainId}` });
     expect(supported.kinds[0]!.extra).to.deep.include({ assetTransferMethod: "shielded-proof", feeRecipient: treasury.address, fee: "10000" });
     const malformed = await fetch(`${seller.facilitatorUrl}/verify`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
@@ -273,7 +371,13 @@ describe("shielded-proof payments under attack: nothing paid twice, nothing paid
       paymentPayload: { x402Version: 2, accepted: {}, payload: {} },
       paymentRequirements: { scheme: "exact", network: `eip155:${world.chainId}`, extra: { name: "USDC", version: "2" } },
     });
-    expect(eip3009).to.include({ isValid: false, invalidReason: "invalid_shielded_requirements" });
+    expect(eip3009).to.include({ isValid: false, invalidReason: "invalid_payload" });
+    const elsewhere = await postJson(`${seller.facilitatorUrl}/settle`, {
+      x402Version: 2,
+      paymentPayload: { x402Version: 2, accepted: {}, payload: {} },
+      paymentRequirements: { scheme: "exact", network: "eip155:1", extra: {} },
+    });
+    expect(elsewhere).to.include({ success: false, errorReason: "unsupported_scheme" });
   });
 
   /** An agent whose vault holds exactly `note`, facing the same relayer: a second spender of the same note. */

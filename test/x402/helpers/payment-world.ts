@@ -2,6 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { JsonRpcProvider, Wallet, type Signer } from "ethers";
+import type { Registry } from "prom-client";
 import { depositNotes, NoteVault, X402Agent, type AgentEvent, type X402AgentOptions } from "../../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../../sdk/client/facilitator-client.js";
 import type { Note } from "../../../sdk/index.js";
@@ -51,7 +52,12 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
   const indexer = await startIndexer(indexerConfig);
   if (options.accessFeeEnforced) await (await chain.facilitator.entrypoint.setAccessFeeTreasury(treasury.address)).wait();
   const gate: Record<string, string> = options.accessFeeEnforced ? { accessFeeEnforced: "true" } : {};
-  const relayer = await startRelayer(buildRelayerConfig(chain, indexer, { pricingMode: "paid", ...gate, ...options.relayer }));
+  // The seller routes settle plain (EIP-3009) payments from a key of their own, funded for their gas.
+  const relayerEip3009Key = Wallet.createRandom();
+  await networkHelpers.setBalance(relayerEip3009Key.address, 10n ** 18n);
+  const relayer = await startRelayer(
+    buildRelayerConfig(chain, indexer, { pricingMode: "paid", sellerEip3009PrivateKey: relayerEip3009Key.privateKey, ...gate, ...options.relayer }),
+  );
 
   const sellerFacilitatorKey = Wallet.createRandom();
   await networkHelpers.setBalance(sellerFacilitatorKey.address, 10n ** 18n);
@@ -162,6 +168,10 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     maxTimeoutSeconds?: number;
     /** The seller's payee (a second instance of one seller shares it); a fresh address by default. */
     payTo?: string;
+    /** Where the reference facilitator's plug-in counts its payments. */
+    metrics?: Registry;
+    /** How long the reference facilitator's plug-in waits for a relay it sent (60 s by default). */
+    inclusionTimeoutMs?: number;
   }) => {
     const keys = [Wallet.createRandom(), Wallet.createRandom()];
     for (const key of keys) await networkHelpers.setBalance(key.address, 10n ** 18n);
@@ -178,6 +188,8 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
               minimumFee: options.minimumFee ?? 5_000n,
               usdcPerEth: options.usdcPerEth ?? 2_000_000n,
               feeRecipient,
+              metrics: options.metrics,
+              inclusionTimeoutMs: options.inclusionTimeoutMs,
             },
           })
         : undefined;
@@ -199,6 +211,8 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
       payTo,
       /** Who relays the payments (and pays their gas), and where their fees accrue. */
       settler: reference === undefined ? relayerKey.address : keys[1]!.address,
+      /** Who settles the plain (EIP-3009) payments. */
+      eip3009Settler: reference === undefined ? relayerEip3009Key.address : reference.address,
       feeRecipient: reference === undefined ? treasury.address : feeRecipient,
       facilitatorUrl: reference?.url ?? `${relayer.url}/api/seller`,
       async close() {

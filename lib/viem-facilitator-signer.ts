@@ -1,0 +1,30 @@
+import { toFacilitatorEvmSigner, type FacilitatorEvmSigner } from "@x402/evm";
+import { createWalletClient, defineChain, http, publicActions } from "viem";
+import type { PrivateKeyAccount } from "viem/accounts";
+import { caip2NetworkOf } from "../sdk/x402/networks.js";
+
+/**
+ * The signer of @x402/evm's `exact` facilitator scheme over a viem wallet client of `account`, wired as the reference
+ * facilitator example wires it: it submits the EIP-3009 transferWithAuthorization of a plain payment and pays its gas.
+ */
+export function viemFacilitatorSigner(account: PrivateKeyAccount, chain: { rpcUrl: string; chainId: number }): FacilitatorEvmSigner {
+  // Any chain id: viem needs a chain definition to sign transactions, and x402 v2 reads the id from CAIP-2.
+  const definition = defineChain({
+    id: chain.chainId,
+    name: caip2NetworkOf(chain.chainId),
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [chain.rpcUrl] } },
+  });
+  const client = createWalletClient({ account, chain: definition, transport: http(chain.rpcUrl) }).extend(publicActions);
+  // The reference signer interface types ABIs and typed data loosely; viem's generics cannot check them anyway.
+  type Loose<F extends (...args: never[]) => unknown> = Parameters<F>[0];
+  return toFacilitatorEvmSigner({
+    address: account.address,
+    getCode: (args) => client.getCode(args),
+    readContract: (args) => client.readContract({ ...args, args: args.args ?? [] } as Loose<typeof client.readContract>),
+    verifyTypedData: (args) => client.verifyTypedData(args as Loose<typeof client.verifyTypedData>),
+    writeContract: (args) => client.writeContract(args as Loose<typeof client.writeContract>),
+    sendTransaction: (args) => client.sendTransaction(args),
+    waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
+  });
+}

@@ -1,0 +1,59 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { readFile, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import type { LocalServer } from "../../../x402-peers/local-server.js";
+
+/** The sellers' guide. */
+export const GUIDE = "docs/accept-private-payments.md";
+/** How the guide imports the plug-in: from a checkout of this repository beside the seller. */
+const PLUG_IN_IMPORT = "./x402-privacy-facilitator/seller/shielded-server-scheme.ts";
+
+/** The guide's TypeScript blocks, in order: the @x402/express seller, then the @x402/hono one. */
+export async function guideSellers(): Promise<string[]> {
+  const guide = await readFile(GUIDE, "utf8");
+  return [...guide.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
+}
+
+async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, "127.0.0.1");
+  await once(probe, "listening");
+  const { port } = probe.address() as { port: number };
+  probe.close();
+  return port;
+}
+
+/**
+ * Runs a seller of the guide as written, in a process of its own under tsx in `project` (a folder whose
+ * node_modules holds its packages), with the plug-in imported from this repository and `env` as its environment;
+ * resolves once it answers.
+ */
+export async function runGuideSeller(code: string, project: string, env: Record<string, string>): Promise<LocalServer> {
+  if (!code.includes(PLUG_IN_IMPORT)) throw new Error(`the guide's seller no longer imports the plug-in from ${PLUG_IN_IMPORT}`);
+  await writeFile(path.join(project, "seller.ts"), code.replace(PLUG_IN_IMPORT, pathToFileURL(path.resolve("seller/shielded-server-scheme.ts")).href));
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), "seller.ts"], {
+    cwd: project,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  for (const stream of [child.stdout, child.stderr]) stream.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const exited = once(child, "exit");
+  const url = `http://127.0.0.1:${port}`;
+  const close = async () => {
+    if (child.exitCode === null) {
+      child.kill();
+      await exited;
+    }
+  };
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (child.exitCode !== null) throw new Error(`the guide's seller exited ${child.exitCode}:\n${output}`);
+    if (await fetch(`${url}/weather`).then(() => true, () => false)) return { url, close };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await close();
+  throw new Error(`the guide's seller did not answer in 20 s:\n${output}`);
+}

@@ -116,8 +116,11 @@ export interface ShieldedPaymentsDeps {
 
 /** The longest one chain read of a verify or settle takes by default. */
 export const DEFAULT_CHAIN_TIMEOUT_MS = 10_000;
-/** How long a settle's claim on a payment holds off other settles relaying it (a relay sent and mined). */
-const CLAIM_LEASE_SECONDS = 90;
+/**
+ * How long a settle's claim on a payment holds off other settles relaying it: a relay sent and mined, or replaced
+ * (the relayer's inclusion wait and its replacement's, the plug-in's 30 s wait, with room).
+ */
+const CLAIM_LEASE_SECONDS = 45;
 /** How long a settle that finds the payment claimed by another settle waits for the pool to pay it. */
 const CLAIMED_WAIT_MS = 5_000;
 
@@ -334,7 +337,9 @@ export class ShieldedPayments {
     const name = parsed?.name;
     switch (name) {
       case "NullifierAlreadySpent":
-        return refused(SHIELDED_REASONS.noteSpent, "The note of this payment was spent meanwhile.");
+        // The mined record said unspent: a pending transaction spends it (this payment's relay, or another spend of
+        // the note). Once it is mined the record tells which: this payment served, or the note spent elsewhere.
+        return refused(SHIELDED_REASONS.inProgress, "A pending transaction spends this payment's note; present the payment again once it is mined.");
       case "UnknownStateRoot":
       case "StateTreeDepthMismatch":
       case "UnknownAspRoot":

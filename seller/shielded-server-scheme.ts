@@ -68,6 +68,9 @@ export class ShieldedServerScheme implements SchemeNetworkServer {
 
   constructor(private readonly options: ShieldedServerSchemeOptions) {
     const { inner } = options;
+    if (options.served === undefined) {
+      throw new TypeError("ShieldedServerScheme needs `served`, the record of the payments it answered: PostgresServedPayments or SqliteServedPayments, or MemoryServedPayments for one process.");
+    }
     this.defaultAssetTransferMethod = inner?.defaultAssetTransferMethod ?? SHIELDED_PROOF;
     // The facilitator verifies before the handler runs and settles after it: nothing moves unless the seller serves.
     this.paymentFlows = { ...inner?.paymentFlows, [SHIELDED_PROOF]: { supported: ["authorization"], default: "authorization" } };

@@ -222,7 +222,59 @@ export class PoolChain {
       return this.broadcast(signed, hash);
     });
     await hooks.onSent?.(tx.hash);
-    return this.mined(tx);
+    return feesFor === undefined ? this.mined(tx) : this.minedOrWithdrawn(tx);
+  }
+
+  /**
+   * A relay under a fee cap: mined, or, when it is not mined in time (a base fee above its cap keeps it out of every
+   * block, and with it every later transaction of the relaying key, which follow its nonce), replaced at the market's
+   * price by a transfer of nothing to the relaying key itself. The relay then never happens (nothing was spent: the
+   * settle can be tried again) and the key's later transactions go on; the replacement costs the key 21,000 gas.
+   */
+  private async minedOrWithdrawn(tx: TransactionResponse): Promise<TransactionReceipt> {
+    try {
+      return await this.mined(tx);
+    } catch (error) {
+      if (!(error instanceof RelayerError && error.code === "SETTLEMENT_UNCERTAIN")) throw error;
+      const replacement = await this.replaceWithNothing(tx).catch(() => undefined);
+      // Not replaced (the relay was mined meanwhile, or the node refused the replacement): the outcome stays the chain's.
+      if (replacement === undefined) return this.mined(tx);
+      return tx.wait(1, this.inclusionTimeoutMs).then(
+        (receipt) => {
+          if (receipt === null || receipt.status !== 1) throw new RelayRevertedError(tx.hash);
+          return receipt;
+        },
+        (waited: unknown) => {
+          if (isError(waited, "TRANSACTION_REPLACED") && waited.cancelled) {
+            throw new RelayerError(
+              "CHAIN_UNAVAILABLE",
+              `The relay ${tx.hash} was not mined under its fee cap (the chain's base fee is above what the payment's fee pays) and was withdrawn by ${replacement}; nothing was spent. Retry once fees fall.`,
+            );
+          }
+          if (isError(waited, "CALL_EXCEPTION") && waited.receipt) throw new RelayRevertedError(tx.hash);
+          throw uncertain(tx.hash, this.explain(waited));
+        },
+      );
+    }
+  }
+
+  /** Sends, with `tx`'s nonce, a transfer of nothing to the relaying key at the market's price and a tenth above `tx`'s; its hash. */
+  private async replaceWithNothing(tx: TransactionResponse): Promise<string> {
+    const fees = await this.call(() => this.provider.getFeeData());
+    const bumped = (value: bigint | null) => ((value ?? 0n) * 11n) / 10n + 1n;
+    const maxFeePerGas = [fees.maxFeePerGas ?? 0n, bumped(tx.maxFeePerGas)].reduce((a, b) => (a > b ? a : b));
+    const tip = [fees.maxPriorityFeePerGas ?? 0n, bumped(tx.maxPriorityFeePerGas)].reduce((a, b) => (a > b ? a : b));
+    const signed = await this.relayer.signTransaction(
+      await this.relayer.populateTransaction({
+        to: this.relayer.address,
+        value: 0n,
+        nonce: tx.nonce,
+        gasLimit: 21_000n,
+        maxFeePerGas,
+        maxPriorityFeePerGas: tip < maxFeePerGas ? tip : maxFeePerGas,
+      }),
+    );
+    return (await this.call(() => this.provider.broadcastTransaction(signed))).hash;
   }
 
   /**

@@ -14,7 +14,7 @@ import {
 } from "../../sdk/index.js";
 import { buildAuthorization, signAuthorization } from "./helpers/authorizations.js";
 import { deployedFacilitator, type DeployedFacilitator } from "./helpers/fixtures.js";
-import { depositNote, fundDepositor, secretsFor } from "./helpers/notes.js";
+import { approvedRefundableNote, fundDepositor } from "./helpers/notes.js";
 import { proveAccessFee, proveRelayedWithdrawal, withPackedParts, type RelayedWithdrawal } from "./helpers/withdrawals.js";
 
 const { ethers, networkHelpers } = await network.create();
@@ -37,12 +37,8 @@ let origin: Note;
 /** A deposit whose label the ASP approved, and its relay of GROSS to the single-use payer, proven once. */
 async function approvedDeposit() {
   const facilitator = await loadFixture(deployedFacilitator);
-  const { entrypoint, accounts } = facilitator;
-  const note = await depositNote(facilitator, accounts.depositor, NOTE_VALUE, secretsFor(1n));
-  const aspTree = createLeanIMT([note.label]);
-  await entrypoint.updateRoot(aspTree.root, aspTree.depth, "bafy-refunds");
-  await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), accounts.admin);
-  return { ...facilitator, note, aspTree };
+  const approved = await approvedRefundableNote(facilitator, NOTE_VALUE);
+  return { ...facilitator, ...approved };
 }
 
 /** approvedDeposit after the x402 relay to the payer was mined: the pool recorded its payment. */

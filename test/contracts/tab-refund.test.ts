@@ -6,7 +6,7 @@ import { placeBatchSettlementPeer } from "../../x402-peers/batch-settlement.js";
 import { buildAuthorization, signAuthorization } from "./helpers/authorizations.js";
 import { depositCollectorData, depositNonceOf, signVoucher, type ChannelConfig } from "./helpers/channels.js";
 import { deployedFacilitator, type DeployedFacilitator } from "./helpers/fixtures.js";
-import { depositNote, secretsFor } from "./helpers/notes.js";
+import { approvedRefundableNote } from "./helpers/notes.js";
 import { proveRelayedWithdrawal, type RelayedWithdrawal } from "./helpers/withdrawals.js";
 
 const { ethers, networkHelpers } = await network.create();
@@ -28,13 +28,9 @@ let origin: Note;
 /** A deposit whose label the ASP approved, and x402's batch-settlement contracts on the chain. */
 async function approvedDeposit() {
   const facilitator = await loadFixture(deployedFacilitator);
-  const { entrypoint, accounts } = facilitator;
-  const note = await depositNote(facilitator, accounts.depositor, NOTE_VALUE, secretsFor(1n));
-  const aspTree = createLeanIMT([note.label]);
-  await entrypoint.updateRoot(aspTree.root, aspTree.depth, "bafy-tabs");
-  await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), accounts.admin);
+  const approved = await approvedRefundableNote(facilitator, NOTE_VALUE);
   const peer = await placeBatchSettlementPeer(ethers);
-  return { ...facilitator, ...peer, note, aspTree };
+  return { ...facilitator, ...peer, ...approved };
 }
 
 /** The relay of DEPOSIT to the payer was mined; the payer's deposit funded the tab's channel. */

@@ -1,14 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { copyFileSync } from "node:fs";
 import { expect } from "chai";
+import { toQuantity, Wallet } from "ethers";
 import pg from "pg";
 import { nullifierHashOf } from "../../sdk/index.js";
 import { NoteVault, ShieldedPaymentRefusedError, type AgentEvent } from "../../sdk/agent/index.js";
-import { encodeXPayment, parsePaymentRequired, paymentHeaders, readPaymentRequired, type ShieldedPaymentPayload } from "../../sdk/x402/index.js";
+import { encodeXPayment, parsePaymentRequired, paymentHeaders, readPaymentRequired, settlementErrorOf, type ShieldedPaymentPayload } from "../../sdk/x402/index.js";
 import { PostgresServedPayments } from "../../seller/index.js";
 import { createTestSchema, type TestSchema } from "../helpers/database.js";
 import { startTcpProxy } from "../helpers/tcp-proxy.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
+import { relayerKey } from "../relayer/helpers/relayer-harness.js";
 import { AGENT_PASSPHRASE, startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 
 type Agent = Awaited<ReturnType<PaymentWorld["newAgent"]>>["agent"];
@@ -38,7 +40,17 @@ describe("paid means served: a shielded-proof payment interrupted between paid a
   }
 
   const send = (url: string, payment: ShieldedPaymentPayload) => fetch(url, { headers: paymentHeaders(encodeXPayment(payment)) });
-  const reasonOf = (response: Response) => parsePaymentRequired(response.headers, "")?.error;
+  /** The seller's reason for a 402: its settle's failure, or its verify's refusal. */
+  const reasonOf = (response: Response) => settlementErrorOf(response.headers) ?? parsePaymentRequired(response.headers, "")?.error;
+  /** Whether the seller's facilitator answered `success` to a settle of `payment` sent straight to it (no seller in between). */
+  const settledAtFacilitator = async (facilitatorUrl: string, payment: ShieldedPaymentPayload): Promise<boolean> => {
+    const answer = await fetch(`${facilitatorUrl}/settle`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ x402Version: 2, paymentPayload: payment, paymentRequirements: payment.accepted }),
+    });
+    return ((await answer.json()) as { success: boolean }).success;
+  };
   const servedRecord = () => PostgresServedPayments.open(new pg.Pool({ connectionString: schema.connectionString, options: `-c search_path=${schema.schema}` }));
 
   it("a stranger holding the payment header settles it at the relayer's seller routes first: the agent is still served, once, and the seller paid once", async function () {
@@ -46,12 +58,7 @@ describe("paid means served: a shielded-proof payment interrupted between paid a
     try {
       const { agent } = await world.newAgent(world.chain.depositors.alice, 1_000_000n);
       const { payment, nullifierHash } = await paymentFor(agent, seller.resourceUrl);
-      const stolen = await fetch(`${seller.facilitatorUrl}/settle`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ x402Version: 2, paymentPayload: payment, paymentRequirements: payment.accepted }),
-      });
-      expect(((await stolen.json()) as { success: boolean }).success, "the stranger's settle relays it").to.equal(true);
+      expect(await settledAtFacilitator(seller.facilitatorUrl, payment), "the stranger's settle relays it").to.equal(true);
       expect(await world.chain.facilitator.privacyPool.isNullifierSpent(nullifierHash)).to.equal(true);
 
       const served = await send(seller.resourceUrl, payment);
@@ -71,12 +78,7 @@ describe("paid means served: a shielded-proof payment interrupted between paid a
       const { agent } = await world.newAgent(world.chain.depositors.bob, 1_000_000n);
       const { payment, nullifierHash } = await paymentFor(agent, seller.resourceUrl);
       // The relayer of the first settle claimed the payment and relayed it, then died before answering.
-      const dead = await fetch(`${seller.facilitatorUrl}/settle`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ x402Version: 2, paymentPayload: payment, paymentRequirements: payment.accepted }),
-      });
-      expect(((await dead.json()) as { success: boolean }).success).to.equal(true);
+      expect(await settledAtFacilitator(seller.facilitatorUrl, payment)).to.equal(true);
       expect(await world.relayer.relayer.store.claimSellerPayment(nullifierHash, 60), "its claim is still held").to.equal(false);
 
       const response = await send(seller.resourceUrl, payment);
@@ -179,6 +181,57 @@ describe("paid means served: a shielded-proof payment interrupted between paid a
       expect(settled.spent.map(({ note }) => note)).to.deep.equal([deposit.note]);
       expect(settled.released).to.deep.equal([]);
       await vault.close();
+    } finally {
+      await seller.close();
+    }
+  });
+
+  it("a relay sent under a fee cap the base fee outgrows never holds the relaying key's later transactions: it is withdrawn, they are mined, and the payment is served once fees fall", async function () {
+    const seller = await world.startShieldedSeller({ facilitator: "relayer", maxTimeoutSeconds: 300 });
+    const rpc = world.provider;
+    const relayingKey = relayerKey.address;
+    try {
+      const { agent } = await world.newAgent(world.chain.depositors.bob, 1_000_000n);
+      const { payment, nullifierHash } = await paymentFor(agent, seller.resourceUrl);
+      await rpc.send("evm_setAutomine", [false]);
+      let answer: Response | undefined;
+      let later: string | undefined;
+      try {
+        const sentBefore = await rpc.getTransactionCount(relayingKey, "latest");
+        const answering = send(seller.resourceUrl, payment).then((response) => (answer = response));
+        answering.catch(() => undefined);
+        while ((await rpc.getTransactionCount(relayingKey, "pending")) === sentBefore) await new Promise((resolve) => setTimeout(resolve, 50));
+        const pendingBlock = (await rpc.send("eth_getBlockByNumber", ["pending", true])) as { transactions: { from: string; maxFeePerGas: string }[] };
+        const relay = pendingBlock.transactions.find((tx) => tx.from.toLowerCase() === relayingKey.toLowerCase())!;
+        const cap = BigInt(relay.maxFeePerGas);
+        // Every block from now on has a base fee twice the relay's cap.
+        const mineAboveTheCap = async () => {
+          await rpc.send("hardhat_setNextBlockBaseFeePerGas", [toQuantity(cap * 2n)]);
+          await rpc.send("evm_mine", []);
+        };
+        for (let blocks = 0; blocks < 60 && answer === undefined; blocks++) {
+          await mineAboveTheCap();
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+        await answering;
+        // The base fee stays above the cap; the relaying key's next transaction, at the market's price, is mined.
+        later = (await world.relayer.relayer.chain.sendFromRelayer({ to: Wallet.createRandom().address, value: 1n })).hash;
+        await mineAboveTheCap();
+      } finally {
+        await rpc.send("evm_setAutomine", [true]);
+      }
+      expect(answer!.status).to.equal(402);
+      expect(reasonOf(answer!), "withdrawn: an outage, not a refusal").to.equal("shielded_facilitator_unavailable");
+      expect((await rpc.getTransactionReceipt(later!))?.status, "the key's later transaction was mined").to.equal(1);
+      expect(await world.chain.facilitator.privacyPool.isNullifierSpent(nullifierHash)).to.equal(false);
+      expect(await world.usdcBalance(seller.payTo)).to.equal(0n);
+
+      // Fees fall: the same payment, presented again, is relayed and served, once.
+      await rpc.send("hardhat_setNextBlockBaseFeePerGas", [toQuantity(1_000_000n)]);
+      await rpc.send("evm_mine", []);
+      const served = await send(seller.resourceUrl, payment);
+      expect(served.status, reasonOf(served)).to.equal(200);
+      expect(await world.usdcBalance(seller.payTo)).to.equal(world.price);
     } finally {
       await seller.close();
     }

@@ -163,7 +163,7 @@ describe("sellers paid straight from the pool by shielded proof", function () {
   });
 });
 
-describe("a seller's relay not mined in time: counted uncertain, the settle failed, and the pool pays once it is mined", function () {
+describe("a seller's relay not mined in time: counted uncertain, and the agent told to present the same payment again", function () {
   let world: PaymentWorld;
 
   before(async function () {
@@ -174,7 +174,8 @@ describe("a seller's relay not mined in time: counted uncertain, the settle fail
   });
 
   for (const facilitator of ["relayer", "reference"] as const) {
-    it(`${facilitator === "relayer" ? "the relayer's seller routes" : "the plug-in facilitator"}: the settle fails, the relay is counted uncertain, and mined later it pays payTo for a request not served`, async function () {
+    const outcome = facilitator === "relayer" ? "withdrawn by the relaying key, it pays nothing" : "once it is mined, the same payment is served once";
+    it(`${facilitator === "relayer" ? "the relayer's seller routes" : "the plug-in facilitator"}: an outage, not a refusal; ${outcome}`, async function () {
       const plugIn = new Registry();
       const seller = await world.startShieldedSeller({ facilitator, metrics: plugIn, inclusionTimeoutMs: 1500 });
       const automine = (on: boolean) => world.chain.connection.provider.request({ method: "evm_setAutomine", params: [on] });
@@ -183,21 +184,27 @@ describe("a seller's relay not mined in time: counted uncertain, the settle fail
           ? sample(await world.relayer.relayer.metrics.registry.metrics(), "relayer_seller_relays_uncertain_total")
           : sample(await plugIn.metrics(), "shielded_facilitator_relays_uncertain_total");
       try {
-        const { agent } = await world.newAgent(world.chain.depositors.alice, 1_000_000n);
+        const { agent, deposit } = await world.newAgent(world.chain.depositors.alice, 1_000_000n, { presentAgainForMs: 5_000 });
         const before = await uncertain();
         await automine(false);
         try {
           const refusal = await rejectionOf(agent.fetch(seller.resourceUrl));
           expect(refusal).to.be.instanceOf(ShieldedPaymentRefusedError);
-          expect((refusal as ShieldedPaymentRefusedError).seller.reason).to.equal("shielded_settle_failed");
+          expect((refusal as ShieldedPaymentRefusedError).retryable, (refusal as ShieldedPaymentRefusedError).seller.reason).to.equal(true);
           expect(await uncertain()).to.equal(before + 1);
           expect(await world.usdcBalance(seller.payTo)).to.equal(0n);
           await world.chain.connection.provider.request({ method: "evm_mine", params: [] });
         } finally {
           await automine(true);
         }
-        // Mined within the payment's window: the pool paid payTo, and the seller served nothing (SellerRelayUnmined).
-        expect(await world.usdcBalance(seller.payTo)).to.equal(world.price);
+        if (facilitator === "relayer") {
+          // A capped relay left unmined is replaced by a transfer of nothing, so that it holds no later transaction of the key.
+          expect(await world.usdcBalance(seller.payTo)).to.equal(0n);
+          expect(await world.chain.facilitator.privacyPool.isNullifierSpent(nullifierHashOf(deposit.note.nullifier))).to.equal(false);
+        } else {
+          expect((await agent.fetch(seller.resourceUrl)).status).to.equal(200);
+          expect(await world.usdcBalance(seller.payTo)).to.equal(world.price);
+        }
       } finally {
         await seller.close();
       }

@@ -55,3 +55,16 @@ export async function ragequitNote(pool: PrivacyPool, depositor: Signer, note: N
   const path = await statePathFromChain(pool, note.commitment);
   return pool.connect(depositor).ragequit(note.value, note.label, note.nullifier, note.secret, path);
 }
+
+/**
+ * A note of `value` the depositor deposited, its label approved in a fresh ASP root, and the admin given
+ * REFUNDER_ROLE: where the refund paths' tests start.
+ */
+export async function approvedRefundableNote(facilitator: DeployedFacilitator, value: bigint) {
+  const { entrypoint, accounts } = facilitator;
+  const note = await depositNote(facilitator, accounts.depositor, value, secretsFor(1n));
+  const aspTree = createLeanIMT([note.label]);
+  await entrypoint.updateRoot(aspTree.root, aspTree.depth, "bafy-refunds");
+  await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), accounts.admin);
+  return { note, aspTree };
+}

@@ -9,7 +9,7 @@ import type { LocalServer } from "../../../x402-peers/local-server.js";
 /** The sellers' guide. */
 export const GUIDE = "docs/accept-private-payments.md";
 /** How the guide imports the plug-in: from a checkout of this repository beside the seller. */
-const PLUG_IN_IMPORT = "./x402-privacy-facilitator/seller/shielded-server-scheme.ts";
+const PLUG_IN_IMPORT = "./x402-privacy-facilitator/seller/index.ts";
 
 /** The guide's TypeScript blocks, in order: the @x402/express seller, then the @x402/hono one. */
 export async function guideSellers(): Promise<string[]> {
@@ -32,7 +32,7 @@ async function freePort(): Promise<number> {
  */
 export async function runGuideSeller(code: string, project: string, env: Record<string, string>): Promise<LocalServer> {
   if (!code.includes(PLUG_IN_IMPORT)) throw new Error(`the guide's seller no longer imports the plug-in from ${PLUG_IN_IMPORT}`);
-  await writeFile(path.join(project, "seller.ts"), code.replace(PLUG_IN_IMPORT, pathToFileURL(path.resolve("seller/shielded-server-scheme.ts")).href));
+  await writeFile(path.join(project, "seller.ts"), code.replace(PLUG_IN_IMPORT, pathToFileURL(path.resolve("seller/index.ts")).href));
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), "seller.ts"], {
     cwd: project,

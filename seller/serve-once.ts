@@ -1,9 +1,10 @@
-import type { SchemeServerHooks, SettleResponse } from "@x402/core/types";
+import type { SchemeServerHooks } from "@x402/core/types";
 import { SettleError } from "@x402/core/types";
 import { ShieldedPayloadSchema } from "../sdk/x402/shielded.js";
 import type { ServeMetrics } from "./serve-metrics.js";
 import type { ServedPayments } from "./served-payments.js";
 import { SERVED_RETENTION_SECONDS } from "./served-payments.js";
+import { settleUnavailable, verifyUnavailable } from "./outage-answers.js";
 import { SHIELDED_REASONS } from "./shielded-reasons.js";
 
 /** How long a request holds its payment while it is verified, handled and settled (a relay mined included). */
@@ -12,9 +13,12 @@ export const DEFAULT_SERVE_LEASE_SECONDS = 120;
 type Aborted = { abort: true; reason: string; message: string };
 type Hooks = Required<Pick<SchemeServerHooks, "onBeforeVerify" | "onAfterVerify" | "onVerifyFailure" | "onVerifiedPaymentCanceled" | "onSettleFailure" | "onAfterSettle">>;
 
+/** What names a payment and its window; the rest of the payload is the facilitator's to check. */
+const PaymentIdentitySchema = ShieldedPayloadSchema.pick({ nullifiers: true, validBefore: true }).loose();
+
 /** The spent note's nullifier hash and window of a shielded-proof payload, or undefined when it does not read as one. */
 function paymentOf(payload: unknown): { id: string; validBefore: number } | undefined {
-  const parsed = ShieldedPayloadSchema.safeParse(payload);
+  const parsed = PaymentIdentitySchema.safeParse(payload);
   if (!parsed.success) return undefined;
   return { id: BigInt(parsed.data.nullifiers[0]!).toString(), validBefore: Number(parsed.data.validBefore) };
 }
@@ -99,8 +103,7 @@ export class ServeOnce {
       onVerifyFailure: async (context) => {
         if (!shielded(context)) return inner?.onVerifyFailure?.(context);
         await this.giveBack(context.paymentPayload.payload);
-        const message = `The seller's facilitator could not verify the payment (${context.error.message}); nothing moved. Present the same payment again.`;
-        return { recovered: true, result: { isValid: false, invalidReason: SHIELDED_REASONS.facilitatorUnavailable, invalidMessage: message } };
+        return { recovered: true, result: verifyUnavailable(`it did not answer the verify: ${context.error.message}`) };
       },
       onVerifiedPaymentCanceled: async (context) => {
         if (!shielded(context)) return inner?.onVerifiedPaymentCanceled?.(context);
@@ -111,14 +114,7 @@ export class ServeOnce {
         await this.giveBack(context.paymentPayload.payload);
         // A facilitator's answer is its own reason; no answer at all is an outage, and says so.
         if (context.error instanceof SettleError) return undefined;
-        const result: SettleResponse = {
-          success: false,
-          errorReason: SHIELDED_REASONS.facilitatorUnavailable,
-          errorMessage: `The seller's facilitator did not answer the settle (${context.error.message}); present the same payment again: it is served once, paid or not yet.`,
-          transaction: "",
-          network: context.requirements.network,
-        };
-        return { recovered: true, result };
+        return { recovered: true, result: settleUnavailable(context.requirements.network, `it did not answer the settle: ${context.error.message}`) };
       },
       onAfterSettle: async (context) => {
         if (!shielded(context)) return inner?.onAfterSettle?.(context);

@@ -1,10 +1,12 @@
 import pg from "pg";
-import { leaseToken, SERVED_RETENTION_SECONDS, type ServedPayments, type ServeStart } from "./served-payments.js";
+import { leaseToken, PruneSchedule, SERVED_RETENTION_SECONDS, type ServedPayments, type ServeStart } from "./served-payments.js";
 
 const TABLE = "x402_served_payments";
 
 const DDL = `CREATE TABLE IF NOT EXISTS ${TABLE} (
-  payment_id TEXT PRIMARY KEY, valid_before BIGINT NOT NULL, served BOOLEAN NOT NULL, token TEXT NOT NULL, lease_until BIGINT NOT NULL)`;
+  payment_id TEXT PRIMARY KEY, valid_before BIGINT NOT NULL, served BOOLEAN NOT NULL, token TEXT NOT NULL, lease_until BIGINT NOT NULL);
+CREATE INDEX IF NOT EXISTS ${TABLE}_by_valid_before ON ${TABLE} (valid_before);
+CREATE INDEX IF NOT EXISTS ${TABLE}_unanswered ON ${TABLE} (lease_until) WHERE NOT served`;
 
 /**
  * The served-payment record in PostgreSQL, shared by every instance of a seller (ServedPayments). Each call is one
@@ -12,6 +14,8 @@ const DDL = `CREATE TABLE IF NOT EXISTS ${TABLE} (
  * same payment at once get one `serve` between them.
  */
 export class PostgresServedPayments implements ServedPayments {
+  private readonly pruning = new PruneSchedule();
+
   private constructor(
     private readonly pool: pg.Pool,
     private readonly ownsPool: boolean,
@@ -45,7 +49,7 @@ export class PostgresServedPayments implements ServedPayments {
 
   async begin(id: string, validBefore: number, leaseSeconds: number): Promise<ServeStart> {
     const now = this.nowSeconds();
-    await this.pool.query(`DELETE FROM ${TABLE} WHERE valid_before < $1`, [now - SERVED_RETENTION_SECONDS]);
+    if (this.pruning.due(now)) await this.pool.query(`DELETE FROM ${TABLE} WHERE valid_before < $1`, [now - SERVED_RETENTION_SECONDS]);
     const token = leaseToken();
     const taken = await this.pool.query(
       `INSERT INTO ${TABLE} AS known (payment_id, valid_before, served, token, lease_until) VALUES ($1, $2, FALSE, $3, $4)

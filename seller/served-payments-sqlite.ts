@@ -1,12 +1,14 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { leaseToken, SERVED_RETENTION_SECONDS, type ServedPayments, type ServeStart } from "./served-payments.js";
+import { leaseToken, PruneSchedule, SERVED_RETENTION_SECONDS, type ServedPayments, type ServeStart } from "./served-payments.js";
 
 const SETUP = `PRAGMA busy_timeout = 5000;
 PRAGMA journal_mode = WAL;
 CREATE TABLE IF NOT EXISTS served_payments (
-  payment_id TEXT PRIMARY KEY, valid_before INTEGER NOT NULL, served INTEGER NOT NULL, token TEXT NOT NULL, lease_until INTEGER NOT NULL)`;
+  payment_id TEXT PRIMARY KEY, valid_before INTEGER NOT NULL, served INTEGER NOT NULL, token TEXT NOT NULL, lease_until INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS served_payments_by_valid_before ON served_payments (valid_before);
+CREATE INDEX IF NOT EXISTS served_payments_unanswered ON served_payments (lease_until) WHERE NOT served`;
 
 /**
  * The served-payment record in a SQLite file (ServedPayments): for the instances of a seller on one host, which
@@ -14,6 +16,7 @@ CREATE TABLE IF NOT EXISTS served_payments (
  */
 export class SqliteServedPayments implements ServedPayments {
   private readonly db: DatabaseSync;
+  private readonly pruning = new PruneSchedule();
 
   constructor(
     file: string,
@@ -26,7 +29,7 @@ export class SqliteServedPayments implements ServedPayments {
 
   async begin(id: string, validBefore: number, leaseSeconds: number): Promise<ServeStart> {
     const now = this.nowSeconds();
-    this.db.prepare("DELETE FROM served_payments WHERE valid_before < ?").run(now - SERVED_RETENTION_SECONDS);
+    if (this.pruning.due(now)) this.db.prepare("DELETE FROM served_payments WHERE valid_before < ?").run(now - SERVED_RETENTION_SECONDS);
     const token = leaseToken();
     const taken = this.db
       .prepare(

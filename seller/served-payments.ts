@@ -31,15 +31,30 @@ export type ServeStart = { outcome: "serve"; token: string } | { outcome: "serve
 /** How long a served payment is remembered after its window closed; an older payment is not answered again. */
 export const SERVED_RETENTION_SECONDS = 7 * 24 * 3600;
 
+/** How often a store drops the records past their retention: off the path of nearly every request. */
+const PRUNE_EVERY_SECONDS = 600;
+
+/** When a store drops its expired records: at most once every PRUNE_EVERY_SECONDS. */
+export class PruneSchedule {
+  private lastPruned = -Infinity;
+
+  due(now: number): boolean {
+    if (now - this.lastPruned < PRUNE_EVERY_SECONDS) return false;
+    this.lastPruned = now;
+    return true;
+  }
+}
+
 /** Payments served by this process, forgotten on restart: for a seller that runs one process and says so. */
 export class MemoryServedPayments implements ServedPayments {
   private readonly payments = new Map<string, { validBefore: number; served: boolean; token: string; leaseUntil: number }>();
+  private readonly pruning = new PruneSchedule();
 
   constructor(private readonly nowSeconds: () => number = () => Math.floor(Date.now() / 1000)) {}
 
   async begin(id: string, validBefore: number, leaseSeconds: number): Promise<ServeStart> {
     const now = this.nowSeconds();
-    for (const [key, payment] of this.payments) if (payment.validBefore + SERVED_RETENTION_SECONDS < now) this.payments.delete(key);
+    if (this.pruning.due(now)) for (const [key, payment] of this.payments) if (payment.validBefore + SERVED_RETENTION_SECONDS < now) this.payments.delete(key);
     const known = this.payments.get(id);
     if (known?.served) return { outcome: "served" };
     if (known !== undefined && known.leaseUntil > now) return { outcome: "busy", untilSeconds: known.leaseUntil };

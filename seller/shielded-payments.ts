@@ -13,6 +13,7 @@ import {
   type ShieldedFacilitatorExtra,
   type ShieldedRequirement,
 } from "../sdk/x402/shielded.js";
+import { settleUnavailable } from "./outage-answers.js";
 import type { PaymentClaims } from "./payment-claims.js";
 import { SHIELDED_REASONS, type ShieldedReason } from "./shielded-reasons.js";
 
@@ -131,6 +132,13 @@ const SETTLE_MARGIN_SECONDS = 5;
 /** How far past the entry's maxTimeoutSeconds a payment's window may reach: the buyer's clock against ours. */
 const CLOCK_SLACK_SECONDS = 60;
 
+/** How a settle answers: paid by `transaction`, refused for a reason, or no verdict (an outage). */
+interface SettleAnswers {
+  succeeded(transaction: string): SettleResponse;
+  failed(reason: ShieldedReason, message: string, transaction?: string): SettleResponse;
+  unavailable(why: string): SettleResponse;
+}
+
 type Checked =
   | { ok: false; reason: ShieldedReason; message: string }
   | { ok: true; read: ReadShieldedPayment; requirement: ShieldedRequirement; paid: true }
@@ -179,12 +187,6 @@ export class ShieldedPayments {
     return checked.ok ? { isValid: true, payer } : { isValid: false, invalidReason: checked.reason, invalidMessage: checked.message, payer };
   }
 
-  /** A settle's answer when the facilitator cannot settle at all now (`why`): retryable, nothing moved. */
-  unavailable(why: string): SettleResponse {
-    const message = `The facilitator cannot settle now (${why}); nothing moved. Settle the same payment again.`;
-    return { success: false, errorReason: SHIELDED_REASONS.facilitatorUnavailable, errorMessage: message, payer: this.deps.deployment.privacyPool, transaction: "", network: this.network };
-  }
-
   async settle(paymentPayload: unknown, requirements: unknown): Promise<SettleResponse> {
     const payer = this.deps.deployment.privacyPool;
     const network = this.network;
@@ -200,18 +202,13 @@ export class ShieldedPayments {
         if (await this.paidWithin(read, CLAIMED_WAIT_MS)) return succeeded(await this.spendOf(read));
         return failed(SHIELDED_REASONS.inProgress, "Another settle is relaying this payment now; settle it again in a few seconds: it succeeds once the pool paid it.");
       }
-      return await this.relay(checked.relay, read, succeeded, failed);
+      return await this.relay(checked.relay, read, { succeeded, failed, unavailable: (why) => settleUnavailable(network, why, payer) });
     } catch (error) {
-      return this.unavailable((error as Error).message);
+      return settleUnavailable(network, (error as Error).message, payer);
     }
   }
 
-  private async relay(
-    relay: ShieldedRelay,
-    read: ReadShieldedPayment,
-    succeeded: (transaction: string) => SettleResponse,
-    failed: (reason: ShieldedReason, message: string, transaction?: string) => SettleResponse,
-  ): Promise<SettleResponse> {
+  private async relay(relay: ShieldedRelay, read: ReadShieldedPayment, { succeeded, failed, unavailable }: SettleAnswers): Promise<SettleResponse> {
     const { claims } = this.deps;
     let receipt: TransactionReceipt | Error;
     try {
@@ -219,7 +216,7 @@ export class ShieldedPayments {
     } catch (error) {
       if (error instanceof RelayNotSent) {
         await claims.release(read.nullifierHash);
-        return failed(SHIELDED_REASONS.facilitatorUnavailable, `The relay was not sent (${error.message}); nothing was spent. Settle the same payment again.`);
+        return unavailable(`the relay was not sent: ${error.message}`);
       }
       if (error instanceof RelayPending) {
         return failed(SHIELDED_REASONS.settlementPending, `The relay ${error.transaction} is sent and not mined yet; settle again to read its outcome.`, error.transaction);
@@ -231,7 +228,7 @@ export class ShieldedPayments {
     // Mined and reverted, and the pool did not pay these terms by anyone's transaction: the chain's verdict.
     if (receipt instanceof RelayReverted) return failed(SHIELDED_REASONS.settleFailed, `The pool did not pay this payment: ${receipt.message}.`);
     // Lost on its way (the node refused it, the RPC failed): no verdict, and nothing paid yet.
-    return this.unavailable(`the relay did not reach the chain: ${(receipt as Error).message}`);
+    return unavailable(`the relay did not reach the chain: ${(receipt as Error).message}`);
   }
 
   /** The transaction that paid a payment the pool's record says is paid. */
@@ -243,8 +240,12 @@ export class ShieldedPayments {
 
   /** Whether the pool's record of the note is this payment's context: these terms were paid, by anyone. */
   private async paidBy(read: ReadShieldedPayment): Promise<boolean> {
-    const record = await fromChain("the pool's spend record", this.chainTimeoutMs, () => this.deps.pool.spendRecordOf(read.nullifierHash));
-    return BigInt(record) === read.signals.context;
+    return (await this.spendRecordOf(read)) === read.signals.context;
+  }
+
+  /** The pool's record of the note: 0 while unspent, else the context of the withdrawal that spent it. */
+  private async spendRecordOf(read: ReadShieldedPayment): Promise<bigint> {
+    return BigInt(await fromChain("the pool's spend record", this.chainTimeoutMs, () => this.deps.pool.spendRecordOf(read.nullifierHash)));
   }
 
   private async paidWithin(read: ReadShieldedPayment, waitMs: number): Promise<boolean> {
@@ -298,7 +299,7 @@ export class ShieldedPayments {
     if (termsProblems.length > 0) return refused(SHIELDED_REASONS.termsMismatch, `The payment does not pay this entry: ${termsProblems.join("; ")}.`);
 
     // Paid already, by anyone: owed its answer, whatever the clock says now.
-    const record = BigInt(await fromChain("the pool's spend record", this.chainTimeoutMs, () => deps.pool.spendRecordOf(read.nullifierHash)));
+    const record = await this.spendRecordOf(read);
     if (record === read.signals.context) return { ok: true, read, requirement, paid: true };
     if (record !== 0n) return refused(SHIELDED_REASONS.noteSpent, "The note of this payment was spent by another payment: nothing of it can pay this one.");
 

@@ -6,7 +6,7 @@ import { ROUTES } from "../http/paths.js";
 import { parseWith } from "../http/parse.js";
 import type { Readiness } from "../ops/readiness.js";
 import { offersShieldedProof } from "../../sdk/x402/shielded.js";
-import { SHIELDED_REASONS } from "../../seller/index.js";
+import { settleUnavailable, verifyUnavailable } from "../../seller/index.js";
 import { PlainExactPayloadSchema, SellerFacilitatorRequestSchema } from "../schemas/seller.js";
 
 export interface SellerRouteDeps {
@@ -19,9 +19,6 @@ export interface SellerRouteDeps {
 const UNSUPPORTED_KIND = "unsupported_scheme";
 const INVALID_PAYLOAD = "invalid_payload";
 
-/** A fault of the chain or of a scheme while verifying or settling: no verdict, nothing moved; the same payment may be presented again. */
-const outageMessage = (why: string) => `The facilitator cannot verify or settle now (${why}); nothing moved. Present the same payment again.`;
-
 /** The payment and its entry of a seller-side request, as x402's types. */
 function requestOf(ctx: Context): { payload: PaymentPayload; requirements: PaymentRequirements } {
   const { paymentPayload, paymentRequirements } = parseWith(SellerFacilitatorRequestSchema, (ctx.request as { body?: unknown }).body);
@@ -32,7 +29,8 @@ function requestOf(ctx: Context): { payload: PaymentPayload; requirements: Payme
 /**
  * The seller-side facilitator routes (docs/api.md 4.9): x402's supported, verify and settle under /api/seller, for a
  * seller that names `<relayer>/api/seller` as its facilitator. Refusals are x402 answers (200 with isValid or success
- * false and the reason), as the reference facilitator gives them; faults are the relayer's typed errors.
+ * false and the reason), as the reference facilitator gives them; a fault (the chain, the store, a scheme, a relayer
+ * not ready) is an x402 answer too, with the retryable reason `shielded_facilitator_unavailable`, never a 500.
  */
 export function sellerRouter({ facilitator, readiness }: SellerRouteDeps): Router {
   const router = new Router();
@@ -58,7 +56,7 @@ export function sellerRouter({ facilitator, readiness }: SellerRouteDeps): Route
     ctx.body =
       refused !== undefined
         ? { isValid: false, invalidReason: refused.reason, invalidMessage: refused.message }
-        : await facilitator.verify(payload, requirements).catch((error: Error) => ({ isValid: false, invalidReason: SHIELDED_REASONS.facilitatorUnavailable, invalidMessage: outageMessage(error.message) }));
+        : await facilitator.verify(payload, requirements).catch((error: Error) => verifyUnavailable(error.message));
   });
 
   router.post(ROUTES.sellerSettle, async (ctx) => {
@@ -68,7 +66,7 @@ export function sellerRouter({ facilitator, readiness }: SellerRouteDeps): Route
       ctx.body = { success: false, errorReason: refused.reason, errorMessage: refused.message, transaction: "", network: requirements.network };
       return;
     }
-    const unavailable = (why: string) => ({ success: false, errorReason: SHIELDED_REASONS.facilitatorUnavailable, errorMessage: outageMessage(why), transaction: "", network: requirements.network });
+    const unavailable = (why: string) => settleUnavailable(requirements.network, why);
     // A relay leaves only from a relayer that can pay its gas and read the chain and the pool's trees; one that cannot
     // is an outage. A plain payment needs none of that (its own key pays, and the reference scheme simulates it
     // first): a cold indexer or an empty relaying key must not turn away a seller's plain buyers.

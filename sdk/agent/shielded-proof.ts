@@ -45,7 +45,7 @@ export async function proveShieldedPayment(options: {
   pool: AgentPool;
   trees: AgentTrees;
   nowSeconds: number;
-  /** How long the payment stays relayable; the entry's maxTimeoutSeconds by default, and never longer. */
+  /** The most the payment may stay relayable (the agent's bound); the entry's maxTimeoutSeconds when shorter. */
   windowSeconds?: number;
 }): Promise<ShieldedProof> {
   const { facilitator, prover, note, requirement, pool, trees } = options;

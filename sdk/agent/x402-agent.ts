@@ -550,7 +550,7 @@ export class X402Agent {
         pool,
         trees,
         nowSeconds: nowSeconds(),
-        windowSeconds: Math.min(requirement.maxTimeoutSeconds, this.options.maxPaymentWindowSeconds ?? DEFAULT_MAX_PAYMENT_WINDOW_SECONDS),
+        windowSeconds: this.options.maxPaymentWindowSeconds ?? DEFAULT_MAX_PAYMENT_WINDOW_SECONDS,
       });
       this.keepTrees(trees);
       const { proofTimeMs, engine, payment } = proven;

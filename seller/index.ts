@@ -1,6 +1,7 @@
-// The seller's side of the shielded-proof method (docs/x402-interop.md, "Shielded proof"): plug-ins for an @x402/core
-// resource server and facilitator, and the verify/settle logic the relayer's seller routes share with them.
-// SqliteServedPayments is imported from ./served-payments-sqlite.js: node:sqlite needs Node 22.
+// The seller's side of the shielded-proof method (docs/x402-interop.md, "Shielded proof") as the repository uses it:
+// what the package's entries (server.ts, facilitator.ts) export and the verify/settle logic the relayer's seller
+// routes share with the plug-in facilitator. SqliteServedPayments is imported from ./served-payments-sqlite.js:
+// node:sqlite needs Node 22.
 export * from "./outage-answers.js";
 export * from "./payment-claims.js";
 export * from "./payment-metrics.js";

@@ -1,6 +1,7 @@
 import type { FacilitatorContext, Network, PaymentPayload, PaymentRequirements, SchemeNetworkFacilitator, SettleResponse, VerifyResponse } from "@x402/core/types";
 import { Transaction, type Provider, type TransactionReceipt, type Wallet } from "ethers";
-import { Entrypoint__factory, IPrivacyPool__factory } from "../types/ethers-contracts/index.js";
+import { IEntrypoint__factory } from "../types/ethers-contracts/factories/contracts/interfaces/IEntrypoint__factory.js";
+import { IPrivacyPool__factory } from "../types/ethers-contracts/factories/contracts/interfaces/IPrivacyPool__factory.js";
 import type { Registry } from "prom-client";
 import { MemoryPaymentClaims, type PaymentClaims } from "./payment-claims.js";
 import { SellerPaymentMetrics } from "./payment-metrics.js";
@@ -62,7 +63,7 @@ export class ShieldedFacilitatorScheme implements SchemeNetworkFacilitator {
     const pool = IPrivacyPool__factory.connect(deployment.privacyPool, provider);
     this.payments = new ShieldedPayments({
       deployment,
-      entrypoint: Entrypoint__factory.connect(deployment.entrypoint, provider),
+      entrypoint: IEntrypoint__factory.connect(deployment.entrypoint, provider),
       pool,
       settler: wallet.address,
       feeRecipient: options.feeRecipient ?? wallet.address,
@@ -103,7 +104,7 @@ export class ShieldedFacilitatorScheme implements SchemeNetworkFacilitator {
   private async sendRelay(relay: ShieldedRelay): Promise<TransactionReceipt> {
     const { wallet, deployment } = this.options;
     const provider = wallet.provider!;
-    const entrypoint = Entrypoint__factory.connect(deployment.entrypoint, wallet);
+    const entrypoint = IEntrypoint__factory.connect(deployment.entrypoint, wallet);
     const signed = this.inNonceOrder(async () => {
       let raw: string;
       try {

@@ -3,7 +3,8 @@ import { isError, type FeeData, type TransactionReceipt } from "ethers";
 import { gasCostInUsdc } from "../lib/gas-cost.js";
 import { toSolidityProof, type SolidityWithdrawProof } from "../sdk/circuit/solidity-proof.js";
 import { encodeSellerPayment, type Withdrawal } from "../sdk/circuit/context.js";
-import type { Entrypoint, IPrivacyPool } from "../types/ethers-contracts/index.js";
+import type { IEntrypoint } from "../types/ethers-contracts/contracts/interfaces/IEntrypoint.js";
+import type { IPrivacyPool } from "../types/ethers-contracts/contracts/interfaces/IPrivacyPool.js";
 import {
   readShieldedPayment,
   shieldedTermsProblems,
@@ -90,7 +91,7 @@ export interface ShieldedPaymentsDeps {
   /** The deployment: its chain, entrypoint, pool, the pool's asset (USDC) and scope. */
   deployment: { chainId: number; entrypoint: string; privacyPool: string; usdc: string; scope: bigint };
   /** The entrypoint, connected to a provider; simulations run from `settler`. */
-  entrypoint: Entrypoint;
+  entrypoint: IEntrypoint;
   pool: IPrivacyPool;
   /** The account that sends the relays and pays their gas. */
   settler: string;

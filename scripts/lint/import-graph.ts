@@ -18,6 +18,18 @@ export function importGraph(files: readonly string[]): Map<string, string[]> {
   return graph;
 }
 
+/** The files `entries` reach through their relative imports, the entries included (absolute paths, sorted). */
+export function importClosure(entries: readonly string[]): string[] {
+  const reached = new Set<string>();
+  const visit = (file: string) => {
+    if (reached.has(file)) return;
+    reached.add(file);
+    for (const match of readFileSync(file, "utf8").matchAll(RELATIVE_IMPORT)) visit(path.resolve(path.dirname(file), match[1]!).replace(/\.js$/, ".ts"));
+  };
+  for (const entry of entries) visit(entry);
+  return [...reached].sort();
+}
+
 /** The import cycles of a graph: its strongly connected components of more than one file (Tarjan). */
 export function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   const index = new Map<string, number>();

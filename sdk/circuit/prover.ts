@@ -1,28 +1,13 @@
 import { readFile } from "node:fs/promises";
 import * as snarkjs from "snarkjs";
 import { WITHDRAW_ARTIFACTS, type CircuitArtifacts } from "./artifacts.js";
+import type { WithdrawProof } from "./proof.js";
 import type { WithdrawCircuitInput } from "./withdraw-input.js";
 
-// The SDK's own names for what snarkjs reads and writes: its package's types must not need snarkjs' (it ships none;
-// sdk/types/snarkjs.d.ts declares its API for these sources only, with this proof type).
-
-/** A Groth16 proof as snarkjs writes it: affine coordinates as decimal strings. */
-export interface Groth16Proof {
-  pi_a: string[];
-  pi_b: string[][];
-  pi_c: string[];
-  protocol: string;
-  curve: string;
-}
+export type { Groth16Proof, WithdrawProof } from "./proof.js";
 
 /** A verification key as snarkjs exports it. */
 export type VerificationKey = Record<string, unknown>;
-
-export interface WithdrawProof {
-  proof: Groth16Proof;
-  /** Positional public signals as decimal strings (see public-signals.ts for their names). */
-  publicSignals: string[];
-}
 
 /** Generates a Groth16 withdrawal proof. Throws when the input admits no witness (the circuit rejects it). */
 export async function proveWithdrawal(

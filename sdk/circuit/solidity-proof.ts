@@ -1,4 +1,4 @@
-import type { WithdrawProof } from "./prover.js";
+import type { WithdrawProof } from "./proof.js";
 
 /** ProofLib.WithdrawProof as the contracts take it. */
 export interface SolidityWithdrawProof {

@@ -1,7 +1,6 @@
 import { execFile } from "node:child_process";
 import { existsSync, lstatSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
@@ -9,6 +8,7 @@ import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { NoteVault } from "../../sdk/agent/index.js";
 import { sha256File } from "../../sdk/circuit/artifacts.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
+import { developerEnv, installPackedProject, repositoryVersion, type PackedProject } from "../helpers/packed-project.js";
 import { AGENT_PASSPHRASE, startPaymentWorld, type PaymentWorld } from "../x402/helpers/payment-world.js";
 
 const run = promisify(execFile);
@@ -49,9 +49,6 @@ try {
 const NODE_22 = path.join(ROOT, "node_modules", "node", "bin", "node");
 const TAKE_BPS = 500n;
 
-/** The environment of an agent developer's shell: this process's, less the variables npm set for this test run. */
-const developerEnv = (): NodeJS.ProcessEnv => Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("npm_")));
-
 /** The machine's own `node`: the first on PATH outside a node_modules/.bin (where npm puts the repository's Node 22). */
 function machineNode(): string | undefined {
   return (process.env.PATH ?? "")
@@ -61,54 +58,20 @@ function machineNode(): string | undefined {
     .find((file) => existsSync(file));
 }
 
-/** The version of a package the repository installs: the consumer pins the same. */
-async function repositoryVersion(name: string): Promise<string> {
-  return (JSON.parse(await readFile(path.join(ROOT, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
-}
-
-interface InstalledSdk {
-  /** The agent developer's project: an empty folder outside the repository, with the SDK and @x402/* installed. */
-  project: string;
-  /** The SDK's folder in the project's node_modules. */
-  sdk: string;
-  /** What `npm install` printed, the SDK's postinstall included. */
-  installLog: string;
-  cleanup(): Promise<void>;
-}
-
 /**
- * Packs the SDK with `npm pack` (its prepack compiles it), and installs the tarball, @x402/core and @x402/fetch from
- * the npm registry into an empty ESM project in the system's temporary folder, with the consumer program beside.
+ * The SDK packed and installed, with @x402/core and @x402/fetch from the npm registry, into an empty project outside
+ * the repository, with the consumer program beside; `sdk` is its folder in the project's node_modules.
  */
-async function installPackedSdk(): Promise<InstalledSdk> {
-  const packs = await mkdtemp(path.join(tmpdir(), "sdk-pack-"));
-  const project = await mkdtemp(path.join(tmpdir(), "sdk-consumer-"));
-  const cleanup = async () => {
-    for (const dir of [packs, project]) await rm(dir, { recursive: true, force: true });
-  };
-  try {
-    const env = { ...developerEnv(), npm_config_update_notifier: "false" };
-    await run("npm", ["pack", "--pack-destination", packs], { cwd: SDK, env, maxBuffer: 1 << 24 });
-    const tarballs = (await readdir(packs)).filter((file) => file.endsWith(".tgz"));
-    expect(tarballs).to.have.length(1);
-    await writeFile(path.join(project, "package.json"), `${JSON.stringify({ name: "agent", private: true, type: "module" })}\n`);
-    const peers = await Promise.all(["@x402/core", "@x402/fetch"].map(async (name) => `${name}@${await repositoryVersion(name)}`));
-    const installed = await run("npm", ["install", "--no-audit", "--no-fund", "--foreground-scripts", path.join(packs, tarballs[0]!), ...peers], {
-      cwd: project,
-      env,
-      maxBuffer: 1 << 24,
-    });
-    await writeFile(path.join(project, "pay.mjs"), CONSUMER_PROGRAM);
-    return { project, sdk: path.join(project, "node_modules", "x402-privacy-sdk"), installLog: installed.stdout + installed.stderr, cleanup };
-  } catch (error) {
-    await cleanup();
-    throw error;
-  }
+async function installPackedSdk(): Promise<PackedProject & { sdk: string }> {
+  const peers = await Promise.all(["@x402/core", "@x402/fetch"].map(async (name) => `${name}@${await repositoryVersion(name)}`));
+  const installed = await installPackedProject(["sdk"], peers);
+  await writeFile(path.join(installed.project, "pay.mjs"), CONSUMER_PROGRAM);
+  return { ...installed, sdk: path.join(installed.project, "node_modules", "x402-privacy-sdk") };
 }
 
 describe("the agent SDK as a package (sdk/package.json): packed, installed outside the repository, paying through @x402/fetch", function () {
   let world: PaymentWorld;
-  let installed: InstalledSdk;
+  let installed: PackedProject & { sdk: string };
   /** Where the package's postinstall leaves the native prover (sdk/native-prover/build.mjs). */
   const nativeProver = () => path.join(installed.sdk, "build", "native-prover", "groth16-prover");
   const nativeBuilt = () => existsSync(nativeProver());

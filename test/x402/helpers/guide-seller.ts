@@ -3,13 +3,12 @@ import { once } from "node:events";
 import { readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import type { LocalServer } from "../../../x402-peers/local-server.js";
 
 /** The sellers' guide. */
 export const GUIDE = "docs/accept-private-payments.md";
-/** How the guide imports the plug-in: from a checkout of this repository beside the seller. */
-const PLUG_IN_IMPORT = "./x402-privacy-facilitator/seller/index.ts";
+/** How the guide imports the plug-in: the seller package's server entry. */
+const PLUG_IN_IMPORT = '"x402-privacy-seller/server"';
 
 /** The guide's TypeScript blocks, in order: the @x402/express seller, then the @x402/hono one. */
 export async function guideSellers(): Promise<string[]> {
@@ -27,12 +26,12 @@ async function freePort(): Promise<number> {
 
 /**
  * Runs a seller of the guide as written, in a process of its own under tsx in `project` (a folder whose
- * node_modules holds its packages), with the plug-in imported from this repository and `env` as its environment;
- * resolves once it answers.
+ * node_modules holds its packages, the seller package among them), with `env` as its environment; resolves once it
+ * answers.
  */
 export async function runGuideSeller(code: string, project: string, env: Record<string, string>): Promise<LocalServer> {
   if (!code.includes(PLUG_IN_IMPORT)) throw new Error(`the guide's seller no longer imports the plug-in from ${PLUG_IN_IMPORT}`);
-  await writeFile(path.join(project, "seller.ts"), code.replace(PLUG_IN_IMPORT, pathToFileURL(path.resolve("seller/index.ts")).href));
+  await writeFile(path.join(project, "seller.ts"), code);
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), "seller.ts"], {
     cwd: project,

@@ -9,7 +9,7 @@ import { AccessFeeGate } from "./buyer/access-fee-gate.js";
 import { AccessFeeRelay } from "./buyer/access-fee-relay.js";
 import { AgentRegistry } from "./agents/registry.js";
 import { connectPoolChain } from "./chain/connect-chain.js";
-import type { PoolChain } from "./chain/pool-chain.js";
+import { RECEIPT_POLL_MS, type PoolChain } from "./chain/pool-chain.js";
 import type { RelayerConfig } from "./config.js";
 import { Facilitator } from "./buyer/facilitator.js";
 import { crashAt, NO_FAULTS } from "./ops/faults.js";
@@ -216,7 +216,7 @@ async function wireRelayer(
           metrics: metrics.sellerPayments,
         }),
         relayer: chain.relayer.address,
-        eip3009Signer: eip3009Account && viemFacilitatorSigner(eip3009Account, { rpcUrl: config.rpcUrl, chainId: chain.deployment.chainId }),
+        eip3009Signer: eip3009Account && viemFacilitatorSigner(eip3009Account, { rpcUrl: config.rpcUrl, chainId: chain.deployment.chainId, receiptPollMs: RECEIPT_POLL_MS }),
         metrics: metrics.sellerPayments,
       }),
     },

@@ -17,10 +17,12 @@
 // bench/README.md. Prints a table per leaf count and their comparison, and writes bench/results/settle.json (by leaf
 // count).
 //
-// On the same blocks, BENCH_PAID_REQUESTS (default 10) whole paid requests (first 402 to the 200) of each method, after
-// a warm-up: by shielded proof (the relayer's seller routes relay the agent's proof; the pool pays the seller) and by
-// the settle-x402 detour (the agent proves, the relayer funds a payer, the seller's facilitator settles its
-// authorization); with the transactions and gas that landed on chain per payment (bench/settle/paid-request.ts).
+// On the same blocks, BENCH_PAID_REQUESTS (default 10) rounds of whole paid requests (first 402 to the 200), after a
+// warm-up, the methods interleaved at one block phase a round: by shielded proof through the relayer's seller routes
+// and through the seller package's facilitator (the pool pays the seller), by the settle-x402 detour (the agent
+// proves, the relayer funds a payer, the seller's facilitator settles its authorization), and a plain buyer's EIP-3009
+// payment through the relayer's seller routes and through the reference facilitator; with the transactions and gas
+// that landed on chain per payment (bench/settle/paid-request.ts).
 //
 // Last, on a chain of its own, BENCH_TAB_REQUESTS (default 100) requests on a private tab after its first, then a burst
 // of BENCH_BURST_SIZE on the same tab (bench/settle/tab-latency.ts).
@@ -45,7 +47,7 @@ import { startPaymentWorld } from "../../test/x402/helpers/payment-world.js";
 import { builtNativeProver } from "../../sdk/prover/native-process.js";
 import { elapsedMs, percentile, printTable, writeResults } from "../report.js";
 import type { AgentLoad, AgentLoadPlan, PaymentRecord } from "./agent-load.js";
-import { measurePaidRequests } from "./paid-request.js";
+import { measurePaidRequests, PAID_REQUEST_METHODS, type PaidRequestMethod } from "./paid-request.js";
 import { seedPool } from "./seeded-pool.js";
 import { measureTabLatency } from "./tab-latency.js";
 
@@ -566,7 +568,7 @@ async function measureAt(leafCount: number) {
           agentLoads.push(await agentLoad(custody, [burst], { kind: "burst", size: BURST_SIZE, bursts: BURSTS, gapMs: BURST_GAP_MS }));
         }
       });
-      console.log(`whole paid requests on ${BLOCK_MS} ms blocks, ${PAID_REQUESTS} each: shielded proof, then the settle-x402 detour...`);
+      console.log(`whole paid requests on ${BLOCK_MS} ms blocks, ${PAID_REQUESTS} rounds of each method interleaved: shielded proof through the relayer's routes and the seller package's facilitator, the settle-x402 detour, plain EIP-3009 through the routes and the reference facilitator...`);
       paidRequests = await measurePaidRequests(world, { payments: PAID_REQUESTS, blockMs: BLOCK_MS });
     } finally {
       await chainProvider.request({ method: "evm_setIntervalMining", params: [0] });
@@ -613,6 +615,16 @@ const agentLoadResult = (run: AgentLoadRun) =>
   `end to end ${p(run.endToEnd)} ms; relayer ${p(run.relayer)} ms; agent's proof ${p(run.agentProof)} ms; quote + trees ${p(run.quoteAndTrees)} ms; ` +
   `note wait p95 ${run.noteWait.p95Ms} ms; ${run.load.kind === "open-loop" ? `${run.settlesPerMinute}/min, ` : ""}${run.errors} errors, ` +
   `${run.transactions} transactions, ${run.gasPerSettle.toLocaleString("en-US")} gas a settle`;
+/** What each method of bench/settle/paid-request.ts is, in the table. */
+const PAID_REQUEST_NAMES: Record<PaidRequestMethod, string> = {
+  shieldedViaRoutes: "shielded proof, the relayer's seller routes",
+  shieldedViaPackage: "shielded proof, the seller package's facilitator",
+  detour: "settle-x402 detour, then the reference facilitator",
+  plainViaRoutes: "plain EIP-3009, the relayer's seller routes",
+  plainViaReference: "plain EIP-3009, the reference facilitator",
+};
+const against = ({ p50Ratio, pairedMedianDiffMs }: { p50Ratio: number; pairedMedianDiffMs: number }) =>
+  `p50 ${(p50Ratio * 100).toFixed(0)}% of it; round by round (same block phase) median ${pairedMedianDiffMs >= 0 ? "+" : ""}${pairedMedianDiffMs} ms`;
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 const count = (n: number) => n.toLocaleString("en-US");
 
@@ -654,18 +666,19 @@ for (const run of runs) {
           ] as [string, string][])),
       ...run.agentLoads.runs.map((load): [string, string] => [`${loadName(load)}, ${run.agentLoads.blockMs} ms blocks`, agentLoadResult(load)]),
       ["settles per minute, sequential / concurrent (automine)", `${run.sequentialSettlesPerMinute} / ${concurrent.settlesPerMinute}`],
-      ...(["direct", "detour"] as const).map((method): [string, string] => {
-        const paid = run.paidRequests[method];
-        const how = method === "direct" ? "shielded proof, the pool pays the seller" : "settle-x402 detour, then the seller's facilitator";
+      ...PAID_REQUEST_METHODS.map((method): [string, string] => {
+        const paid = run.paidRequests.methods[method];
         return [
-          `whole paid request on ${BLOCK_MS} ms blocks (${paid.payments}), ${how}`,
+          `whole paid request on ${BLOCK_MS} ms blocks (${paid.payments}), ${PAID_REQUEST_NAMES[method]}`,
           `p50 ${paid.p50Ms} ms, p95 ${paid.p95Ms} ms (agent's proof p50 ${paid.proofP50Ms} ms, the rest ${paid.restP50Ms} ms); ` +
             `${paid.transactions} transaction(s), ${paid.gasPerPayment.toLocaleString("en-US")} gas a payment`,
         ];
       }),
+      ["  plain, the relayer's routes against the reference facilitator", against(run.paidRequests.plainRoutesAgainstReference)],
+      ["  shielded proof, the relayer's routes against the seller package's facilitator", against(run.paidRequests.shieldedRoutesAgainstPackage)],
       [
-        "  shielded proof against the detour",
-        `p50 ${((run.paidRequests.direct.p50Ms / run.paidRequests.detour.p50Ms) * 100).toFixed(0)}% of it, gas ${((run.paidRequests.direct.gasPerPayment / run.paidRequests.detour.gasPerPayment - 1) * 100).toFixed(1)}%`,
+        "  shielded proof (routes) against the detour",
+        `${against(run.paidRequests.shieldedAgainstDetour)}, gas ${((run.paidRequests.methods.shieldedViaRoutes.gasPerPayment / run.paidRequests.methods.detour.gasPerPayment - 1) * 100).toFixed(1)}%`,
       ],
     ],
   );

@@ -102,7 +102,7 @@ function deepestStateTree(proofs: SolidityWithdrawProof[]): bigint {
  * a poll after its block on average: ethers' default (4 s) would add up to two of Base's 2 s blocks to each; 100 ms
  * adds 50 ms, at ten block-number requests a second while relays are pending.
  */
-const RECEIPT_POLL_MS = 100;
+export const RECEIPT_POLL_MS = 100;
 
 /** Steps a caller of PoolChain.relay can hook into. */
 /** A relay's gas limit and fees, set from the network's fee data instead of the relayer's estimate (PoolChain.relayCapped). */

@@ -99,8 +99,8 @@ export interface LeasePayment extends SignedPayment {
 /** The payer's signed payment of a settle-x402 or open-tab lease, built before anything is reserved. */
 export interface SignedPayment {
   /**
-   * What the payer signed, replayed to retries: settle-x402's x402 payment header, or open-tab's deposit (base64 JSON
-   * of the tab's TabDeposit, the payer's authorization to x402's deposit collector).
+   * What the payer signed, replayed to retries: settle-x402's x402 payment header, or open-tab's channel and deposit
+   * (relayer/x402/tab-lease.ts: the payer's authorization to x402's deposit collector).
    */
   xPayment: string;
   /** EIP-3009 validBefore (unix seconds): after it an unused authorization leaves funds at the payer to sweep. */

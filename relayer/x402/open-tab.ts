@@ -20,6 +20,7 @@ import { payerWallet } from "./payer-keys.js";
 import { PaymentPreflight, payerWindow, type PayerOrder, type PayerTerms } from "./payment-preflight.js";
 import type { PaymentWindow } from "./seller-terms.js";
 import { labelEvidenceOf } from "./settle-x402.js";
+import { encodeTabLeasePayment, tabLeasePaymentOf } from "./tab-lease.js";
 
 /** What quote-tab and open-tab name besides the note or the proof: the seller's entry, the channel's agent side, the deposit. */
 export interface TabTerms extends PayerTerms<BatchSettlementRequirement> {
@@ -126,11 +127,11 @@ export class TabOpener {
       payment: { nonce, validBefore: channel.validBefore },
       // The refund precommitment is in no transaction: a retry must be the agent's, not a reader of the relay's calldata.
       terms: [...order.terms, channel.channelId, request.refundPrecommitment],
-      buildPayment: () => this.signDeposit(payer, { value: payout, validBefore: channel.validBefore, nonce, depositSalt: paymentSalt }),
+      buildPayment: () => this.signDeposit(payer, { channelId: channel.channelId, value: payout, validBefore: channel.validBefore, nonce, depositSalt: paymentSalt }),
     });
     await facilitator.recordSpend({ nullifierHash, amount: order.sellerAmount, agentId: request.agentId }, result.replayed);
     const { channelConfig, channelId } = channel;
-    return { ...result, payer: payer.address, channelConfig, channelId, deposit: tabDepositOf(result.lease.payment!.xPayment) };
+    return { ...result, payer: payer.address, channelConfig, channelId, deposit: tabLeasePaymentOf(result.lease.payment!.xPayment)!.deposit };
   }
 
   /** The pre-flight of every payer's payment (payment-preflight.ts), of the deposit; a deposit must cover one request. */
@@ -152,7 +153,10 @@ export class TabOpener {
   }
 
   /** The payer's ReceiveWithAuthorization of the payout to the deposit collector, under the token's own domain. */
-  private async signDeposit(payer: Wallet, { value, validBefore, nonce, depositSalt }: { value: bigint; validBefore: bigint; nonce: string; depositSalt: string }): Promise<SignedPayment> {
+  private async signDeposit(
+    payer: Wallet,
+    { channelId, value, validBefore, nonce, depositSalt }: { channelId: string; value: bigint; validBefore: bigint; nonce: string; depositSalt: string },
+  ): Promise<SignedPayment> {
     const { chain } = this.deps;
     const { name, version } = await this.preflights.token.read();
     const { types, message } = tabDepositAuthorization({ payer: payer.address, value, validBefore, nonce });
@@ -161,11 +165,6 @@ export class TabOpener {
       amount: value.toString(),
       authorization: { erc3009Authorization: { validAfter: "0", validBefore: validBefore.toString(), salt: depositSalt, signature } },
     };
-    return { xPayment: Buffer.from(JSON.stringify(deposit)).toString("base64"), validBefore: Number(validBefore), nonce };
+    return { xPayment: encodeTabLeasePayment({ channelId, deposit }), validBefore: Number(validBefore), nonce };
   }
-}
-
-/** The deposit a tab's lease keeps in its payment (signDeposit's encoding). */
-function tabDepositOf(xPayment: string): TabDeposit {
-  return JSON.parse(Buffer.from(xPayment, "base64").toString("utf8")) as TabDeposit;
 }

@@ -8,12 +8,14 @@ import { hexlify, randomBytes, Wallet } from "ethers";
 import { createPublicClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { grossForNet } from "../../relayer/pricing/pricing.js";
+import { expiredPayersWaiting, sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
 import { proveLocally } from "../../sdk/agent/index.js";
 import { FacilitatorClient, type OpenTabAnswer, type QuoteTabAnswer } from "../../sdk/client/facilitator-client.js";
-import { nullifierHashOf, type Note } from "../../sdk/index.js";
+import { createNote, deriveRefundSecrets, nullifierHashOf, type Note } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
 import type { BatchSettlementRequirement } from "../../sdk/x402/batch-settlement.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
+import { PAYER_KEY_SECRET, relayerKey } from "../relayer/helpers/relayer-harness.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 import { startRecordingProxy, type RecordingProxy } from "./helpers/recording-proxy.js";
 
@@ -228,5 +230,55 @@ describe("the relayer opens private tabs: quote-tab and open-tab (docs/api.md 4.
     }
     const quoted = await quote(base);
     expect(quoted.status, JSON.stringify(quoted.body)).to.equal(200);
+  });
+
+  // Last: the chain's clock moves past the tab's withdrawal delay.
+  it("sweeps a tab the seller never claimed back into the pool as the agent's refund note once its key withdrew it; one the seller claimed from stays at the payer", async function () {
+    const { entrypoint: pool, usdc } = world.chain.facilitator;
+    const { networkHelpers, ethers } = world.chain.connection;
+    await (await pool.grantRole(await pool.REFUNDER_ROLE(), relayerKey.address)).wait();
+    const { store, chain } = world.relayer.relayer;
+    const sweep = async () => (await sweepExpiredPayers({ store, chain, payerKeySecret: PAYER_KEY_SECRET })).records;
+    const openAndFund = async () => {
+      const note = await newNote();
+      const tab = await provenTab(note);
+      const opened = (await world.relayer.post(OPEN_TAB, tab.body)).body as unknown as OpenTabAnswer;
+      await payFirstRequest(opened, tab);
+      return { note, tab, opened };
+    };
+    const unclaimed = await openAndFund();
+    const claimed = await openAndFund();
+    const ofClaimed = (channel: { channelId: string }) => channel.channelId.toLowerCase() === claimed.opened.channelId.toLowerCase();
+    await tabSeller.channels.claimAndSettle({ selectClaimChannels: (channels) => channels.filter(ofClaimed) });
+    await tabSeller.channels.refund([claimed.opened.channelId]);
+    expect(await tabSeller.settlement.channels(claimed.opened.channelId)).to.deep.equal([PRICE, PRICE]);
+
+    // Past the deposits' window the unclaimed tab's channel still holds its deposit: nothing moves, and it waits.
+    await networkHelpers.time.increase(120);
+    const early = await sweep();
+    expect(early.filter((record) => record.payer === unclaimed.opened.payer)).to.deep.equal([]);
+    expect(early.filter((record) => record.payer === claimed.opened.payer).map((record) => record.outcome)).to.deep.equal(["used"]);
+    // What is left unswept is tabs whose channel holds their deposit: they wait for the tab, not for the sweep.
+    expect(await expiredPayersWaiting({ store, chain })).to.equal(0);
+
+    const tabKey = unclaimed.tab.tabKey.connect(ethers.provider);
+    await networkHelpers.setBalance(tabKey.address, 10n ** 17n);
+    const settlement = tabSeller.settlement.connect(tabKey);
+    await (await settlement.initiateWithdraw(unclaimed.opened.channelConfig, DEPOSIT)).wait();
+    await networkHelpers.time.increase(unclaimed.opened.channelConfig.withdrawDelay);
+    await (await settlement.finalizeWithdraw(unclaimed.opened.channelConfig)).wait();
+    expect(await world.usdcBalance(unclaimed.opened.payer)).to.equal(DEPOSIT);
+    expect(await expiredPayersWaiting({ store, chain })).to.equal(1);
+
+    const pool0 = await usdc.balanceOf(await world.chain.facilitator.privacyPool.getAddress());
+    const swept = (await sweep()).filter((record) => record.payer === unclaimed.opened.payer);
+    expect(swept.map(({ outcome, amount }) => ({ outcome, amount }))).to.deep.equal([{ outcome: "deposited", amount: DEPOSIT }]);
+    expect((await usdc.balanceOf(await world.chain.facilitator.privacyPool.getAddress())) - pool0).to.equal(DEPOSIT);
+    const refund = createNote(DEPOSIT, unclaimed.note.label, deriveRefundSecrets(unclaimed.note));
+    const deposited = await pool.queryFilter(pool.filters.RefundDeposited(unclaimed.opened.payer));
+    expect(deposited.map((event) => event.args.commitment)).to.deep.equal([refund.commitment]);
+    expect(await world.usdcBalance(unclaimed.opened.payer)).to.equal(0n);
+    expect((await sweep()).filter((record) => [unclaimed.opened.payer, claimed.opened.payer].includes(record.payer))).to.deep.equal([]);
+    expect(await expiredPayersWaiting({ store, chain })).to.equal(0);
   });
 });

@@ -45,7 +45,10 @@ export type StoredTab = z.infer<typeof StoredTabSchema>;
 export interface TabStore {
   /** The newest tab kept for `seller`, if any. */
   tab(seller: string): Promise<StoredTab | undefined>;
-  /** Keeps `tab`, replacing the one of the same key. */
+  /**
+   * Keeps `tab`, replacing the one of the same key and any of the same seller that never opened: its relay, if one was
+   * made, funded a payer whose deposit the agent never sent, which the payer sweep refunds without the tab's key.
+   */
   saveTab(tab: StoredTab): Promise<void>;
 }
 

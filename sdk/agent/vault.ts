@@ -352,7 +352,9 @@ export class NoteVault implements NoteStore, TabStore {
   }
 
   saveTab(tab: StoredTab): Promise<void> {
-    return this.update(() => {}, (tabs) => [...tabs.filter((kept) => kept.tabKey !== tab.tabKey), structuredClone(tab)]);
+    // A tab of the same seller that never opened is dropped: no channel holds its deposit (tab-record.ts).
+    const superseded = (kept: StoredTab) => kept.tabKey === tab.tabKey || (kept.seller === tab.seller && kept.opened === undefined);
+    return this.update(() => {}, (tabs) => [...tabs.filter((kept) => !superseded(kept)), structuredClone(tab)]);
   }
 
   /** Applies `change` to a copy of the entries (and `changeTabs` to the tabs), writes it, and only then makes it the vault's state. */

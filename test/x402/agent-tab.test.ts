@@ -89,4 +89,36 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     expect(await world.usdcBalance(seller.payTo)).to.equal(19n * PRICE);
     await reopened.close();
   });
+
+  it("opens another tab when the last one cannot pay the price, each counted in full against the budget; past the budget it opens none", async function () {
+    const price = 10_000n;
+    const deposit = 50_000n;
+    const dear = await world.startTabSeller({ price });
+    try {
+      const gross = grossForNet(deposit, takeBps);
+      const tabs = { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: deposit };
+      const { agent, events } = await world.newAgent(world.chain.depositors.bob, 1_000_000n, { custody: "non-custodial", tabs, budgetAtomic: 2n * gross });
+      const relaysBefore = await relays();
+      // The second tab is paid out of the first one's change note: the indexer must have read it.
+      await world.whileIndexerFollows(async () => {
+        for (let i = 0; i < 10; i++) {
+          const response = await agent.fetch(dear.resourceUrl);
+          expect(response.status, await response.clone().text()).to.equal(200);
+        }
+      });
+      expect(await relays()).to.equal(relaysBefore + 2);
+      expect(events.filter((event) => event.step === "proved")).to.have.length(2);
+      expect(agent.committedAtomic).to.equal(2n * gross);
+      const refused = await agent.fetch(dear.resourceUrl).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).to.include({ code: "BUDGET_EXHAUSTED" });
+      expect(await relays()).to.equal(relaysBefore + 2);
+      await dear.channels.claimAndSettle();
+      expect(await world.usdcBalance(dear.payTo)).to.equal(10n * price);
+    } finally {
+      await dear.close();
+    }
+  });
 });

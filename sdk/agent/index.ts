@@ -27,3 +27,4 @@ export { proveShieldedPayment, type AgentPool, type ShieldedProof } from "./shie
 export { emptyTrees, loadTrees, saveTrees, type AgentTrees } from "./tree-file.js";
 export { DEFAULT_TAB_DEPOSIT_ATOMIC, DEFAULT_TAB_LIFETIME_SECONDS, type TabOptions } from "./private-tab.js";
 export { tabSellerOf, type StoredTab, type TabStore } from "./tab-record.js";
+export { PrivateTabScheme, registerPrivateTabScheme, type PrivateTabSchemeOptions } from "./private-tab-scheme.js";

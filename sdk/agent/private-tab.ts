@@ -1,7 +1,7 @@
-import { encodePaymentSignatureHeader } from "@x402/core/http";
-import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import { decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import type { ClientEvmSigner } from "@x402/evm";
-import { BatchSettlementEvmScheme, getChannel, processPaymentResponse, signVoucher } from "@x402/evm/batch-settlement/client";
+import { BatchSettlementEvmScheme, getChannel, signVoucher, updateChannelFromSettle, type ChannelSettleLocal } from "@x402/evm/batch-settlement/client";
 import { FileClientChannelStorage } from "@x402/evm/batch-settlement/client/file-storage";
 import { hexlify, randomBytes, Wallet, type TypedDataField } from "ethers";
 import type { OpenTabAnswer } from "../client/facilitator-client.js";
@@ -41,6 +41,16 @@ export interface TabRequest {
   resource: ResourceInfo;
 }
 
+/** One request's payment on a tab, until the seller answers it. */
+export interface TabPayment {
+  /** The x402 payload: the tab's deposit with its first voucher, or a voucher. */
+  payload: PaymentPayload["payload"];
+  /** Records the seller's answer: its settle response when it took the payment (the running total moves), else nothing. */
+  answered(settle: SettleResponse | undefined): Promise<void>;
+  /** Why a request `url` answered `status` (not 2xx) bought nothing. */
+  refusal(url: string, status: number): X402AgentError;
+}
+
 /**
  * The agent's private tabs (docs/design.md 13): one per seller, opened by one proof of its deposit, then every
  * request a voucher of the tab's own key through @x402/evm's client scheme, which never signs a second deposit. A
@@ -62,27 +72,46 @@ export class PrivateTabs {
     return this.deps.options.depositAtomic ?? DEFAULT_TAB_DEPOSIT_ATOMIC;
   }
 
-  /** Pays `request` on the agent's tab with its seller, opening a tab when none can pay it. */
+  /** Pays `request` on the agent's tab with its seller, opening a tab when none can pay it; one request per seller at a time. */
   pay(request: TabRequest): Promise<Response> {
     const seller = tabSellerOf(request.accepted);
-    const turn = (this.turns.get(seller) ?? Promise.resolve()).then(() => this.payInTurn(seller, request));
+    const turn = (this.turns.get(seller) ?? Promise.resolve()).then(async () => {
+      const payment = await this.prepare(request.accepted);
+      const response = await send(request, payment.payload);
+      const settle = response.headers.get("PAYMENT-RESPONSE");
+      await payment.answered(response.ok && settle !== null ? decodePaymentResponseHeader(settle) : undefined);
+      if (!response.ok) throw payment.refusal(request.url, response.status);
+      return response;
+    });
     this.turns.set(seller, turn.catch(() => undefined));
     return turn;
   }
 
-  private async payInTurn(seller: string, request: TabRequest): Promise<Response> {
-    const price = BigInt(request.accepted.amount);
+  /**
+   * The payment of one request of `accepted`'s price on the agent's tab with its seller, opening a tab when none can
+   * pay it. The caller sends it and hands the seller's answer to `answered` before the tab's next payment.
+   */
+  async prepare(accepted: BatchSettlementRequirement): Promise<TabPayment> {
+    const seller = tabSellerOf(accepted);
     const kept = await this.deps.store.tab(seller);
-    const tab = kept !== undefined && (await this.canPay(kept, price)) ? kept : await this.openTab(seller, request.accepted);
-    const response = tab.funded ? await this.payWithVoucher(tab, request) : await this.payWithDeposit(tab, request);
-    if (!response.ok) {
-      throw new X402AgentError(
-        "TAB_PAYMENT_REFUSED",
-        `${request.url} answered a request paid on the private tab ${tab.opened!.channelId} with ${response.status}. ` +
-          (tab.funded ? "The voucher bought nothing." : "The seller did not take the tab's deposit: it is refunded whole to the note's refund after its window."),
-      );
-    }
-    return response;
+    const tab = kept !== undefined && (await this.canPay(kept, BigInt(accepted.amount))) ? kept : await this.openTab(seller, accepted);
+    const { channelId } = this.channelOf(tab, accepted);
+    const local: ChannelSettleLocal = { channelId, requestAmount: accepted.amount, ...(!tab.funded && { depositAmount: tab.opened!.deposit.amount }) };
+    return {
+      payload: tab.funded ? await this.voucherPayload(tab, accepted) : await this.depositPayload(tab, accepted),
+      answered: async (settle) => {
+        if (settle?.success !== true) return;
+        const { chargedAmount, channelState } = (settle.extra ?? {}) as { chargedAmount?: string; channelState?: { chargedCumulativeAmount?: string } };
+        await updateChannelFromSettle(this.storage, { server: { chargedAmount, chargedCumulativeAmount: channelState?.chargedCumulativeAmount }, local });
+        if (!tab.funded) await this.deps.store.saveTab({ ...tab, funded: true });
+      },
+      refusal: (url, status) =>
+        new X402AgentError(
+          "TAB_PAYMENT_REFUSED",
+          `${url} answered a request paid on the private tab ${channelId} with ${status}. ` +
+            (tab.funded ? "The voucher bought nothing." : "The seller did not take the tab's deposit: it is refunded whole to the note's refund after its window."),
+        ),
+    };
   }
 
   /** Whether `tab` can pay `price` now: opened, within its lifetime, and holding the price (or its deposit still usable). */
@@ -121,25 +150,16 @@ export class PrivateTabs {
   }
 
   /** The tab's first request: the deposit the facilitator authorized, with the first voucher. */
-  private async payWithDeposit(tab: StoredTab, request: TabRequest): Promise<Response> {
-    const { accepted } = request;
-    const { deposit } = tab.opened!;
+  private async depositPayload(tab: StoredTab, accepted: BatchSettlementRequirement): Promise<PaymentPayload["payload"]> {
     const { channelConfig, channelId } = this.channelOf(tab, accepted);
     const voucher = await signVoucher(voucherSignerOf(tab), channelId, accepted.amount, accepted.network);
-    const response = await this.send(request, { type: "deposit", channelConfig, voucher, deposit });
-    if (response.ok) {
-      await processPaymentResponse(this.storage, (header) => response.headers.get(header), { channelId, requestAmount: accepted.amount, depositAmount: deposit.amount });
-      await this.deps.store.saveTab({ ...tab, funded: true });
-    }
-    return response;
+    return { type: "deposit", channelConfig, voucher, deposit: tab.opened!.deposit };
   }
 
   /** A later request: a voucher of the running total plus the price, by @x402/evm's client scheme from the kept totals. */
-  private async payWithVoucher(tab: StoredTab, request: TabRequest): Promise<Response> {
-    const { accepted } = request;
-    const { channelId } = this.channelOf(tab, accepted);
-    const payer = tab.opened!.payer as `0x${string}`;
+  private async voucherPayload(tab: StoredTab, accepted: BatchSettlementRequirement): Promise<PaymentPayload["payload"]> {
     // The payer signs nothing here: its one deposit was the facilitator's to sign, and is made.
+    const payer = tab.opened!.payer as `0x${string}`;
     const payerSigner: ClientEvmSigner = { address: payer, signTypedData: () => Promise.reject(new Error("a tab's payer signs no second deposit")) };
     const scheme = new BatchSettlementEvmScheme(payerSigner, {
       voucherSigner: voucherSignerOf(tab),
@@ -147,22 +167,20 @@ export class PrivateTabs {
       salt: tab.salt as `0x${string}`,
       depositStrategy: () => false,
     });
-    const { payload } = await scheme.createPaymentPayload(2, accepted as unknown as PaymentRequirements);
-    const response = await this.send(request, payload);
-    if (response.ok) await processPaymentResponse(this.storage, (header) => response.headers.get(header), { channelId, requestAmount: accepted.amount });
-    return response;
+    return (await scheme.createPaymentPayload(2, accepted as unknown as PaymentRequirements)).payload;
   }
 
   private channelOf(tab: StoredTab, accepted: BatchSettlementRequirement) {
     return tabChannelOf({ accepted, payer: tab.opened!.payer, payerAuthorizer: new Wallet(tab.tabKey).address, salt: tab.salt });
   }
+}
 
-  private send({ url, init, accepted, resource }: TabRequest, payload: PaymentPayload["payload"]): Promise<Response> {
-    const payment = { x402Version: 2, resource, accepted, payload } as unknown as PaymentPayload;
-    const headers = new Headers(init.headers);
-    headers.set("PAYMENT-SIGNATURE", encodePaymentSignatureHeader(payment));
-    return fetchSameOrigin(url, { ...init, headers });
-  }
+/** Sends the request with `payload` as its x402 v2 payment. */
+function send({ url, init, accepted, resource }: TabRequest, payload: PaymentPayload["payload"]): Promise<Response> {
+  const payment = { x402Version: 2, resource, accepted, payload } as unknown as PaymentPayload;
+  const headers = new Headers(init.headers);
+  headers.set("PAYMENT-SIGNATURE", encodePaymentSignatureHeader(payment));
+  return fetchSameOrigin(url, { ...init, headers });
 }
 
 /** The tab's key as @x402/evm's signer of its vouchers. */

@@ -44,7 +44,7 @@ import { BatchSettlementRequirementSchema, type BatchSettlementRequirement } fro
 import { X402AgentError } from "./errors.js";
 import { proveLocally, type QuoteExpectation } from "./local-proof.js";
 import type { NoteReservation, NoteStore } from "./note-reservation.js";
-import { PrivateTabs, type OpenTab, type TabOptions } from "./private-tab.js";
+import { PrivateTabs, type OpenTab, type TabOptions, type TabPayment } from "./private-tab.js";
 import type { TabStore } from "./tab-record.js";
 import { fetchSameOrigin } from "./same-origin-fetch.js";
 import { changeLanded, proveShieldedPayment, type AgentPool, type ShieldedProof } from "./shielded-proof.js";
@@ -422,11 +422,26 @@ export class X402Agent {
    * a voucher, or the opening of a tab first (openTab) when the agent has none that holds the price.
    */
   async payOnTab(url: string, init: RequestInit, accepted: BatchSettlementRequirement, resource: ResourceInfo, maxPaymentAtomic?: bigint): Promise<Response> {
-    this.emit({ step: "payment-required", url, x402Version: 2, amount: accepted.amount, payTo: accepted.payTo, network: accepted.network });
-    this.checkPrice(url, BigInt(accepted.amount), maxPaymentAtomic);
-    const response = await this.tabs!.pay({ url, init, accepted, resource });
+    const tabs = this.tabsFor(url, accepted, maxPaymentAtomic);
+    const response = await tabs.pay({ url, init, accepted, resource });
     this.emit({ step: "paid", url, status: response.status });
     return response;
+  }
+
+  /**
+   * The payment of one request on the agent's tab, for a client that sends it itself (the @x402/core scheme,
+   * PrivateTabScheme): the same caps as payOnTab; the caller hands the seller's answer to its `answered`.
+   */
+  async prepareTabPayment(url: string, accepted: BatchSettlementRequirement, maxPaymentAtomic?: bigint): Promise<TabPayment> {
+    return this.tabsFor(url, accepted, maxPaymentAtomic).prepare(accepted);
+  }
+
+  /** The agent's tabs, once the price of a request of `accepted` is within the caps. */
+  private tabsFor(url: string, accepted: BatchSettlementRequirement, maxPaymentAtomic?: bigint): PrivateTabs {
+    if (this.tabs === undefined) throw new TypeError("X402Agent: private tabs need the `tabs` option");
+    this.emit({ step: "payment-required", url, x402Version: 2, amount: accepted.amount, payTo: accepted.payTo, network: accepted.network });
+    this.checkPrice(url, BigInt(accepted.amount), maxPaymentAtomic);
+    return this.tabs;
   }
 
   /**

@@ -1,10 +1,12 @@
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { wrapFetchWithPayment } from "@x402/fetch";
 import { expect } from "chai";
 import { grossForNet } from "../../relayer/pricing/pricing.js";
-import { NoteVault, tabSellerOf, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
+import { NoteVault, PrivateTabScheme, registerPrivateTabScheme, tabSellerOf, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
 import type { BatchSettlementRequirement } from "../../sdk/x402/batch-settlement.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
@@ -88,6 +90,34 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     await seller.channels.claimAndSettle();
     expect(await world.usdcBalance(seller.payTo)).to.equal(19n * PRICE);
     await reopened.close();
+  });
+
+  it("pays through an @x402/core client with the private-tab scheme: one proof for many requests, the seller claims what it served", async function () {
+    const { vault } = await world.newAgent(world.chain.depositors.carol, 1_000_000n);
+    const scheme = new PrivateTabScheme({
+      facilitator: new FacilitatorClient(world.relayer.url),
+      notes: vault,
+      network: { chainId: world.chainId, asset: world.asset },
+      acceptNotPrivate: true,
+      custody: "non-custodial",
+      tabs: { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: DEPOSIT },
+    });
+    const fetchPaid = wrapFetchWithPayment(fetch, registerPrivateTabScheme(new x402Client(), scheme));
+    const other = await world.startTabSeller({ price: PRICE });
+    try {
+      const relaysBefore = await relays();
+      for (let i = 0; i < 6; i++) {
+        const response = await fetchPaid(other.resourceUrl);
+        expect(response.status, await response.clone().text()).to.equal(200);
+        expect(await response.json()).to.deep.equal(WEATHER_REPORT);
+      }
+      expect(await relays()).to.equal(relaysBefore + 1);
+      expect(other.served()).to.equal(6);
+      await other.channels.claimAndSettle();
+      expect(await world.usdcBalance(other.payTo)).to.equal(6n * PRICE);
+    } finally {
+      await other.close();
+    }
   });
 
   it("opens another tab when the last one cannot pay the price, each counted in full against the budget; past the budget it opens none", async function () {

@@ -68,10 +68,6 @@ export class PrivateTabs {
     this.storage = new FileClientChannelStorage({ directory: deps.options.channelDirectory });
   }
 
-  get depositAtomic(): bigint {
-    return this.deps.options.depositAtomic ?? DEFAULT_TAB_DEPOSIT_ATOMIC;
-  }
-
   /** Pays `request` on the agent's tab with its seller, opening a tab when none can pay it; one request per seller at a time. */
   pay(request: TabRequest): Promise<Response> {
     const seller = tabSellerOf(request.accepted);
@@ -135,7 +131,7 @@ export class PrivateTabs {
     const tabKey = new Wallet(hexlify(randomBytes(32)));
     const tab: StoredTab = { seller, tabKey: tabKey.privateKey, salt: hexlify(randomBytes(32)), createdAt: Date.now(), funded: false };
     await this.deps.store.saveTab(tab);
-    const depositAtomic = this.depositAtomic;
+    const depositAtomic = this.deps.options.depositAtomic ?? DEFAULT_TAB_DEPOSIT_ATOMIC;
     const answer = await this.deps.open({ accepted, payerAuthorizer: tabKey.address, salt: tab.salt, depositAtomic });
     const { channelId } = tabChannelOf({ accepted, payer: answer.payer, payerAuthorizer: tabKey.address, salt: tab.salt });
     if (channelId.toLowerCase() !== answer.channelId.toLowerCase() || BigInt(answer.deposit.amount) !== depositAtomic) {

@@ -70,24 +70,33 @@ export class PrivateTabs {
 
   /** Pays `request` on the agent's tab with its seller, opening a tab when none can pay it; one request per seller at a time. */
   pay(request: TabRequest): Promise<Response> {
-    const seller = tabSellerOf(request.accepted);
-    const turn = (this.turns.get(seller) ?? Promise.resolve()).then(async () => {
-      const payment = await this.prepare(request.accepted);
+    return this.inTurn(tabSellerOf(request.accepted), async () => {
+      const payment = await this.paymentNow(request.accepted);
       const response = await send(request, payment.payload);
       const settle = response.headers.get("PAYMENT-RESPONSE");
       await payment.answered(response.ok && settle !== null ? decodePaymentResponseHeader(settle) : undefined);
       if (!response.ok) throw payment.refusal(request.url, response.status);
       return response;
     });
-    this.turns.set(seller, turn.catch(() => undefined));
-    return turn;
   }
 
   /**
    * The payment of one request of `accepted`'s price on the agent's tab with its seller, opening a tab when none can
-   * pay it. The caller sends it and hands the seller's answer to `answered` before the tab's next payment.
+   * pay it (in turn with the seller's other payments: concurrent ones never open a tab each). The caller sends it and
+   * hands the seller's answer to `answered` before the tab's next payment.
    */
-  async prepare(accepted: BatchSettlementRequirement): Promise<TabPayment> {
+  prepare(accepted: BatchSettlementRequirement): Promise<TabPayment> {
+    return this.inTurn(tabSellerOf(accepted), () => this.paymentNow(accepted));
+  }
+
+  /** Runs `work` once the seller's work queued before it is done. */
+  private inTurn<T>(seller: string, work: () => Promise<T>): Promise<T> {
+    const turn = (this.turns.get(seller) ?? Promise.resolve()).then(work);
+    this.turns.set(seller, turn.catch(() => undefined));
+    return turn;
+  }
+
+  private async paymentNow(accepted: BatchSettlementRequirement): Promise<TabPayment> {
     const seller = tabSellerOf(accepted);
     const kept = await this.deps.store.tab(seller);
     const tab = kept !== undefined && (await this.canPay(kept, BigInt(accepted.amount))) ? kept : await this.openTab(seller, accepted);

@@ -16,6 +16,9 @@ export const MCP_ENV = {
   acceptNotPrivate: "X402_ACCEPT_NOT_PRIVATE",
   custody: "X402_CUSTODY",
   depositorPrivateKey: "X402_DEPOSITOR_PRIVATE_KEY",
+  tabsDirectory: "X402_TABS_DIRECTORY",
+  tabDepositAtomic: "X402_TAB_DEPOSIT_ATOMIC",
+  tabLifetimeSeconds: "X402_TAB_LIFETIME_SECONDS",
 } as const;
 
 const atomic = z.string().regex(/^[1-9][0-9]*$/, "must be a positive amount of atomic USDC (1 USDC = 1000000)").transform(BigInt);
@@ -45,6 +48,12 @@ export const McpConfigSchema = z
     custody: z.enum(["auto", "non-custodial", "custodial"]).default("auto"),
     /** The key the deposit tool pays deposits from; without it the tool refuses. */
     depositorPrivateKey: Bytes32Schema.optional(),
+    /** Where the private tabs' running totals are kept; set, sellers offering batch-settlement are paid by tab. */
+    tabsDirectory: z.string().min(1).optional(),
+    /** What a new tab holds (default the SDK's, 1 USDC). */
+    tabDepositAtomic: atomic.optional(),
+    /** How long one tab pays, seconds (default the SDK's, 1 day). */
+    tabLifetimeSeconds: z.string().regex(/^[1-9][0-9]*$/, "must be a positive number of seconds").transform(Number).optional(),
   })
   .strict();
 

@@ -30,6 +30,9 @@ async function main(): Promise<void> {
     acceptNotPrivate: config.acceptNotPrivate,
     maxPaymentAtomic: config.maxPaymentAtomic,
     budgetAtomic: config.budgetAtomic,
+    ...(config.tabsDirectory !== undefined && {
+      tabs: { channelDirectory: config.tabsDirectory, depositAtomic: config.tabDepositAtomic, lifetimeSeconds: config.tabLifetimeSeconds },
+    }),
     onEvent: agentEvents.onEvent,
   });
 

@@ -16,7 +16,7 @@ import {
   type X402Agent,
   type X402Settlement,
 } from "../sdk/agent/index.js";
-import { FacilitatorError, type FacilitatorClient } from "../sdk/client/facilitator-client.js";
+import { FacilitatorError, type FacilitatorClient, type OpenTabAnswer } from "../sdk/client/facilitator-client.js";
 import { amountOf, readPaymentRequired } from "../sdk/x402/index.js";
 
 /** What the tools work with. The seed and the keys stay in here: no answer and no log line carries them. */
@@ -155,9 +155,15 @@ export function registerWalletTools(server: McpServer, deps: WalletToolsDeps): v
           if (preview.status !== 402) return answer(await responseSummary(preview));
           const required = await readPaymentRequired(preview);
           if (required === undefined) throw new X402AgentError("NOT_X402", `${url} answered 402 without x402 payment details; nothing was paid.`);
-          const shielded = await agent.shieldedEntryOf(required);
-          const price = shielded?.amount ?? amountOf(agent.usableEntry(required, url));
-          const onTop = shielded === undefined ? "the facilitator's take comes on top" : `a relay fee of ${shielded.extra.fee} atomic USDC comes on top`;
+          const tab = agent.tabEntryOf(required);
+          const shielded = tab === undefined ? await agent.shieldedEntryOf(required) : undefined;
+          const price = tab?.amount ?? shielded?.amount ?? amountOf(agent.usableEntry(required, url));
+          const onTop =
+            tab !== undefined
+              ? "paid on a private tab; the first request to this seller opens one, its whole deposit and the facilitator's take leaving a note"
+              : shielded === undefined
+                ? "the facilitator's take comes on top"
+                : `a relay fee of ${shielded.extra.fee} atomic USDC comes on top`;
           return refusal(
             `CONFIRMATION_REQUIRED: ${url} asks ${price} atomic USDC (${onTop}). Nothing was paid. ` +
               `Ask the user to confirm this price, then call x402_fetch again with confirmPriceAtomic "${price}".`,
@@ -167,6 +173,7 @@ export function registerWalletTools(server: McpServer, deps: WalletToolsDeps): v
         const collect = (event: AgentEvent) => {
           steps.push(event.step);
           if (event.step === "settled" && "xPayment" in event.answer) payments.push(paymentSummary(event.answer));
+          if (event.step === "settled" && "opened" in event.answer) payments.push(tabSummary(event.answer));
           if (event.step === "proved-payment") payments.push(shieldedPaymentSummary(event));
         };
         const cap = confirmPriceAtomic === undefined ? {} : { maxPaymentAtomic: BigInt(confirmPriceAtomic) };
@@ -305,6 +312,21 @@ function shieldedPaymentSummary(event: Extract<AgentEvent, { step: "proved-payme
     private: event.private,
     anonymitySet: event.anonymitySet,
     custody: "non-custodial",
+  };
+}
+
+/** The opening of a private tab: its deposit, the relay that funded its payer, and its channel. */
+function tabSummary(tab: OpenTabAnswer) {
+  return {
+    method: "tab",
+    depositAtomic: tab.deposit.amount,
+    grossAtomic: tab.gross,
+    payer: tab.payer,
+    channelId: tab.channelId,
+    fundingTxHash: tab.fundingTxHash,
+    private: tab.privacy.private,
+    anonymitySet: tab.privacy.anonymitySet,
+    custody: tab.privacy.custody.mode,
   };
 }
 

@@ -32,6 +32,7 @@ import { PoolWithdrawer } from "./settlement/withdrawal.js";
 import { openRelayerStore } from "./store/open-store.js";
 import type { RelayerStore } from "./store/relayer-store.js";
 import { buildSupported } from "./pricing/supported.js";
+import { TabOpener } from "./x402/open-tab.js";
 import { X402Settler } from "./x402/settle-x402.js";
 import { SweepSchedule } from "./x402/sweep-schedule.js";
 import { expiredPayersWaiting } from "./x402/payer-sweep.js";
@@ -132,7 +133,9 @@ async function wireRelayer(
   });
   const paymentWindow = { minimumSeconds: config.x402MinWindowSeconds, maximumSeconds: config.x402MaxWindowSeconds };
   const nonCustodial = { quoteTtlSeconds: config.quoteTtlSeconds, verificationKeySha256: await verificationKeySha256() };
-  const x402 = new X402Settler({ facilitator, chain, accessFee, agents, payerKeySecret: config.payerKeySecret, window: paymentWindow });
+  const payerDeps = { facilitator, chain, accessFee, agents, payerKeySecret: config.payerKeySecret, window: paymentWindow };
+  const x402 = new X402Settler(payerDeps);
+  const tabs = new TabOpener(payerDeps);
 
   const supported = async () =>
     buildSupported({
@@ -189,6 +192,7 @@ async function wireRelayer(
   const app = createRelayerApp({
     facilitator,
     x402,
+    tabs,
     accessFee,
     accessFeeRelay: new AccessFeeRelay({ facilitator, accessFee, chain }),
     agents,

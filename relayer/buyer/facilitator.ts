@@ -220,8 +220,8 @@ export class Facilitator {
     };
     // Independent reads, made at once; a refusal is the first in this order, as if they ran one after another.
     const checks = await Promise.allSettled([
-      // A settle-x402-proof shows the note's label through its refund commitment; a settle-proof does not.
-      accessFee ? undefined : this.deps.accessFee.assertAuthorized(nullifierHash, { kind: route === "settle-x402" ? "shown-later" : "none" }),
+      // A settle-x402-proof or open-tab shows the note's label through its refund commitment; a settle-proof does not.
+      accessFee ? undefined : this.deps.accessFee.assertAuthorized(nullifierHash, { kind: route === "settle-x402" || route === "open-tab" ? "shown-later" : "none" }),
       this.deps.withdrawals.assertNotLeased(nullifierHash),
       assertUnspent(),
       accessFee ? this.deps.accessFee.assertCoversRelay(amount) : this.assertCoversRelay(amount),

@@ -2,8 +2,8 @@ import type { Middleware } from "koa";
 import { ROUTES } from "./paths.js";
 
 /**
- * What every failure of a route says besides the error (docs/api.md 4.3, 4.5, 7): spends are not settled, and an
- * access fee paid out of a note is both a spend and an authorization.
+ * What every failure of a route says besides the error (docs/api.md 4.3, 4.5, 7): spends are not settled, an
+ * access fee paid out of a note is both a spend and an authorization, and a tab's opening is a spend.
  */
 const FAILURE_FIELDS: Record<string, Record<string, false>> = {
   [ROUTES.settle]: { settled: false },
@@ -14,6 +14,7 @@ const FAILURE_FIELDS: Record<string, Record<string, false>> = {
   [ROUTES.x402Pay]: { settled: false },
   [ROUTES.authorize]: { authorized: false },
   [ROUTES.accessFeeProof]: { settled: false, authorized: false },
+  [ROUTES.openTab]: { settled: false, opened: false },
 };
 
 /**

@@ -34,6 +34,7 @@ import {
   SettleX402RequestSchema,
   SettleX402ResponseSchema,
 } from "../schemas/settle-x402.js";
+import { OpenTabRequestSchema, OpenTabResponseSchema, QuoteTabRequestSchema, QuoteTabResponseSchema } from "../schemas/tab.js";
 import { SellerFacilitatorRequestSchema, SellerSettleResponseSchema, SellerSupportedResponseSchema, SellerVerifyResponseSchema } from "../schemas/seller.js";
 import { VerifyRequestSchema, VerifyResponseSchema } from "../schemas/verify.js";
 import { ROUTES } from "./paths.js";
@@ -151,6 +152,22 @@ export function buildOpenApi(supportedSchema: Schema) {
         "settle-x402 with the agent's proof of a quote: the relayer relays it, signs the payer's payment and never sees the note (docs/api.md 4.10)",
         SettleX402ProofRequestSchema,
         SettleX402ProofResponseSchema,
+        "200",
+        [AGENT_KEY_PARAMETER],
+      ),
+      [ROUTES.quoteTab]: post(
+        "Quote a private tab on a seller's batch-settlement entry: the relay of the deposit to a single-use payer whose payment nonce is the channel's " +
+          "deposit nonce, so the agent's proof binds the channel; every check of settle-x402, of the deposit (docs/api.md 4.11)",
+        QuoteTabRequestSchema,
+        QuoteTabResponseSchema,
+        "200",
+        [AGENT_KEY_PARAMETER],
+      ),
+      [ROUTES.openTab]: post(
+        "Open a private tab with the agent's proof of a quote-tab quote: the relayer relays it and answers the payer's ERC-3009 authorization " +
+          "of the deposit to x402's deposit collector; a retry is answered the same and moves nothing (docs/api.md 4.11)",
+        OpenTabRequestSchema,
+        OpenTabResponseSchema,
         "200",
         [AGENT_KEY_PARAMETER],
       ),

@@ -8,6 +8,8 @@ export const ROUTES = {
   settleProof: "/api/facilitator/settle-proof",
   quoteX402: "/api/facilitator/quote-x402",
   settleX402Proof: "/api/facilitator/settle-x402-proof",
+  quoteTab: "/api/facilitator/quote-tab",
+  openTab: "/api/facilitator/open-tab",
   quoteAccessFee: "/api/facilitator/quote-access-fee",
   accessFeeProof: "/api/facilitator/access-fee-proof",
   trees: "/api/facilitator/trees",

@@ -12,7 +12,9 @@ import { AccessFeeProofRequestSchema, AuthorizeRequestSchema, QuoteAccessFeeRequ
 import { TreeLeavesQuerySchema, type TreeLeavesQuery } from "../../indexer/api.js";
 import { QuoteRequestSchema, SettleProofRequestSchema, SettleRequestSchema, WithdrawRequestSchema, X402PayRequestSchema } from "../schemas/settle.js";
 import { QuoteX402RequestSchema, SettleX402ProofRequestSchema, SettleX402RequestSchema } from "../schemas/settle-x402.js";
+import { OpenTabRequestSchema, QuoteTabRequestSchema } from "../schemas/tab.js";
 import { VerifyRequestSchema } from "../schemas/verify.js";
+import type { TabOpener, TabTerms } from "../x402/open-tab.js";
 import type { X402Settler, X402Terms } from "../x402/settle-x402.js";
 import type { TreesCache } from "../trees/trees-cache.js";
 import type { SupportedResponse } from "../pricing/supported.js";
@@ -22,9 +24,11 @@ import type { BulkAnswerPacer } from "./trees-pacing.js";
 import {
   agentPublicToWire,
   agentToWire,
+  openedTabToWire,
   provenSpendToWire,
   quoteToWire,
   spendToWire,
+  tabQuoteToWire,
   x402ProvenSettlementToWire,
   x402SettlementToWire,
 } from "./wire.js";
@@ -32,6 +36,7 @@ import {
 export interface RouteDeps {
   facilitator: Facilitator;
   x402: X402Settler;
+  tabs: TabOpener;
   accessFee: AccessFeeGate;
   accessFeeRelay: AccessFeeRelay;
   agents: AgentRegistry;
@@ -52,7 +57,7 @@ const body = (ctx: Context) => (ctx.request as { body?: unknown }).body;
 const agentKeyOf = (ctx: Context) => ctx.get(AGENT_KEY_HEADER) || undefined;
 
 /** Thin routes: parse with the endpoint's schema, call the facilitator, serialize. */
-export function facilitatorRouter({ facilitator, x402, accessFee, accessFeeRelay, agents, supported, trees, treesPacer, openapi }: RouteDeps): Router {
+export function facilitatorRouter({ facilitator, x402, tabs, accessFee, accessFeeRelay, agents, supported, trees, treesPacer, openapi }: RouteDeps): Router {
   const router = new Router();
 
   router.get(ROUTES.supported, async (ctx) => {
@@ -177,6 +182,19 @@ export function facilitatorRouter({ facilitator, x402, accessFee, accessFeeRelay
     ctx.body = { settled: true, ...x402ProvenSettlementToWire(result) };
   });
 
+  router.post(ROUTES.quoteTab, async (ctx) => {
+    const request = parseWith(QuoteTabRequestSchema, body(ctx));
+    if (request.agentId !== undefined) await agents.authenticate(request.agentId, agentKeyOf(ctx));
+    ctx.body = tabQuoteToWire(await tabs.quote({ ...tabTermsOf(request), nullifierHash: request.nullifierHash }));
+  });
+
+  router.post(ROUTES.openTab, async (ctx) => {
+    const request = parseWith(OpenTabRequestSchema, body(ctx));
+    if (request.agentId !== undefined) await agents.authenticate(request.agentId, agentKeyOf(ctx));
+    const opened = await tabs.open({ ...tabTermsOf(request), quote: request.quote, proof: request.proof, refundPrecommitment: request.refundPrecommitment });
+    ctx.body = { opened: true, ...openedTabToWire(opened) };
+  });
+
   router.post(ROUTES.quoteAccessFee, async (ctx) => {
     const quote = await accessFeeRelay.quote(parseWith(QuoteAccessFeeRequestSchema, body(ctx)));
     ctx.body = { quote: quoteToWire(quote) };
@@ -204,4 +222,10 @@ function invoiceOf(request: { paymentDetails: { payTo: string; maxAmountRequired
 /** The seller's terms of a settle-x402-style body. */
 function x402TermsOf(request: Omit<z.output<typeof QuoteX402RequestSchema>, "nullifierHash">): X402Terms {
   return { accepted: request.accepts, resource: request.resource, acceptNotPrivate: request.acceptNotPrivate, agentId: request.agentId, category: request.category };
+}
+
+/** A tab's terms of a quote-tab or open-tab body. */
+function tabTermsOf(request: Omit<z.output<typeof QuoteTabRequestSchema>, "nullifierHash">): TabTerms {
+  const { accepts, payerAuthorizer, salt, depositAmount, acceptNotPrivate, agentId, category } = request;
+  return { accepted: accepts, payerAuthorizer, salt, deposit: depositAmount, acceptNotPrivate, agentId, category };
 }

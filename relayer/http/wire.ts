@@ -2,6 +2,7 @@ import { noteToWire } from "../../sdk/client/facilitator-client.js";
 import type { AgentPublicView, AgentView } from "../agents/registry.js";
 import type { ProvenSpendResult, SettledSpend, SpendResult } from "../buyer/facilitator.js";
 import type { SignedQuote } from "../settlement/quote.js";
+import type { OpenedTab, TabQuote } from "../x402/open-tab.js";
 import type { X402Payment, X402ProvenSettlement, X402Settlement } from "../x402/settle-x402.js";
 
 /** The fields every spend response shares, whoever proved it. */
@@ -47,6 +48,17 @@ function x402PaymentToWire(payment: X402Payment, { txHash, amount: gross, ...spe
     validBefore: payment.validBefore,
     ...spend,
   };
+}
+
+/** quote-tab's answer: the quote, and the channel and deposit it binds. */
+export function tabQuoteToWire({ quote, payer, channelConfig, channelId, depositSalt, validBefore }: TabQuote) {
+  return { quote: quoteToWire(quote), payer, channelConfig, channelId, depositSalt, validBefore: Number(validBefore) };
+}
+
+/** open-tab's answer: the channel, the payer's deposit authorization, and the spend that funded the payer. */
+export function openedTabToWire(tab: OpenedTab) {
+  const { txHash, amount: gross, ...spend } = provenSpendToWire(tab);
+  return { payer: tab.payer, channelConfig: tab.channelConfig, channelId: tab.channelId, deposit: tab.deposit, fundingTxHash: txHash, gross, ...spend };
 }
 
 /** A quote with its numbers as decimal strings (QuoteWireSchema). */

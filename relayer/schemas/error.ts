@@ -17,6 +17,8 @@ export const ErrorBodySchema = z
     state: z.enum(["in-progress", "uncertain"]).optional(),
     /** The relay transaction of an uncertain settlement, when it is known. */
     fundingTxHash: z.string().nullable().optional(),
+    /** On POST /api/facilitator/open-tab (docs/api.md 4.11). */
+    opened: z.literal(false).optional(),
     /** On POST /api/facilitator/authorize (docs/api.md 4.5). */
     authorized: z.literal(false).optional(),
     authorization: z

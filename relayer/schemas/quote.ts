@@ -7,13 +7,13 @@ const depth = count.max(MAX_TREE_DEPTH);
 
 /** The fields of a quote, by what each holds: one list for the request (parsed) and the answer (wire) forms. */
 const quoteFields = <N extends z.ZodType, A extends z.ZodType>(number: N, address: A) => ({
-  /** The proof-carrying request it is for: a settle, or an access fee paid out of the note (access-fee-proof). */
-  route: z.enum(["settle", "settle-x402", "access-fee"]),
+  /** The proof-carrying request it is for: a settle, a tab's deposit (open-tab), or an access fee paid out of the note (access-fee-proof). */
+  route: z.enum(["settle", "settle-x402", "open-tab", "access-fee"]),
   nullifierHash: number,
   /** The entrypoint, the Withdrawal's processooor. */
   processooor: address,
   scope: number,
-  /** Who the withdrawal pays: payTo (settle), the single-use payer (settle-x402) or the access-fee treasury (access-fee). */
+  /** Who the withdrawal pays: payTo (settle), the single-use payer (settle-x402, open-tab) or the access-fee treasury (access-fee). */
   recipient: address,
   feeRecipient: address,
   feeBps: z.number().int().min(0).max(10_000),
@@ -35,8 +35,9 @@ const quoteFields = <N extends z.ZodType, A extends z.ZodType>(number: N, addres
   /** Unix seconds: no new withdrawal is made for the quote after it. */
   expiresAt: count,
   /**
-   * settle-x402 only: the single-use payer's one EIP-3009 authorization, which the context binds through RelayData:
-   * its nonce (derived from the seller's entry, the window and paymentSalt) and its window, in unix seconds.
+   * settle-x402 and open-tab: the single-use payer's one EIP-3009 authorization, which the context binds through
+   * RelayData: its nonce (settle-x402: derived from the seller's entry, the window and paymentSalt; open-tab: the
+   * channel's deposit nonce keccak256(abi.encode(channelId, paymentSalt))) and its window, in unix seconds.
    */
   paymentNonce: Bytes32Schema.optional(),
   paymentSalt: Bytes32Schema.optional(),

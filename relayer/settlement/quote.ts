@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { RelayTerms } from "./spend.js";
 
-/** The proof-carrying requests a quote is for: the settles of docs/api.md 4.10, and an access fee paid out of the note. */
-export type QuoteRoute = "settle" | "settle-x402" | "access-fee";
+/** The proof-carrying requests a quote is for: the settles of docs/api.md 4.10, a tab's deposit, and an access fee paid out of the note. */
+export type QuoteRoute = "settle" | "settle-x402" | "open-tab" | "access-fee";
 
 /**
  * What a proof of a non-custodial spend must bind (docs/design.md 10): every public signal but the change commitment,

@@ -96,9 +96,12 @@ export interface LeasePayment extends SignedPayment {
   refundCommitment: bigint | null;
 }
 
-/** The payer's signed payment of a settle-x402 lease, built before anything is reserved. */
+/** The payer's signed payment of a settle-x402 or open-tab lease, built before anything is reserved. */
 export interface SignedPayment {
-  /** The signed x402 payment header, replayed to retries. */
+  /**
+   * What the payer signed, replayed to retries: settle-x402's x402 payment header, or open-tab's channel and deposit
+   * (relayer/x402/tab-lease.ts: the payer's authorization to x402's deposit collector).
+   */
   xPayment: string;
   /** EIP-3009 validBefore (unix seconds): after it an unused authorization leaves funds at the payer to sweep. */
   validBefore: number;

@@ -1,11 +1,13 @@
+import { BATCH_SETTLEMENT_ADDRESS } from "@x402/evm";
 import { hexlify, randomBytes, type Wallet } from "ethers";
-import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";
+import { IBatchSettlementChannels__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import { RelayerError } from "../errors.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { paymentRecordHash, paymentRecordOf, REFUNDED_RECORD, type PaymentRecord } from "../settlement/payment-record.js";
 import type { LeaseRecord, RelayerStore, SweepRecord } from "../store/relayer-store.js";
 import { eip3009Types, type TokenDomainNames } from "../../sdk/x402/eip712-domain.js";
 import { payerWallet } from "./payer-keys.js";
+import { tabLeasePaymentOf, type TabLeasePayment } from "./tab-lease.js";
 import { TokenDomainReader } from "./token-domain.js";
 
 /** Why a sweep could not start; its message says what to do. */
@@ -59,6 +61,11 @@ const REFUND_AUTHORIZATION_SECONDS = 3_600;
  * token says the authorization was never used. Whatever else sits at a payer (a stranger's transfer) stays there:
  * it is not the agent's money and never enters the pool through this path. A crash between steps loses nothing: a
  * rerun finds the refund recorded on chain, or the payout still at the payer.
+ *
+ * A private tab's payer (open-tab) whose deposit was made is swept once its channel is drained with nothing claimed
+ * (Entrypoint.depositTabRefund: refunded in full, or withdrawn by the tab's key after the withdrawal delay); while the
+ * channel holds the deposit it is left for a later round, and once the seller claimed from it, the rest is not the
+ * agent's note to return (docs/design.md 13) and the payer is recorded `used`.
  */
 export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRound> {
   const { store, chain } = deps;
@@ -72,9 +79,10 @@ export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRou
   // One lease that cannot be refunded (a row the chain contradicts, a payer under a rotated PAYER_KEY_SECRET) is
   // reported and left for the next round; it never holds back the leases after it.
   for (const lease of leases) {
-    let record: SweepRecord;
+    let record: SweepRecord | undefined;
     try {
       record = await sweepPayerOrNoteRace(deps, token, lease, latest.timestamp);
+      if (record === undefined) continue;
       await store.recordSweep(record);
     } catch (error) {
       const failure = { nullifierHash: lease.nullifierHash, payer: lease.recipient, reason: reasonOf(error) };
@@ -88,11 +96,25 @@ export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRou
   return round;
 }
 
-/** How many settled settle-x402 payers wait for a sweep now: their authorization expired by the chain's clock. */
+/**
+ * How many settled payers wait for a sweep now: their authorization expired by the chain's clock. A tab's payer whose
+ * channel still holds the deposit waits for the tab, not for the sweep, and is not counted.
+ */
 export async function expiredPayersWaiting({ store, chain }: Pick<PayerSweepDeps, "store" | "chain">): Promise<number> {
   const latest = await chain.call(() => chain.provider.getBlock("latest"));
   if (latest === null) throw new Error("the chain has no latest block");
-  return (await store.expiredUnsweptLeases(latest.timestamp)).length;
+  const leases = await store.expiredUnsweptLeases(latest.timestamp);
+  const openTabs = await Promise.all(leases.map((lease) => tabStillOpen(chain, lease)));
+  return openTabs.filter((open) => !open).length;
+}
+
+/** Whether `lease` funded a tab whose deposit was made and whose channel still holds it. */
+async function tabStillOpen(chain: PoolChain, lease: LeaseRecord): Promise<boolean> {
+  const tab = lease.payment === null ? undefined : tabLeasePaymentOf(lease.payment.xPayment);
+  if (tab === undefined) return false;
+  const usdc = TestUSDC__factory.connect(chain.deployment.usdc, chain.provider);
+  if (!(await chain.call(() => usdc.authorizationState(lease.recipient, lease.payment!.nonce)))) return false;
+  return (await tabDrained(chain, tab)) === "open";
 }
 
 /**
@@ -101,7 +123,7 @@ export async function expiredPayersWaiting({ store, chain }: Pick<PayerSweepDeps
  * before that refund was mined and sent its own, which the pool refused (OriginAlreadyRefunded). Recorded as the
  * other sweeper's refund; anything else is rethrown.
  */
-async function sweepPayerOrNoteRace(deps: PayerSweepDeps, token: TokenDomainReader, lease: LeaseRecord, now: number): Promise<SweepRecord> {
+async function sweepPayerOrNoteRace(deps: PayerSweepDeps, token: TokenDomainReader, lease: LeaseRecord, now: number): Promise<SweepRecord | undefined> {
   try {
     return await sweepPayer(deps, token, lease, now);
   } catch (error) {
@@ -131,7 +153,8 @@ function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease: LeaseRecord, now: number): Promise<SweepRecord> {
+/** A lease's payer swept: its record, or undefined while it is a tab's whose channel still holds the deposit. */
+async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease: LeaseRecord, now: number): Promise<SweepRecord | undefined> {
   const { chain } = deps;
   const payer = payerWallet(deps.payerKeySecret, lease.nullifierHash);
   if (payer.address !== lease.recipient || lease.payment === null) {
@@ -153,10 +176,28 @@ async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease:
   const payment = paymentOf(lease, recorded);
   if (payment === null) return record("not-recorded");
   const usdc = TestUSDC__factory.connect(chain.deployment.usdc, chain.provider);
-  if (await chain.call(() => usdc.authorizationState(payment.payer, payment.nonce))) return record("used");
+  // A used authorization funded its seller; for a tab, its channel, which may come back drained.
+  const used = await chain.call(() => usdc.authorizationState(payment.payer, payment.nonce));
+  const tab = used ? tabLeasePaymentOf(lease.payment.xPayment) : undefined;
+  if (used && tab === undefined) return record("used");
+  if (tab !== undefined) {
+    const drained = await tabDrained(chain, tab);
+    if (drained !== true) return drained === "claimed" ? record("used") : undefined;
+  }
 
   const authorization = await refundAuthorization(chain, await token.read(), payer, payment.amount, now);
-  const data = chain.entrypoint.interface.encodeFunctionData("depositRefund", [chain.deployment.usdc, lease.nullifierHash, payment, authorization]);
+  const { usdc: asset } = chain.deployment;
+  const data =
+    tab === undefined
+      ? chain.entrypoint.interface.encodeFunctionData("depositRefund", [asset, lease.nullifierHash, payment, authorization])
+      : chain.entrypoint.interface.encodeFunctionData("depositTabRefund", [
+          asset,
+          lease.nullifierHash,
+          payment,
+          tab.channelId,
+          BigInt(tab.deposit.authorization.erc3009Authorization.salt),
+          authorization,
+        ]);
   const sent = await chain.sendFromRelayer({ to: chain.deployment.entrypoint, data });
   const receipt = await chain.call(() => sent.wait());
   if (receipt === null || receipt.status !== 1) throw new Error(`refund transaction ${sent.hash} of payer ${payer.address} reverted`);
@@ -177,6 +218,17 @@ function paymentOf(lease: LeaseRecord, recorded: string): PaymentRecord | null {
     );
   }
   return recorded === paymentRecordHash(payment) ? payment : null;
+}
+
+/**
+ * Whether a tab's channel is drained with nothing claimed (channels(id) reads (0, 0): depositTabRefund takes it);
+ * "claimed" once the seller claimed from it, "open" while it holds the deposit.
+ */
+async function tabDrained(chain: PoolChain, tab: TabLeasePayment): Promise<true | "claimed" | "open"> {
+  const settlement = IBatchSettlementChannels__factory.connect(BATCH_SETTLEMENT_ADDRESS, chain.provider);
+  const [balance, totalClaimed] = await chain.call(() => settlement.channels(tab.channelId));
+  if (totalClaimed > 0n) return "claimed";
+  return balance === 0n ? true : "open";
 }
 
 async function assertRefunder(chain: PoolChain): Promise<void> {

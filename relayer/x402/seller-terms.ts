@@ -1,8 +1,7 @@
 import { ZeroAddress } from "ethers";
-import { chainIdOfNetwork, domainNamedBy, missingDomainMessage, type ExactRequirement } from "../../sdk/x402/index.js";
+import { chainIdOfNetwork, domainNamedBy, missingDomainMessage } from "../../sdk/x402/index.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
-import type { SellerEntry } from "../schemas/settle-x402.js";
 import type { TokenDomainReader } from "./token-domain.js";
 
 /** The range of a seller's maxTimeoutSeconds that settle-x402 pays (supported's `settleX402`). */
@@ -28,6 +27,15 @@ export const FACILITATOR_MARGIN_SECONDS = 6;
 
 const NOTHING_SPENT = "Nothing was spent.";
 
+/** What the check reads of a seller's entry, of either scheme a payer pays (`exact`, or a tab's `batch-settlement`). */
+export interface SellerTermsEntry {
+  network: string;
+  asset: string;
+  payTo: string;
+  maxTimeoutSeconds?: number;
+  extra?: unknown;
+}
+
 /**
  * settle-x402's pre-flight (docs/design.md 6): refuses, before anything is reserved or proven, every entry the
  * seller's facilitator would refuse once the payer is funded, as far as this relayer can know it. Returns the
@@ -38,7 +46,7 @@ export class SellerTermsCheck {
     private readonly deps: { chain: PoolChain; token: TokenDomainReader; window: PaymentWindow },
   ) {}
 
-  async check(entry: SellerEntry): Promise<ExactRequirement> {
+  async check<E extends SellerTermsEntry>(entry: E): Promise<E & { maxTimeoutSeconds: number }> {
     const { chain } = this.deps;
     if (chainIdOfNetwork(entry.network) !== chain.deployment.chainId) {
       throw refused(`accepts.network is ${entry.network}; this facilitator pays on ${chain.network}.`);
@@ -61,7 +69,7 @@ export class SellerTermsCheck {
           "Ask the seller to correct extra.",
       );
     }
-    return { ...entry, maxTimeoutSeconds } as ExactRequirement;
+    return { ...entry, maxTimeoutSeconds };
   }
 
   private checkWindow(seconds: number): void {

@@ -5,7 +5,6 @@ import {
   buildPaymentPayload,
   encodeXPayment,
   paymentNonceOf,
-  validityWindow,
   type ValidityWindow,
   x402VersionOf,
   type ExactRequirement,
@@ -17,24 +16,18 @@ import type { AgentRegistry } from "../agents/registry.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 import { spendRecordOf, type Facilitator, type ProvenSpendResult, type SettledSpend, type SpendResult } from "../buyer/facilitator.js";
-import { feeOf, grossForNet } from "../pricing/pricing.js";
-import { isPrivate, privacyDisclosure } from "../pricing/privacy.js";
+import { feeOf } from "../pricing/pricing.js";
 import type { SellerEntry } from "../schemas/settle-x402.js";
 import type { SignedQuote } from "../settlement/quote.js";
 import type { SignedPayment } from "../store/relayer-store.js";
 import { payerWallet } from "./payer-keys.js";
-import { SellerTermsCheck, type PaymentWindow } from "./seller-terms.js";
-import { TokenDomainReader } from "./token-domain.js";
+import { PaymentPreflight, payerWindow, type PayerOrder, type PayerTerms, type PaymentClocks } from "./payment-preflight.js";
+import type { PaymentWindow } from "./seller-terms.js";
 
-/** What every settle-x402 request names besides the note or the proof. */
-export interface X402Terms {
-  /** The seller's `exact` entry, as its 402 gave it (v1 or v2 shape). */
-  accepted: SellerEntry;
+/** What every settle-x402 request names besides the note or the proof: the seller's `exact` entry (v1 or v2 shape). */
+export interface X402Terms extends PayerTerms<SellerEntry> {
   /** The v2 402's `resource`, echoed in a v2 payment. */
   resource?: ResourceInfo;
-  acceptNotPrivate: boolean;
-  agentId?: string;
-  category?: string;
 }
 
 export interface X402SettleRequest extends X402Terms {
@@ -84,15 +77,8 @@ export interface X402SettlerDeps {
   clock?: () => number;
 }
 
-/** A seller's entry once the pre-flight passed: what the payer pays it, and what leaves the note for that. */
-interface SellerOrder {
-  accepted: ExactRequirement;
-  sellerAmount: bigint;
-  /** sellerAmount plus the take. */
-  gross: bigint;
-  /** The lease terms that pin the seller (LeasedWithdrawalOrder.terms). */
-  terms: (string | bigint)[];
-}
+/** A seller's `exact` entry once the pre-flight passed (the check guarantees it names a domain). */
+type SellerOrder = PayerOrder<SellerEntry> & { accepted: ExactRequirement };
 
 /**
  * settle-x402 (docs/api.md 3.2 and 4.4, docs/design.md 5-7): pays an x402 seller through a fresh single-use payer. First the
@@ -103,12 +89,10 @@ interface SellerOrder {
  * and withdraws nothing. The proof is the relayer's from the note (settle), or the agent's (settleProven, after quote).
  */
 export class X402Settler {
-  private readonly token: TokenDomainReader;
-  private readonly sellerTerms: SellerTermsCheck;
+  private readonly preflights: PaymentPreflight;
 
   constructor(private readonly deps: X402SettlerDeps) {
-    this.token = new TokenDomainReader(deps.chain);
-    this.sellerTerms = new SellerTermsCheck({ chain: deps.chain, token: this.token, window: deps.window });
+    this.preflights = new PaymentPreflight(deps);
   }
 
   async settle(request: X402SettleRequest): Promise<X402Settlement> {
@@ -123,7 +107,7 @@ export class X402Settler {
       recipient: payer.address,
       terms: order.terms,
       changeSecrets: request.changeSecrets,
-      buildPayment: async () => this.buildPayment(order, request.resource, payer, newPayerAuthorization(order.accepted, await this.paymentClock())),
+      buildPayment: async () => this.buildPayment(order, request.resource, payer, newPayerAuthorization(order.accepted, await this.preflights.clocks())),
     });
     await facilitator.recordSpend(spendRecordOf(note, { amount: order.sellerAmount, agentId: request.agentId }, result), result.replayed);
     return { ...result, ...this.paymentOf(result, order, payer) };
@@ -136,7 +120,7 @@ export class X402Settler {
   async quote(request: X402QuoteRequest): Promise<SignedQuote> {
     const order = await this.preflight(request);
     const payer = payerWallet(this.deps.payerKeySecret, request.nullifierHash);
-    const { window, salt, nonce } = newPayerAuthorization(order.accepted, await this.paymentClock());
+    const { window, salt, nonce } = newPayerAuthorization(order.accepted, await this.preflights.clocks());
     return this.deps.facilitator.issueQuote({
       route: "settle-x402",
       nullifierHash: request.nullifierHash,
@@ -171,32 +155,10 @@ export class X402Settler {
     return { ...result, ...this.paymentOf(result, order, payer) };
   }
 
-  /**
-   * Everything checked of a payment before anything is reserved: the seller's entry (seller-terms.ts), the invoice,
-   * what the note must hold (when the relayer knows its value), the privacy acknowledgement and the agent's limits.
-   */
+  /** Everything checked of a payment before anything is reserved (payment-preflight.ts), for the seller's price. */
   private async preflight(request: X402Terms, noteValue?: bigint): Promise<SellerOrder> {
-    const { facilitator } = this.deps;
-    const accepted = await this.sellerTerms.check(request.accepted);
-    const sellerAmount = BigInt(amountOf(accepted));
-    facilitator.checkInvoice({ payTo: accepted.payTo, amount: sellerAmount }, noteValue);
-    const gross = grossForNet(sellerAmount, facilitator.takeBps);
-    if (noteValue !== undefined && gross > noteValue) {
-      throw new RelayerError(
-        "INVALID_PAYMENT_AMOUNT",
-        `The seller asks ${sellerAmount}; with the ${facilitator.takeBps} bps take the note must cover ${gross}, and it holds ${noteValue}. Use a note that covers it.`,
-      );
-    }
-    await this.requirePrivacyAcknowledged(request.acceptNotPrivate);
-    if (request.agentId !== undefined) {
-      await this.deps.agents.check({ agentId: request.agentId, provider: accepted.payTo, amount: sellerAmount, category: request.category });
-    }
-    return {
-      accepted,
-      sellerAmount,
-      gross,
-      terms: ["x402", accepted.network, accepted.asset.toLowerCase(), accepted.payTo.toLowerCase(), sellerAmount],
-    };
+    // An entry's amount is read before the pre-flight: a malformed one is refused by the schema, not here.
+    return (await this.preflights.order("x402", request, BigInt(amountOf(request.accepted as ExactRequirement)), noteValue)) as SellerOrder;
   }
 
   /** Step 1, before anything is reserved or withdrawn: a failure here leaves the note untouched. */
@@ -210,7 +172,7 @@ export class X402Settler {
     const payload = await buildPaymentPayload({ accepted, resource, payer, window, nonce }).catch((error: unknown) => {
       throw new RelayerError("INVALID_REQUEST", `Could not build the x402 payment for the seller's entry (${(error as Error).message}). Nothing was spent.`);
     });
-    const { separator } = await this.token.read();
+    const { separator } = await this.preflights.token.read();
     if (authorizationSignerUnder(separator, payload.payload) !== payer.address) {
       throw new RelayerError("INTERNAL", "The payer's authorization does not recover to the payer under the token's domain separator. Nothing was spent.");
     }
@@ -227,30 +189,6 @@ export class X402Settler {
       sellerAmount: order.sellerAmount,
     };
   }
-
-  /** Below the privacy minimum the caller must say it accepts a payment that is not private (docs/api.md 4.4). */
-  private async requirePrivacyAcknowledged(acceptNotPrivate: boolean): Promise<void> {
-    if (acceptNotPrivate) return;
-    const anonymitySet = await this.deps.facilitator.anonymitySet();
-    if (!isPrivate(anonymitySet)) {
-      throw new RelayerError("PRIVACY_NOT_ACKNOWLEDGED", `${privacyDisclosure(anonymitySet)} Pass acceptNotPrivate:true to pay anyway.`);
-    }
-  }
-
-  /**
-   * The clocks a payment's window must fit: this relayer's and the chain's. The seller's facilitator checks the window
-   * against its own clock and simulates the transfer against the chain's, and a chain can run ahead of the wall clock
-   * (a local node stamps each block at least a second after the last, so a burst of transactions puts it ahead).
-   */
-  private async paymentClock(): Promise<PaymentClocks> {
-    const { chain } = this.deps;
-    const latest = await chain.call(() => chain.provider.getBlock("latest"));
-    return { wall: this.now(), chain: latest?.timestamp ?? this.now() };
-  }
-
-  private now(): number {
-    return (this.deps.clock ?? (() => Date.now() / 1000))();
-  }
 }
 
 /**
@@ -258,7 +196,7 @@ export class X402Settler {
  * the circuit made of the payout `payout`, the note's label and the refund precommitment the request names. A proof
  * whose public signals are malformed shows nothing (and is refused with its own error on the way).
  */
-function labelEvidenceOf(request: X402ProvenRequest, payout: bigint): LabelEvidence {
+export function labelEvidenceOf(request: Pick<X402ProvenRequest, "proof" | "refundPrecommitment">, payout: bigint): LabelEvidence {
   try {
     const { refundCommitment } = namePublicSignals(request.proof.publicSignals);
     return { kind: "proof", refundCommitment, payout, refundPrecommitment: request.refundPrecommitment };
@@ -273,21 +211,9 @@ interface PayerAuthorization {
   nonce: string;
 }
 
-/** The wall clock and the chain's latest block time, in unix seconds. */
-interface PaymentClocks {
-  wall: number;
-  chain: number;
-}
-
-/**
- * A payment's window and its nonce under a fresh salt: valid from the reference client's backdate of the earlier
- * clock until the seller's timeout after the later one, so that both the seller's facilitator and the chain take it.
- */
-function newPayerAuthorization(accepted: ExactRequirement, { wall, chain }: PaymentClocks): PayerAuthorization & { salt: string } {
-  const window = {
-    validAfter: validityWindow(accepted, Math.min(wall, chain)).validAfter,
-    validBefore: validityWindow(accepted, Math.max(wall, chain)).validBefore,
-  };
+/** A payment's window (payerWindow) and its nonce under a fresh salt. */
+function newPayerAuthorization(accepted: ExactRequirement, clocks: PaymentClocks): PayerAuthorization & { salt: string } {
+  const window = payerWindow(accepted, clocks);
   const salt = hexlify(randomBytes(32));
   return { window, salt, nonce: paymentNonceOf(accepted, window, salt) };
 }

@@ -35,7 +35,12 @@ export type X402AgentErrorCode =
    */
   | "SHIELDED_PAYMENT_REFUSED"
   /** The URL redirected to another origin: the agent pays only the origin it was asked for. Nothing was paid. */
-  | "CROSS_ORIGIN_REDIRECT";
+  | "CROSS_ORIGIN_REDIRECT"
+  /**
+   * The seller did not answer a request paid on a private tab with 2xx: the voucher (or the tab's deposit, which
+   * the payer sweep refunds after its window when the seller never takes it) bought nothing.
+   */
+  | "TAB_PAYMENT_REFUSED";
 
 
 export class X402AgentError extends Error {

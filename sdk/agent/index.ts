@@ -25,3 +25,6 @@ export { proveLocally, type LocalProof, type QuoteExpectation } from "./local-pr
 export { preferShieldedProof, privatePoolScheme, registerPrivatePoolScheme, PrivatePoolScheme, type PrivatePoolSchemeOptions } from "./private-pool-scheme.js";
 export { proveShieldedPayment, type AgentPool, type ShieldedProof } from "./shielded-proof.js";
 export { emptyTrees, loadTrees, saveTrees, type AgentTrees } from "./tree-file.js";
+export { DEFAULT_TAB_DEPOSIT_ATOMIC, DEFAULT_TAB_LIFETIME_SECONDS, type TabOptions } from "./private-tab.js";
+export { tabSellerOf, type StoredTab, type TabStore } from "./tab-record.js";
+export { PrivateTabScheme, registerPrivateTabScheme, type PrivateTabSchemeOptions } from "./private-tab-scheme.js";

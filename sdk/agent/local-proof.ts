@@ -2,12 +2,13 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { encodeAccessFeeData, encodeRelayData, withdrawalContext } from "../circuit/context.js";
 import type { WithdrawProof } from "../circuit/prover.js";
 import { buildWithdrawInput } from "../circuit/withdraw-input.js";
-import { FacilitatorError, type FacilitatorClient, type QuoteAnswer, type TreesAnswer } from "../client/facilitator-client.js";
+import { FacilitatorError, type FacilitatorClient, type QuoteAnswer, type QuoteTabAnswer, type TreesAnswer } from "../client/facilitator-client.js";
 import { feeOf } from "../fees/relay-fee.js";
 import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, refundPrecommitmentOf, type Note } from "../note/note.js";
 import type { EngineName, ProofEngine } from "../prover/local-prover.js";
 import type { MerkleWitness } from "../tree/merkle-witness.js";
 import type { SyncedTree } from "../tree/synced-tree.js";
+import { tabChannelOf, tabDepositNonceOf, type BatchSettlementRequirement } from "../x402/batch-settlement.js";
 import { paymentNonceOf, type ExactRequirement } from "../x402/index.js";
 import { X402AgentError } from "./errors.js";
 import { emptyTrees, type AgentTrees } from "./tree-file.js";
@@ -26,7 +27,12 @@ export interface QuoteExpectation {
   authorizedNullifierHash?: bigint;
   /** settle-x402: the seller's entry, whose terms the quote's payment nonce must bind. */
   accepted?: ExactRequirement;
+  /** open-tab: the channel the agent asked for, which the quote's payment nonce must bind (its payer is the quote's recipient). */
+  tab?: { accepted: BatchSettlementRequirement; payerAuthorizer: string; salt: string };
 }
+
+/** A quote request's answer: the quote, and for open-tab the channel it binds. */
+export type QuotedAnswer = { quote: QuoteAnswer } | QuoteTabAnswer;
 
 /** How far a settle-x402 quote's payment window may reach past the seller's maxTimeoutSeconds (its clock, quote time). */
 const PAYMENT_WINDOW_SLACK_SECONDS = 300;
@@ -34,6 +40,8 @@ const PAYMENT_WINDOW_SLACK_SECONDS = 300;
 /** A spend proven by the agent: the request's quote and proof, and the change note only the agent knows. */
 export interface LocalProof {
   quote: QuoteAnswer;
+  /** The quote request's whole answer (quote-tab's names the channel and the deposit's salt and window). */
+  quoted: QuotedAnswer;
   proof: WithdrawProof;
   proofTimeMs: number;
   /** Which engine made the proof: the native prover or the wasm engine. */
@@ -79,16 +87,18 @@ export async function proveLocally(options: {
   const { facilitator, prover, note, expected } = options;
   const trees = options.trees ?? emptyTrees();
   const quoteRequest = { ...options.fields, nullifierHash: nullifierHashOf(note.nullifier).toString() };
-  const requestQuote = {
+  const requestQuote: () => Promise<QuotedAnswer> = {
     settle: () => facilitator.quote(quoteRequest),
     "settle-x402": () => facilitator.quoteX402(quoteRequest),
+    "open-tab": () => facilitator.quoteTab(quoteRequest),
     "access-fee": () => facilitator.quoteAccessFee(quoteRequest),
   }[expected.route];
   const deadline = Date.now() + NOTE_WAIT_MS;
   for (;;) {
-    const { quote, askedFrom, stateWitness, aspWitness } = await inTurn(trees, async () => {
-      const { quote } = await requestQuote();
-      checkQuote(quote, note, expected);
+    const { quoted, askedFrom, stateWitness, aspWitness } = await inTurn(trees, async () => {
+      const quoted = await requestQuote();
+      checkQuote(quoted, note, expected);
+      const { quote } = quoted;
       const askedFrom = { state: trees.state.fetched, asp: trees.asp.fetched };
       receiveTrees(trees, await treesAfter(facilitator, askedFrom));
       // Built side by side: one tree's JavaScript runs while the other is hashed natively.
@@ -96,8 +106,9 @@ export async function proveLocally(options: {
         witnessOf(trees.state, { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize }, note.commitment, "state"),
         witnessOf(trees.asp, { root: quote.aspRoot, depth: quote.aspTreeDepth, size: quote.aspTreeSize }, note.label, "ASP"),
       ]);
-      return { quote, askedFrom, stateWitness, aspWitness };
+      return { quoted, askedFrom, stateWitness, aspWitness };
     });
+    const { quote } = quoted;
     if (stateWitness instanceof X402AgentError || aspWitness instanceof X402AgentError) {
       // A tree kept from earlier that does not rebuild the quoted root was rebuilt since (an ASP revocation, a
       // reorg): witnessOf dropped it, and it is fetched whole at once.
@@ -124,9 +135,10 @@ export async function proveLocally(options: {
       refundPrecommitment,
     });
     const { proof, publicSignals, proofTimeMs, engine } = await prover.prove(input);
-    const refund = expected.route === "settle-x402" ? { refundPrecommitment: refundPrecommitment.toString() } : {};
+    const refund = expected.route === "settle-x402" || expected.route === "open-tab" ? { refundPrecommitment: refundPrecommitment.toString() } : {};
     return {
       quote,
+      quoted,
       proof: { proof, publicSignals },
       proofTimeMs,
       engine,
@@ -181,7 +193,8 @@ export function receiveTrees(trees: AgentTrees, served: TreesAnswer): void {
  * Refuses a quote that binds another note, amount, fee, recipient, (settle-x402) seller and window or (access-fee)
  * authorized note than the agent asked for, or a context that is not its fields'.
  */
-function checkQuote(quote: QuoteAnswer, note: Note, expected: QuoteExpectation): void {
+function checkQuote(quoted: QuotedAnswer, note: Note, expected: QuoteExpectation): void {
+  const { quote } = quoted;
   const withdrawnValue = BigInt(quote.withdrawnValue);
   const feeBps = BigInt(quote.feeBps);
   const payment = quotedPayment(quote);
@@ -197,6 +210,7 @@ function checkQuote(quote: QuoteAnswer, note: Note, expected: QuoteExpectation):
         });
   const problems = [
     ...paymentProblems(payment, expected),
+    ...tabProblems(quoted, expected),
     quote.route !== expected.route && `it is for ${quote.route}, not ${expected.route}`,
     BigInt(quote.nullifierHash) !== nullifierHashOf(note.nullifier) && "it names another note",
     withdrawnValue !== expected.withdrawnValue && `it withdraws ${withdrawnValue}, not ${expected.withdrawnValue}`,
@@ -223,12 +237,32 @@ function quotedPayment(quote: QuoteAnswer) {
 
 /** What is wrong with a quote's payment: a settle-x402 quote must bind the seller's entry in a window it allows. */
 function paymentProblems(payment: ReturnType<typeof quotedPayment>, expected: QuoteExpectation): string[] {
+  if (expected.tab !== undefined) return [];
   if (expected.accepted === undefined) return payment === undefined ? [] : ["it binds a payment this spend does not make"];
   if (payment === undefined) return ["it binds no payment to the seller"];
   const latest = BigInt(Math.ceil(Date.now() / 1000) + expected.accepted.maxTimeoutSeconds + PAYMENT_WINDOW_SLACK_SECONDS);
   return [
     paymentNonceOf(expected.accepted, payment.window, payment.salt) !== payment.nonce && "its payment nonce does not bind this seller's terms",
     payment.window.validBefore > latest && `its payment stays valid until ${payment.window.validBefore}, past the seller's timeout`,
+  ].filter((problem): problem is string => typeof problem === "string");
+}
+
+/**
+ * What is wrong with a quote-tab answer: its payment nonce must be the deposit nonce of the channel the agent asked
+ * for, with the quote's recipient as payer (the channel the answer names), in a window the seller's timeout allows.
+ */
+function tabProblems(quoted: QuotedAnswer, expected: QuoteExpectation): string[] {
+  if (expected.tab === undefined) return [];
+  const payment = quotedPayment(quoted.quote);
+  if (!("channelId" in quoted) || payment === undefined) return ["it binds no channel deposit"];
+  const { channelId } = tabChannelOf({ ...expected.tab, payer: quoted.quote.recipient });
+  const latest = BigInt(Math.ceil(Date.now() / 1000) + (expected.tab.accepted.maxTimeoutSeconds ?? 60) + PAYMENT_WINDOW_SLACK_SECONDS);
+  return [
+    quoted.channelId.toLowerCase() !== channelId.toLowerCase() && `it names channel ${quoted.channelId}, not the agent's ${channelId}`,
+    quoted.payer.toLowerCase() !== quoted.quote.recipient.toLowerCase() && "its channel's payer is not the relay's recipient",
+    (payment.salt !== quoted.depositSalt || payment.nonce !== tabDepositNonceOf(channelId, payment.salt)) && "its payment nonce is not the channel's deposit nonce",
+    BigInt(quoted.validBefore) !== payment.window.validBefore && "its deposit window is not the quoted payment's",
+    payment.window.validBefore > latest && `its deposit stays valid until ${payment.window.validBefore}, past the seller's timeout`,
   ].filter((problem): problem is string => typeof problem === "string");
 }
 

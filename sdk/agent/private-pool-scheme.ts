@@ -66,17 +66,11 @@ export class PrivatePoolScheme implements SchemeNetworkClient {
 
   constructor(options: PrivatePoolSchemeOptions) {
     this.network = options.network;
+    this.findDefaultAsset = facilitatorUsdc(options.network);
     this.agent = new X402Agent({ ...options, probe: false });
   }
 
-  /**
-   * The facilitator's USDC is a USD asset of 6 decimals, so the client's spend controls (its per-payment dollar cap)
-   * apply to it on top of the agent's own caps, and do not refuse it as an unknown token.
-   */
-  findDefaultAsset = (asset: string, network: string): DefaultAsset | undefined =>
-    chainIdOfNetwork(network) === this.network.chainId && asset.toLowerCase() === this.network.asset.toLowerCase()
-      ? { asset, decimals: 6, symbol: "USDC" }
-      : undefined;
+  readonly findDefaultAsset: ReturnType<typeof facilitatorUsdc>;
 
   async createPaymentPayload(x402Version: number, requirements: PaymentRequirements, context?: PaymentPayloadContext): Promise<PaymentPayloadResult> {
     const required = this.requiredOf.get(requirements);
@@ -158,6 +152,16 @@ export function registerPrivatePoolScheme(client: x402Client, scheme: PrivatePoo
   const v1 = v1NetworkOf(chainId);
   if (v1 !== undefined) client.registerV1(v1, scheme);
   return client;
+}
+
+/**
+ * The facilitator's USDC as an @x402/core scheme's default asset: a USD asset of 6 decimals, so that the client's spend
+ * controls (its per-payment dollar cap) apply to it on top of the agent's own caps, and do not refuse it as an unknown
+ * token.
+ */
+export function facilitatorUsdc(network: X402AgentOptions["network"]): (asset: string, caip2: string) => DefaultAsset | undefined {
+  return (asset, caip2) =>
+    chainIdOfNetwork(caip2) === network.chainId && asset.toLowerCase() === network.asset.toLowerCase() ? { asset, decimals: 6, symbol: "USDC" } : undefined;
 }
 
 /** The URL a v1 entry names in its `resource`. */

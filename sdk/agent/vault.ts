@@ -7,6 +7,7 @@ import { FieldElementSchema, HexSchema } from "../schema/primitives.js";
 import type { NoteRequest, NoteReservation, NoteStore, StoredPresentation } from "./note-reservation.js";
 import { readPoolLogs, type PoolAddressBook, type ReadPoolLogsOptions } from "./pool-events.js";
 import { followNote, type NoteChainStatus } from "./recovery.js";
+import { StoredTabSchema, type StoredTab, type TabStore } from "./tab-record.js";
 import { lockVaultFile, type VaultLock } from "./vault-lock.js";
 
 /** Why a vault operation failed; never carries a secret. */
@@ -128,8 +129,16 @@ const VaultContentSchema = z
         })
         .strict(),
     ),
+    /** The agent's private tabs (absent from vaults written before tabs). */
+    tabs: z.array(StoredTabSchema).optional(),
   })
   .strict();
+
+/** What the vault holds: its notes and its tabs. */
+interface VaultContent {
+  entries: StoredNote[];
+  tabs: StoredTab[];
+}
 
 /**
  * Notes kept on disk under a passphrase: the whole list is one AES-256-GCM ciphertext under a key from
@@ -140,8 +149,10 @@ const VaultContentSchema = z
  * the reservation (NoteReservation). One process at a time holds a vault: `create` and `open` take `<file>.lock`
  * (naming the process) and refuse with VAULT_LOCKED while a live process holds it; `close` gives it back, and a
  * lock left by a process that is gone is taken over.
+ *
+ * It keeps the agent's private tabs too (TabStore): each tab's voucher key spends the tab, so it is kept as the notes are.
  */
-export class NoteVault implements NoteStore {
+export class NoteVault implements NoteStore, TabStore {
   private writes: Promise<void> = Promise.resolve();
   /** The notes the payments of this process hold now, by commitment. */
   private readonly held = new Set<bigint>();
@@ -154,6 +165,7 @@ export class NoteVault implements NoteStore {
     private readonly kdf: VaultFile["kdf"],
     private readonly key: Buffer,
     private entries: StoredNote[],
+    private tabs: StoredTab[],
     private readonly lock: VaultLock,
   ) {}
 
@@ -164,7 +176,7 @@ export class NoteVault implements NoteStore {
     const kdf = { ...NEW_VAULT_KDF, salt: `0x${randomBytes(16).toString("hex")}` };
     const key = await deriveKey(passphrase, kdf);
     return withLock(file, async (lock) => {
-      const vault = new NoteVault(file, kdf, key, [], lock);
+      const vault = new NoteVault(file, kdf, key, [], [], lock);
       await vault.update(() => {});
       return vault;
     });
@@ -181,7 +193,8 @@ export class NoteVault implements NoteStore {
       if (!parsed.success) throw new VaultError("CORRUPT_VAULT", `${file} is not a note vault`);
       const { kdf } = parsed.data;
       const key = await deriveKey(passphrase, kdf);
-      return new NoteVault(file, kdf, key, decrypt(parsed.data, key), lock);
+      const { entries, tabs } = decrypt(parsed.data, key);
+      return new NoteVault(file, kdf, key, entries, tabs, lock);
     });
   }
 
@@ -332,14 +345,28 @@ export class NoteVault implements NoteStore {
     };
   }
 
-  /** Applies `change` to a copy of the entries, writes it, and only then makes it the vault's state. */
-  private update(change: (entries: StoredNote[]) => void): Promise<void> {
+  async tab(seller: string): Promise<StoredTab | undefined> {
+    await this.writes;
+    const tab = this.tabs.findLast((kept) => kept.seller === seller);
+    return tab === undefined ? undefined : structuredClone(tab);
+  }
+
+  saveTab(tab: StoredTab): Promise<void> {
+    // A tab of the same seller that never opened is dropped: no channel holds its deposit (tab-record.ts).
+    const superseded = (kept: StoredTab) => kept.tabKey === tab.tabKey || (kept.seller === tab.seller && kept.opened === undefined);
+    return this.update(() => {}, (tabs) => [...tabs.filter((kept) => !superseded(kept)), structuredClone(tab)]);
+  }
+
+  /** Applies `change` to a copy of the entries (and `changeTabs` to the tabs), writes it, and only then makes it the vault's state. */
+  private update(change: (entries: StoredNote[]) => void, changeTabs: (tabs: StoredTab[]) => StoredTab[] = (tabs) => tabs): Promise<void> {
     const run = this.writes.then(async () => {
       if (this.closed) throw new VaultError("VAULT_CLOSED", "the note vault is closed");
       const entries = this.entries.map((entry) => ({ ...entry }));
       change(entries);
-      await writeAtomically(this.file, JSON.stringify(encrypt(entries, this.kdf, this.key), null, 2));
+      const tabs = changeTabs(this.tabs);
+      await writeAtomically(this.file, JSON.stringify(encrypt({ entries, tabs }, this.kdf, this.key), null, 2));
       this.entries = entries;
+      this.tabs = tabs;
     });
     this.writes = run.catch(() => {});
     return run;
@@ -409,7 +436,7 @@ function deriveKey(passphrase: string, kdf: VaultFile["kdf"]): Promise<Buffer> {
   );
 }
 
-function encrypt(entries: StoredNote[], kdf: VaultFile["kdf"], key: Buffer): VaultFile {
+function encrypt({ entries, tabs }: VaultContent, kdf: VaultFile["kdf"], key: Buffer): VaultFile {
   const notes = entries.map(({ note, spent, sentAt, holdUntil, presentation }) => ({
     nullifier: note.nullifier.toString(),
     secret: note.secret.toString(),
@@ -423,12 +450,12 @@ function encrypt(entries: StoredNote[], kdf: VaultFile["kdf"], key: Buffer): Vau
   }));
   const iv = randomBytes(IV_LENGTH);
   const cipher = createCipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_LENGTH });
-  const ciphertext = Buffer.concat([cipher.update(JSON.stringify({ notes }), "utf8"), cipher.final()]);
+  const ciphertext = Buffer.concat([cipher.update(JSON.stringify({ notes, ...(tabs.length > 0 && { tabs }) }), "utf8"), cipher.final()]);
   const tag = cipher.getAuthTag();
   return { version: 1, kdf, cipher: "aes-256-gcm", iv: hex(iv), tag: hex(tag), ciphertext: hex(ciphertext) };
 }
 
-function decrypt(file: VaultFile, key: Buffer): StoredNote[] {
+function decrypt(file: VaultFile, key: Buffer): VaultContent {
   let plaintext: string;
   try {
     const decipher = createDecipheriv("aes-256-gcm", key, fromHex(file.iv), { authTagLength: TAG_LENGTH });
@@ -440,7 +467,7 @@ function decrypt(file: VaultFile, key: Buffer): StoredNote[] {
   }
   const content = VaultContentSchema.safeParse(parseJson(plaintext));
   if (!content.success) throw new VaultError("CORRUPT_VAULT", "the note vault's content is malformed");
-  return content.data.notes.map(({ spent, commitment, value, label, nullifier, secret, sentAt, holdUntil, presentation }) => {
+  const entries = content.data.notes.map(({ spent, commitment, value, label, nullifier, secret, sentAt, holdUntil, presentation }) => {
     const note = createNote(value, label, { nullifier, secret });
     if (note.commitment !== commitment) {
       throw new VaultError("CORRUPT_VAULT", "a stored note does not match its commitment");
@@ -453,6 +480,7 @@ function decrypt(file: VaultFile, key: Buffer): StoredNote[] {
       ...(presentation !== undefined && { presentation: { ...presentation, withdrawnValue: BigInt(presentation.withdrawnValue) } }),
     };
   });
+  return { entries, tabs: content.data.tabs ?? [] };
 }
 
 async function writeAtomically(file: string, text: string): Promise<void> {

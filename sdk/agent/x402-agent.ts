@@ -6,6 +6,7 @@ import {
   noteToWire,
   type AccessFeeProofAnswer,
   type FacilitatorClient,
+  type OpenTabAnswer,
   type QuoteAnswer,
   type SettleAnswer,
   type SettleProofAnswer,
@@ -39,9 +40,12 @@ import {
   type ResourceInfo,
   type ShieldedRequirement,
 } from "../x402/index.js";
+import { BatchSettlementRequirementSchema, type BatchSettlementRequirement } from "../x402/batch-settlement.js";
 import { X402AgentError } from "./errors.js";
 import { proveLocally, type QuoteExpectation } from "./local-proof.js";
 import type { NoteReservation, NoteStore } from "./note-reservation.js";
+import { PrivateTabs, type OpenTab, type TabOptions, type TabPayment } from "./private-tab.js";
+import type { TabStore } from "./tab-record.js";
 import { fetchSameOrigin } from "./same-origin-fetch.js";
 import { changeLanded, proveShieldedPayment, type AgentPool, type ShieldedProof } from "./shielded-proof.js";
 import { emptyTrees, loadTrees, saveTrees, type AgentTrees } from "./tree-file.js";
@@ -123,7 +127,7 @@ export class ShieldedPaymentRefusedError extends X402AgentError {
 }
 
 /** Every answer a settlement can have: custodial (the facilitator proved) or non-custodial (the agent did). */
-export type SettlementAnswer = SettleX402Answer | SettleAnswer | SettleX402ProofAnswer | SettleProofAnswer;
+export type SettlementAnswer = SettleX402Answer | SettleAnswer | SettleX402ProofAnswer | SettleProofAnswer | OpenTabAnswer;
 
 /** What the agent does, step by step (the demo prints these). Holds no note secret. */
 export type AgentEvent =
@@ -227,6 +231,13 @@ export interface X402AgentOptions {
   presentAgainForMs?: number;
   /** The agent's id in the facilitator's registry, sent with every settlement so its limits apply. */
   agentId?: string;
+  /**
+   * Pay sellers whose 402 offers x402's `batch-settlement` through private tabs (docs/sdk.md, "Private tab"): one
+   * proof of a deposit (TabOptions.depositAtomic, default 1 USDC, counted in full against budgetAtomic when the tab
+   * opens) pays the seller's requests for the tab's lifetime (default 1 day), each a voucher of a key made for the
+   * tab. Needs `notes` to keep tabs (a NoteVault does) and a facilitator that relays the agent's proofs. Off when absent.
+   */
+  tabs?: TabOptions;
   onEvent?: (event: AgentEvent) => void;
 }
 
@@ -320,8 +331,15 @@ export class X402Agent {
   private savingTrees: Promise<void> = Promise.resolve();
   /** Shielded-proof payments sent and not answered (an outage), by request (method and URL). */
   private readonly unanswered = new Map<string, UnansweredPayment>();
+  /** The agent's private tabs, when `tabs` is set. */
+  private readonly tabs?: PrivateTabs;
 
-  constructor(private readonly options: X402AgentOptions) {}
+  constructor(private readonly options: X402AgentOptions) {
+    if (options.tabs !== undefined) {
+      if (!isTabStore(options.notes)) throw new TypeError("X402Agent: `tabs` needs `notes` that keep tabs (a NoteVault)");
+      this.tabs = new PrivateTabs({ store: options.notes, options: options.tabs, open: (request) => this.openTab(request) });
+    }
+  }
 
   /** What counts against budgetAtomic now: settled payments, take included, and those in flight. */
   get committedAtomic(): bigint {
@@ -339,6 +357,8 @@ export class X402Agent {
     if (first.status !== 402) return first;
     const required = await readPaymentRequired(first);
     if (required === undefined) throw new X402AgentError("NOT_X402", `${url} answered 402 without x402 payment details; nothing was paid.`);
+    const tabEntry = this.tabEntryOf(required);
+    if (tabEntry !== undefined && required.x402Version === 2) return this.payOnTab(url, init, tabEntry, required.resource, maxPaymentAtomic);
     const shielded = await this.shieldedEntryOf(required);
     if (shielded !== undefined && required.x402Version === 2) return this.payShielded(url, init, shielded, required.resource, maxPaymentAtomic);
     const accepted = this.usableEntry(required, url);
@@ -380,6 +400,79 @@ export class X402Agent {
         return { send: () => facilitator.settleX402Proof(body), changeNote: () => change };
       },
       (settled) => BigInt(settled.gross),
+    );
+  }
+
+  /**
+   * The seller's `batch-settlement` entry in the facilitator's USDC on its chain, when the agent pays by tab and the
+   * 402 offers one; undefined otherwise.
+   */
+  tabEntryOf(required: PaymentRequired): BatchSettlementRequirement | undefined {
+    if (this.tabs === undefined || required.x402Version !== 2) return undefined;
+    const { chainId, asset } = this.options.network;
+    for (const entry of required.accepts) {
+      const parsed = BatchSettlementRequirementSchema.safeParse(entry);
+      if (parsed.success && parsed.data.network === `eip155:${chainId}` && parsed.data.asset.toLowerCase() === asset.toLowerCase()) return parsed.data;
+    }
+    return undefined;
+  }
+
+  /**
+   * Pays the request on the agent's tab with the seller (docs/sdk.md, "Private tab"): the price within the caps, then
+   * a voucher, or the opening of a tab first (openTab) when the agent has none that holds the price.
+   */
+  async payOnTab(url: string, init: RequestInit, accepted: BatchSettlementRequirement, resource: ResourceInfo, maxPaymentAtomic?: bigint): Promise<Response> {
+    const tabs = this.tabsFor(url, accepted, maxPaymentAtomic);
+    const response = await tabs.pay({ url, init, accepted, resource });
+    this.emit({ step: "paid", url, status: response.status });
+    return response;
+  }
+
+  /**
+   * The payment of one request on the agent's tab, for a client that sends it itself (the @x402/core scheme,
+   * PrivateTabScheme): the same caps as payOnTab; the caller hands the seller's answer to its `answered`.
+   */
+  async prepareTabPayment(url: string, accepted: BatchSettlementRequirement, maxPaymentAtomic?: bigint): Promise<TabPayment> {
+    return this.tabsFor(url, accepted, maxPaymentAtomic).prepare(accepted);
+  }
+
+  /** The agent's tabs, once the price of a request of `accepted` is within the caps. */
+  private tabsFor(url: string, accepted: BatchSettlementRequirement, maxPaymentAtomic?: bigint): PrivateTabs {
+    if (this.tabs === undefined) throw new TypeError("X402Agent: private tabs need the `tabs` option");
+    this.emit({ step: "payment-required", url, x402Version: 2, amount: accepted.amount, payTo: accepted.payTo, network: accepted.network });
+    this.checkPrice(url, BigInt(accepted.amount), maxPaymentAtomic);
+    return this.tabs;
+  }
+
+  /**
+   * Opens a tab: the agent proves the relay of its deposit to the single-use payer against a quote-tab quote (the
+   * proof binds the channel) and open-tab relays it, answering the payer's deposit authorization. The deposit plus the
+   * take leaves a note, counted against the budget as any payment. Only the agent proves a tab's opening.
+   */
+  private async openTab({ accepted, payerAuthorizer, salt, depositAtomic }: Parameters<OpenTab>[0]): Promise<OpenTabAnswer> {
+    const terms = await this.facilitatorTerms();
+    const { facilitator } = this.options;
+    const processooor = terms.provenThrough;
+    if (processooor === undefined) {
+      throw new X402AgentError("NON_CUSTODIAL_UNAVAILABLE", `${facilitator.url} does not relay this agent's proofs, and a private tab is opened by the agent's own proof. Nothing was paid.`);
+    }
+    const gross = grossForNet(depositAtomic, terms.takeBps);
+    const fields = {
+      accepts: accepted,
+      payerAuthorizer,
+      salt,
+      depositAmount: depositAtomic.toString(),
+      acceptNotPrivate: this.options.acceptNotPrivate ?? false,
+      ...this.agentFields(),
+    };
+    const expected = { route: "open-tab", withdrawnValue: gross, feeBps: terms.takeBps, processooor, tab: { accepted, payerAuthorizer, salt } } as const;
+    return this.payFromNotes<OpenTabAnswer>(
+      gross,
+      async (note) => {
+        const { body, change } = await this.proveSpend(note, expected, fields);
+        return { send: () => facilitator.openTab(body), changeNote: () => change };
+      },
+      (opened) => BigInt(opened.gross),
     );
   }
 
@@ -914,6 +1007,10 @@ export class X402Agent {
   private emit(event: AgentEvent): void {
     this.options.onEvent?.(event);
   }
+}
+
+function isTabStore(notes: NoteStore): notes is NoteStore & TabStore {
+  return typeof (notes as Partial<TabStore>).tab === "function" && typeof (notes as Partial<TabStore>).saveTab === "function";
 }
 
 /** A request as the agent pays it: its method and URL. */

@@ -97,7 +97,7 @@ export interface SupportedAnswer {
 
 /** What a proof of a non-custodial spend must bind, as the facilitator quoted it; sent back unchanged with the proof. */
 export interface QuoteAnswer {
-  route: "settle" | "settle-x402" | "access-fee";
+  route: "settle" | "settle-x402" | "open-tab" | "access-fee";
   nullifierHash: string;
   processooor: string;
   scope: string;
@@ -132,6 +132,42 @@ export interface SettleProofAnswer extends Omit<SettleAnswer, "remainingValue" |
 /** POST /api/facilitator/settle-x402-proof's answer. */
 export interface SettleX402ProofAnswer extends Omit<SettleX402Answer, "remainingValue" | "nextDeposit" | "proofTimeMs"> {
   changeCommitment: string;
+}
+
+/** @x402/evm's ChannelConfig of a tab, as the facilitator built it. */
+export interface ChannelConfigAnswer {
+  payer: string;
+  payerAuthorizer: string;
+  receiver: string;
+  receiverAuthorizer: string;
+  token: string;
+  withdrawDelay: number;
+  salt: string;
+}
+
+/** POST /api/facilitator/quote-tab's answer: the quote, the channel it binds and the deposit's salt and window. */
+export interface QuoteTabAnswer {
+  quote: QuoteAnswer;
+  payer: string;
+  channelConfig: ChannelConfigAnswer;
+  channelId: string;
+  depositSalt: string;
+  validBefore: number;
+}
+
+/** POST /api/facilitator/open-tab's answer: the channel, the payer's deposit authorization, and the relay that funded it. */
+export interface OpenTabAnswer {
+  opened: true;
+  payer: string;
+  channelConfig: ChannelConfigAnswer;
+  channelId: string;
+  deposit: { amount: string; authorization: { erc3009Authorization: { validAfter: string; validBefore: string; salt: string; signature: string } } };
+  fundingTxHash: string;
+  gross: string;
+  fee: string;
+  changeCommitment: string;
+  replayed: boolean;
+  privacy: PrivacyAnswer;
 }
 
 /** POST /api/facilitator/access-fee-proof's answer: the fee's withdrawal, and the note it authorized. */
@@ -214,6 +250,14 @@ export class FacilitatorClient {
 
   settleX402Proof(body: Record<string, unknown>): Promise<SettleX402ProofAnswer> {
     return this.request("POST", "/api/facilitator/settle-x402-proof", body);
+  }
+
+  quoteTab(body: Record<string, unknown>): Promise<QuoteTabAnswer> {
+    return this.request("POST", "/api/facilitator/quote-tab", body);
+  }
+
+  openTab(body: Record<string, unknown>): Promise<OpenTabAnswer> {
+    return this.request("POST", "/api/facilitator/open-tab", body);
   }
 
   /** A quote of an access fee paid out of the note of `nullifierHash`, authorizing the note of `authorizedNullifierHash`. */

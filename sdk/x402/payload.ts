@@ -20,7 +20,7 @@ export interface ValidityWindow {
 const VALID_AFTER_BACKDATE_SECONDS = 600n;
 
 /** The reference client's window: from 10 minutes before `nowSeconds` until the seller's maxTimeoutSeconds after. */
-export function validityWindow(requirement: ExactRequirement, nowSeconds: number): ValidityWindow {
+export function validityWindow(requirement: Pick<ExactRequirement, "maxTimeoutSeconds">, nowSeconds: number): ValidityWindow {
   const now = BigInt(Math.floor(nowSeconds));
   return { validAfter: now - VALID_AFTER_BACKDATE_SECONDS, validBefore: now + BigInt(requirement.maxTimeoutSeconds) };
 }

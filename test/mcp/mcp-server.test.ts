@@ -246,4 +246,40 @@ describe("MCP server: a host pays x402 sellers privately through its tools (npm 
       { depositIndex: 1, steps: ["deposited", "withdrawn"] },
     ]);
   });
+
+  it("pays a batch-settlement seller on a private tab: one proof for many fetches, the tab's opening in the first answer", async function () {
+    const price = 1_000n;
+    const tabSeller = await world.startTabSeller({ price });
+    try {
+      await (await world.chain.facilitator.usdc.mint(depositor.address, DEPOSIT)).wait();
+      const host = await startHost(
+        serverEnv({
+          X402_SEED: Wallet.createRandom().privateKey,
+          X402_CUSTODY: "non-custodial",
+          X402_TABS_DIRECTORY: mkdtempSync(path.join(tmpdir(), "mcp-tabs-")),
+          X402_TAB_DEPOSIT_ATOMIC: "100000",
+          X402_BUDGET_ATOMIC: DEPOSIT.toString(),
+        }),
+      );
+      await host.json("x402_deposit", { amountAtomic: DEPOSIT.toString() });
+      await world.syncIndexer();
+      const pool = world.chain.facilitator.privacyPool;
+      const relays = async () => (await pool.queryFilter(pool.filters.Withdrawn())).length;
+      const relaysBefore = await relays();
+
+      const first = await host.json("x402_fetch", { url: tabSeller.resourceUrl });
+      expect(first).to.deep.include({ status: 200 });
+      expect(first.payment).to.deep.include({ method: "tab", depositAtomic: "100000", grossAtomic: grossForNet(100_000n, TAKE_BPS).toString() });
+      for (let i = 0; i < 3; i++) {
+        const next = await host.json("x402_fetch", { url: tabSeller.resourceUrl });
+        expect(next.status).to.equal(200);
+        expect(JSON.parse(next.body as string)).to.deep.equal(WEATHER_REPORT);
+        expect(next.payment).to.equal(undefined);
+      }
+      expect(await relays()).to.equal(relaysBefore + 1);
+      expect(tabSeller.served()).to.equal(4);
+    } finally {
+      await tabSeller.close();
+    }
+  });
 });

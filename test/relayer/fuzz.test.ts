@@ -115,12 +115,18 @@ function validFieldValues(note: Note, usdc: string): Record<string, Json> {
     pi_c: ["1", "2", "1"],
     publicSignals: ["1", "2", "3"],
     refundPrecommitment: "1",
+    // A tab's channel (quote-tab, open-tab): the seller's authorizer and delay, the agent's voucher key, salt and deposit.
+    receiverAuthorizer: PAYEE,
+    withdrawDelay: 900,
+    payerAuthorizer: PAYEE,
+    salt: `0x${"ca".repeat(32)}`,
+    depositAmount: "1000000",
   };
 }
 
 /**
  * What every failure of an operation carries, read off its success response: spends say settled:false,
- * authorizations authorized:false (an access fee paid out of a note, both).
+ * authorizations authorized:false (an access fee paid out of a note, both), a tab's opening opened:false.
  */
 function failureFieldsOf(operation: OpenApiOperation): Record<string, false> {
   // The lowest 2xx: a 202 is SETTLEMENT_UNCERTAIN, an error body.
@@ -129,6 +135,7 @@ function failureFieldsOf(operation: OpenApiOperation): Record<string, false> {
   const properties = success?.content?.["application/json"].schema.properties ?? {};
   return {
     ...("authorized" in properties && { authorized: false as const }),
+    ...("opened" in properties && { opened: false as const }),
     ...(("settled" in properties || "txHash" in properties) && { settled: false as const }),
   };
 }

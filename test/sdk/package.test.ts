@@ -59,11 +59,11 @@ function machineNode(): string | undefined {
 }
 
 /**
- * The SDK packed and installed, with @x402/core and @x402/fetch from the npm registry, into an empty project outside
+ * The SDK packed and installed, with @x402/core, @x402/evm and @x402/fetch from the npm registry, into an empty project outside
  * the repository, with the consumer program beside; `sdk` is its folder in the project's node_modules.
  */
 async function installPackedSdk(): Promise<PackedProject & { sdk: string }> {
-  const peers = await Promise.all(["@x402/core", "@x402/fetch"].map(async (name) => `${name}@${await repositoryVersion(name)}`));
+  const peers = await Promise.all(["@x402/core", "@x402/evm", "@x402/fetch"].map(async (name) => `${name}@${await repositoryVersion(name)}`));
   const installed = await installPackedProject(["sdk"], peers);
   await writeFile(path.join(installed.project, "pay.mjs"), CONSUMER_PROGRAM);
   return { ...installed, sdk: path.join(installed.project, "node_modules", "x402-privacy-sdk") };

@@ -46,14 +46,15 @@ export function seededRandom(seed: number): () => number {
 const resolved = (schema: JsonSchema): JsonSchema => schema.anyOf?.[0] ?? schema;
 
 /**
- * A valid example of `schema`: each field's value comes from `validValues` by field name, else from the schema
- * itself (const, enum, default, booleans, integers, nested objects). A string field with no entry throws: a new
- * field of a request needs a valid value in the test's table.
+ * A valid example of `schema`: a field the schema fixes (const) takes that value, any other field's value comes from
+ * `validValues` by field name, else from the schema itself (enum, default, booleans, integers, nested objects). A
+ * string field with no entry throws: a new field of a request needs a valid value in the test's table.
  */
 export function exampleOf(schema: JsonSchema, validValues: Record<string, Json>, name = "body"): Json {
-  if (name in validValues) return validValues[name]!;
   const s = resolved(schema);
+  // A field the schema fixes takes that value (an entry's scheme: "exact", or a tab's "batch-settlement").
   if (s.const !== undefined) return s.const;
+  if (name in validValues) return validValues[name]!;
   if (s.enum !== undefined) return s.enum[0]!;
   if (s.default !== undefined) return s.default;
   switch (s.type) {

@@ -128,6 +128,30 @@ describe("note vault", function () {
     await expectVaultError(NoteVault.open(file, PASSPHRASE), "CORRUPT_VAULT");
   });
 
+  it("keeps the agent's private tabs encrypted across a reopen: the newest of a seller, a tab that never opened dropped when another is kept", async function () {
+    const file = vaultFile();
+    const key = (byte: string) => `0x${byte.repeat(32)}`;
+    const deposit = { amount: "100000", authorization: { erc3009Authorization: { validAfter: "0", validBefore: "1900000000", salt: key("5a"), signature: "0x12" } } };
+    const unopened = { seller: "seller-a", tabKey: key("a1"), salt: key("b1"), createdAt: 1, funded: false };
+    const opened = { seller: "seller-a", tabKey: key("a2"), salt: key("b2"), createdAt: 2, funded: true, opened: { payer: "0x00000000000000000000000000000000000000aa", channelId: key("c2"), deposit } };
+    const vault = await NoteVault.create(file, PASSPHRASE);
+    await vault.save(NOTE);
+    await vault.saveTab(unopened);
+    expect(await vault.tab("seller-a")).to.deep.equal(unopened);
+    await vault.saveTab(opened);
+    await vault.saveTab({ ...opened, seller: "seller-b", tabKey: key("a3") });
+    await vault.close();
+
+    const text = readFileSync(file, "utf8");
+    for (const secret of ["a1", "a2", "a3"]) expect(text).to.not.contain(secret.repeat(32));
+    const reopened = await NoteVault.open(file, PASSPHRASE);
+    expect(await reopened.tab("seller-a")).to.deep.equal(opened);
+    expect((await reopened.tab("seller-b"))?.tabKey).to.equal(key("a3"));
+    expect(await reopened.tab("seller-c")).to.equal(undefined);
+    expect((await reopened.list()).map((entry) => entry.note.commitment)).to.deep.equal([NOTE.commitment]);
+    await reopened.close();
+  });
+
   describe("a wallet of several notes: reservations", function () {
     const noteOf = (value: bigint, tag: bigint) => createNote(value, tag, { nullifier: tag * 7n, secret: tag * 11n });
     const [small, middle, large] = [noteOf(1_000_000n, 1n), noteOf(2_000_000n, 2n), noteOf(3_000_000n, 3n)];

@@ -7,6 +7,8 @@ import { depositNotes, NoteVault, X402Agent, type AgentEvent, type X402AgentOpti
 import { FacilitatorClient } from "../../../sdk/client/facilitator-client.js";
 import type { Note } from "../../../sdk/index.js";
 import { caip2NetworkOf, v1NetworkOf } from "../../../sdk/x402/networks.js";
+import { placeBatchSettlementPeer, type BatchSettlementPeer } from "../../../x402-peers/batch-settlement.js";
+import { startBatchSettlementSeller } from "../../../x402-peers/batch-settlement-seller.js";
 import { startPlain402 } from "../../../x402-peers/plain-402.js";
 import { startReferenceFacilitator, type ReferenceFacilitator } from "../../../x402-peers/reference-facilitator.js";
 import { startSeller, type Seller, type SellerOptions } from "../../../x402-peers/seller.js";
@@ -222,6 +224,40 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     };
   };
 
+  let batchPeer: Promise<BatchSettlementPeer> | undefined;
+  /**
+   * A seller of `price` a request on x402's batch-settlement scheme as @x402/evm ships it (a private tab's seller,
+   * x402-peers/batch-settlement-seller.ts), its facilitator the reference one with @x402/evm's batch-settlement
+   * scheme; x402's contracts are placed on the chain first, once. Closing the seller closes its facilitator.
+   */
+  const startTabSeller = async ({ price: requestPrice, maxTimeoutSeconds = 60 }: { price: bigint; maxTimeoutSeconds?: number }) => {
+    batchPeer ??= placeBatchSettlementPeer(chain.connection.ethers);
+    const { settlement } = await batchPeer;
+    const key = Wallet.createRandom();
+    await networkHelpers.setBalance(key.address, 10n ** 18n);
+    const facilitator = await startReferenceFacilitator({ rpcUrl: chain.rpc.url, chainId, privateKey: key.privateKey as `0x${string}`, batchSettlement: true });
+    const payTo = Wallet.createRandom().address as `0x${string}`;
+    const seller = await startBatchSettlementSeller({
+      facilitatorUrl: facilitator.url,
+      network: caip2NetworkOf(chainId),
+      payTo,
+      asset: asset as `0x${string}`,
+      amountAtomic: requestPrice.toString(),
+      receiverAuthorizerKey: Wallet.createRandom().privateKey as `0x${string}`,
+      storageDirectory: mkdtempSync(path.join(tmpdir(), "batch-seller-")),
+      maxTimeoutSeconds,
+    });
+    return {
+      ...seller,
+      payTo,
+      settlement,
+      async close() {
+        await seller.close();
+        await facilitator.close();
+      },
+    };
+  };
+
   const unspentNotes = async (vault: NoteVault): Promise<Note[]> =>
     (await vault.list()).filter((entry) => !entry.spent).map((entry) => entry.note);
 
@@ -251,6 +287,7 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     newAgent,
     startBrokeSeller,
     startShieldedSeller,
+    startTabSeller,
     unspentNotes,
     async close() {
       provider.destroy();

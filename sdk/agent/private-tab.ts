@@ -1,0 +1,199 @@
+import { decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
+import type { ClientEvmSigner } from "@x402/evm";
+import { BatchSettlementEvmScheme, getChannel, signVoucher, updateChannelFromSettle, type ChannelSettleLocal } from "@x402/evm/batch-settlement/client";
+import { FileClientChannelStorage } from "@x402/evm/batch-settlement/client/file-storage";
+import { hexlify, randomBytes, Wallet, type TypedDataField } from "ethers";
+import type { OpenTabAnswer } from "../client/facilitator-client.js";
+import { tabChannelOf, type BatchSettlementRequirement } from "../x402/batch-settlement.js";
+import type { ResourceInfo } from "../x402/index.js";
+import { X402AgentError } from "./errors.js";
+import { fetchSameOrigin } from "./same-origin-fetch.js";
+import { tabSellerOf, type StoredTab, type TabStore } from "./tab-record.js";
+
+/** X402Agent's `tabs` option: pay sellers that offer x402's `batch-settlement` through private tabs (docs/sdk.md, "Private tab"). */
+export interface TabOptions {
+  /** Where @x402/evm's FileClientChannelStorage keeps each tab's running totals (public data; the tab's key is in the vault). */
+  channelDirectory: string;
+  /** What a new tab holds, atomic USDC (the take comes on top); counted in full against budgetAtomic when it opens. Default 1 USDC. */
+  depositAtomic?: bigint;
+  /** How long the agent pays with one tab before it opens another, seconds. Default 1 day. */
+  lifetimeSeconds?: number;
+}
+
+/** The default deposit of a tab: 1 USDC, ten requests at the default maxPaymentAtomic, hundreds at API prices. */
+export const DEFAULT_TAB_DEPOSIT_ATOMIC = 1_000_000n;
+
+/** The default lifetime of a tab: one day. What the seller never claimed comes back only as the payer's (docs/design.md 13). */
+export const DEFAULT_TAB_LIFETIME_SECONDS = 86_400;
+
+/** The reference facilitators refuse an authorization whose validBefore is less than this far ahead. */
+const DEPOSIT_MARGIN_SECONDS = 6;
+
+/** What a tab's opening needs from the agent: a proof of its deposit out of a note, relayed by open-tab. */
+export type OpenTab = (request: { accepted: BatchSettlementRequirement; payerAuthorizer: string; salt: string; depositAtomic: bigint }) => Promise<OpenTabAnswer>;
+
+/** A paid request on a tab: the seller's entry and resource from its 402, and the request itself. */
+export interface TabRequest {
+  url: string;
+  init: RequestInit;
+  accepted: BatchSettlementRequirement;
+  resource: ResourceInfo;
+}
+
+/** One request's payment on a tab, until the seller answers it. */
+export interface TabPayment {
+  /** The x402 payload: the tab's deposit with its first voucher, or a voucher. */
+  payload: PaymentPayload["payload"];
+  /** Records the seller's answer: its settle response when it took the payment (the running total moves), else nothing. */
+  answered(settle: SettleResponse | undefined): Promise<void>;
+  /** Why a request `url` answered `status` (not 2xx) bought nothing. */
+  refusal(url: string, status: number): X402AgentError;
+}
+
+/**
+ * The agent's private tabs (docs/design.md 13): one per seller, opened by one proof of its deposit, then every
+ * request a voucher of the tab's own key through @x402/evm's client scheme, which never signs a second deposit. A
+ * tab's requests go one at a time (the seller serves one per channel at a time). The tab's key and channel are kept
+ * in the TabStore and the running totals in @x402/evm's file storage, so a restarted agent keeps paying on its tab.
+ */
+export class PrivateTabs {
+  private readonly storage: FileClientChannelStorage;
+  /** Each seller's requests in turn, the opening of its tab included: the last one queued. */
+  private readonly turns = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly deps: { store: TabStore; options: TabOptions; open: OpenTab },
+  ) {
+    this.storage = new FileClientChannelStorage({ directory: deps.options.channelDirectory });
+  }
+
+  /** Pays `request` on the agent's tab with its seller, opening a tab when none can pay it; one request per seller at a time. */
+  pay(request: TabRequest): Promise<Response> {
+    return this.inTurn(tabSellerOf(request.accepted), async () => {
+      const payment = await this.paymentNow(request.accepted);
+      const response = await send(request, payment.payload);
+      const settle = response.headers.get("PAYMENT-RESPONSE");
+      await payment.answered(response.ok && settle !== null ? decodePaymentResponseHeader(settle) : undefined);
+      if (!response.ok) throw payment.refusal(request.url, response.status);
+      return response;
+    });
+  }
+
+  /**
+   * The payment of one request of `accepted`'s price on the agent's tab with its seller, opening a tab when none can
+   * pay it (in turn with the seller's other payments: concurrent ones never open a tab each). The caller sends it and
+   * hands the seller's answer to `answered` before the tab's next payment.
+   */
+  prepare(accepted: BatchSettlementRequirement): Promise<TabPayment> {
+    return this.inTurn(tabSellerOf(accepted), () => this.paymentNow(accepted));
+  }
+
+  /** Runs `work` once the seller's work queued before it is done. */
+  private inTurn<T>(seller: string, work: () => Promise<T>): Promise<T> {
+    const turn = (this.turns.get(seller) ?? Promise.resolve()).then(work);
+    this.turns.set(seller, turn.catch(() => undefined));
+    return turn;
+  }
+
+  private async paymentNow(accepted: BatchSettlementRequirement): Promise<TabPayment> {
+    const seller = tabSellerOf(accepted);
+    const kept = await this.deps.store.tab(seller);
+    const tab = kept !== undefined && (await this.canPay(kept, BigInt(accepted.amount))) ? kept : await this.openTab(seller, accepted);
+    const { channelId } = this.channelOf(tab, accepted);
+    const local: ChannelSettleLocal = { channelId, requestAmount: accepted.amount, ...(!tab.funded && { depositAmount: tab.opened!.deposit.amount }) };
+    return {
+      payload: tab.funded ? await this.voucherPayload(tab, accepted) : await this.depositPayload(tab, accepted),
+      answered: async (settle) => {
+        if (settle?.success !== true) return;
+        const { chargedAmount, channelState } = (settle.extra ?? {}) as { chargedAmount?: string; channelState?: { chargedCumulativeAmount?: string } };
+        await updateChannelFromSettle(this.storage, { server: { chargedAmount, chargedCumulativeAmount: channelState?.chargedCumulativeAmount }, local });
+        if (!tab.funded) await this.deps.store.saveTab({ ...tab, funded: true });
+      },
+      refusal: (url, status) =>
+        new X402AgentError(
+          "TAB_PAYMENT_REFUSED",
+          `${url} answered a request paid on the private tab ${channelId} with ${status}. ` +
+            (tab.funded ? "The voucher bought nothing." : "The seller did not take the tab's deposit: it is refunded whole to the note's refund after its window."),
+        ),
+    };
+  }
+
+  /** Whether `tab` can pay `price` now: opened, within its lifetime, and holding the price (or its deposit still usable). */
+  private async canPay(tab: StoredTab, price: bigint): Promise<boolean> {
+    const { opened } = tab;
+    const lifetimeMs = (this.deps.options.lifetimeSeconds ?? DEFAULT_TAB_LIFETIME_SECONDS) * 1000;
+    if (opened === undefined || Date.now() > tab.createdAt + lifetimeMs) return false;
+    if (!tab.funded) {
+      const validBefore = Number(opened.deposit.authorization.erc3009Authorization.validBefore);
+      return Date.now() / 1000 + DEPOSIT_MARGIN_SECONDS < validBefore && BigInt(opened.deposit.amount) >= price;
+    }
+    const channel = await getChannel(this.storage, opened.channelId);
+    return channel !== undefined && BigInt(channel.balance ?? "0") - BigInt(channel.chargedCumulativeAmount ?? "0") >= price;
+  }
+
+  /**
+   * A new tab: its key and salt are kept before the facilitator opens it (a tab opened for a key the agent lost could
+   * never be paid from), then the channel it opened, once checked to be the one the agent asked for.
+   */
+  private async openTab(seller: string, accepted: BatchSettlementRequirement): Promise<StoredTab> {
+    const tabKey = new Wallet(hexlify(randomBytes(32)));
+    const tab: StoredTab = { seller, tabKey: tabKey.privateKey, salt: hexlify(randomBytes(32)), createdAt: Date.now(), funded: false };
+    await this.deps.store.saveTab(tab);
+    const depositAtomic = this.deps.options.depositAtomic ?? DEFAULT_TAB_DEPOSIT_ATOMIC;
+    const answer = await this.deps.open({ accepted, payerAuthorizer: tabKey.address, salt: tab.salt, depositAtomic });
+    const { channelId } = tabChannelOf({ accepted, payer: answer.payer, payerAuthorizer: tabKey.address, salt: tab.salt });
+    if (channelId.toLowerCase() !== answer.channelId.toLowerCase() || BigInt(answer.deposit.amount) !== depositAtomic) {
+      throw new X402AgentError(
+        "QUOTE_REFUSED",
+        `The facilitator opened channel ${answer.channelId} holding ${answer.deposit.amount}, not the agent's ${channelId} holding ${depositAtomic}. Its deposit cannot fund the agent's tab.`,
+      );
+    }
+    const opened: StoredTab = { ...tab, opened: { payer: answer.payer, channelId, deposit: answer.deposit } };
+    await this.deps.store.saveTab(opened);
+    return opened;
+  }
+
+  /** The tab's first request: the deposit the facilitator authorized, with the first voucher. */
+  private async depositPayload(tab: StoredTab, accepted: BatchSettlementRequirement): Promise<PaymentPayload["payload"]> {
+    const { channelConfig, channelId } = this.channelOf(tab, accepted);
+    const voucher = await signVoucher(voucherSignerOf(tab), channelId, accepted.amount, accepted.network);
+    return { type: "deposit", channelConfig, voucher, deposit: tab.opened!.deposit };
+  }
+
+  /** A later request: a voucher of the running total plus the price, by @x402/evm's client scheme from the kept totals. */
+  private async voucherPayload(tab: StoredTab, accepted: BatchSettlementRequirement): Promise<PaymentPayload["payload"]> {
+    // The payer signs nothing here: its one deposit was the facilitator's to sign, and is made.
+    const payer = tab.opened!.payer as `0x${string}`;
+    const payerSigner: ClientEvmSigner = { address: payer, signTypedData: () => Promise.reject(new Error("a tab's payer signs no second deposit")) };
+    const scheme = new BatchSettlementEvmScheme(payerSigner, {
+      voucherSigner: voucherSignerOf(tab),
+      storage: this.storage,
+      salt: tab.salt as `0x${string}`,
+      depositStrategy: () => false,
+    });
+    return (await scheme.createPaymentPayload(2, accepted as unknown as PaymentRequirements)).payload;
+  }
+
+  private channelOf(tab: StoredTab, accepted: BatchSettlementRequirement) {
+    return tabChannelOf({ accepted, payer: tab.opened!.payer, payerAuthorizer: new Wallet(tab.tabKey).address, salt: tab.salt });
+  }
+}
+
+/** Sends the request with `payload` as its x402 v2 payment. */
+function send({ url, init, accepted, resource }: TabRequest, payload: PaymentPayload["payload"]): Promise<Response> {
+  const payment = { x402Version: 2, resource, accepted, payload } as unknown as PaymentPayload;
+  const headers = new Headers(init.headers);
+  headers.set("PAYMENT-SIGNATURE", encodePaymentSignatureHeader(payment));
+  return fetchSameOrigin(url, { ...init, headers });
+}
+
+/** The tab's key as @x402/evm's signer of its vouchers. */
+function voucherSignerOf(tab: StoredTab): ClientEvmSigner {
+  const wallet = new Wallet(tab.tabKey);
+  return {
+    address: wallet.address as `0x${string}`,
+    signTypedData: async ({ domain, types, primaryType, message }) =>
+      (await wallet.signTypedData(domain, { [primaryType]: types[primaryType] as TypedDataField[] }, message)) as `0x${string}`,
+  };
+}

@@ -1,0 +1,154 @@
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { x402Client } from "@x402/core/client";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { expect } from "chai";
+import { grossForNet } from "../../relayer/pricing/pricing.js";
+import { NoteVault, PrivateTabScheme, registerPrivateTabScheme, tabSellerOf, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
+import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
+import type { BatchSettlementRequirement } from "../../sdk/x402/batch-settlement.js";
+import { WEATHER_REPORT } from "../../x402-peers/seller.js";
+import { AGENT_PASSPHRASE, startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
+
+const PRICE = 1_000n;
+const DEPOSIT = 100_000n;
+
+describe("X402Agent pays a batch-settlement seller through a private tab (docs/sdk.md, \"Private tab\")", function () {
+  let world: PaymentWorld;
+  let seller: Awaited<ReturnType<PaymentWorld["startTabSeller"]>>;
+  let takeBps: bigint;
+
+  before(async function () {
+    world = await startPaymentWorld();
+    seller = await world.startTabSeller({ price: PRICE });
+    takeBps = BigInt((await new FacilitatorClient(world.relayer.url).supported()).settleX402!.takeBps);
+  });
+  after(async function () {
+    await seller?.close();
+    await world?.close();
+  });
+
+  const relays = async () => (await world.chain.facilitator.privacyPool.queryFilter(world.chain.facilitator.privacyPool.filters.Withdrawn())).length;
+
+  async function fetchReports(agent: X402Agent, count: number, { concurrently = false } = {}) {
+    const fetchOne = async () => {
+      const response = await agent.fetch(seller.resourceUrl);
+      expect(response.status, await response.clone().text()).to.equal(200);
+      expect(await response.json()).to.deep.equal(WEATHER_REPORT);
+    };
+    if (concurrently) await Promise.all(Array.from({ length: count }, fetchOne));
+    else for (let i = 0; i < count; i++) await fetchOne();
+  }
+
+  it("pays many requests for one proof and one relay, the deposit counted against the budget; the seller claims what it served; a restarted agent keeps paying on the same tab", async function () {
+    const channelDirectory = mkdtempSync(path.join(tmpdir(), "agent-tabs-"));
+    const tabs = { channelDirectory, depositAtomic: DEPOSIT };
+    const budgetAtomic = 2n * grossForNet(DEPOSIT, takeBps);
+    const { agent, vault, vaultFile, events } = await world.newAgent(world.chain.depositors.alice, 1_000_000n, { custody: "non-custodial", tabs, budgetAtomic });
+    const relaysBefore = await relays();
+    const served = seller.served();
+
+    await fetchReports(agent, 8);
+    await fetchReports(agent, 6, { concurrently: true });
+    expect(await relays()).to.equal(relaysBefore + 1);
+    expect(events.filter((event) => event.step === "proved")).to.have.length(1);
+    expect(agent.committedAtomic).to.equal(grossForNet(DEPOSIT, takeBps));
+    expect(seller.served() - served).to.equal(14);
+
+    // The tab's key is in the vault, encrypted: neither the vault file nor @x402/evm's channel files show it.
+    const required = decodePaymentRequiredHeader((await fetch(seller.resourceUrl)).headers.get("PAYMENT-REQUIRED") ?? "");
+    const accepted = required.accepts.find((entry) => entry.scheme === "batch-settlement") as unknown as BatchSettlementRequirement;
+    const tab = (await vault.tab(tabSellerOf(accepted)))!;
+    expect(tab).to.include({ funded: true });
+    const tabKeyHex = tab.tabKey.slice(2);
+    expect(readFileSync(vaultFile, "utf8")).to.not.contain(tabKeyHex);
+    for (const file of readdirSync(channelDirectory, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile())) {
+      expect(readFileSync(path.join(file.parentPath, file.name), "utf8")).to.not.contain(tabKeyHex);
+    }
+
+    // Restarted: the vault reopened, a new agent on the same channel storage; no second proof, deposit or relay.
+    await vault.close();
+    const reopened = await NoteVault.open(vaultFile, AGENT_PASSPHRASE);
+    const restartedEvents: AgentEvent[] = [];
+    const restarted = new X402Agent({
+      facilitator: new FacilitatorClient(world.relayer.url),
+      notes: reopened,
+      network: { chainId: world.chainId, asset: world.asset },
+      acceptNotPrivate: true,
+      custody: "non-custodial",
+      tabs,
+      onEvent: (event) => restartedEvents.push(event),
+    });
+    await fetchReports(restarted, 5);
+    expect(restartedEvents.filter((event) => event.step === "proved")).to.have.length(0);
+    expect(await relays()).to.equal(relaysBefore + 1);
+    expect(seller.served() - served).to.equal(19);
+    expect(await seller.settlement.channels(tab.opened!.channelId)).to.deep.equal([DEPOSIT, 0n]);
+
+    await seller.channels.claimAndSettle();
+    expect(await world.usdcBalance(seller.payTo)).to.equal(19n * PRICE);
+    await reopened.close();
+  });
+
+  it("pays through an @x402/core client with the private-tab scheme: one proof for many requests, the seller claims what it served", async function () {
+    const { vault } = await world.newAgent(world.chain.depositors.carol, 1_000_000n);
+    const scheme = new PrivateTabScheme({
+      facilitator: new FacilitatorClient(world.relayer.url),
+      notes: vault,
+      network: { chainId: world.chainId, asset: world.asset },
+      acceptNotPrivate: true,
+      custody: "non-custodial",
+      tabs: { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: DEPOSIT },
+    });
+    const fetchPaid = wrapFetchWithPayment(fetch, registerPrivateTabScheme(new x402Client(), scheme));
+    const other = await world.startTabSeller({ price: PRICE });
+    try {
+      const relaysBefore = await relays();
+      for (let i = 0; i < 6; i++) {
+        const response = await fetchPaid(other.resourceUrl);
+        expect(response.status, await response.clone().text()).to.equal(200);
+        expect(await response.json()).to.deep.equal(WEATHER_REPORT);
+      }
+      expect(await relays()).to.equal(relaysBefore + 1);
+      expect(other.served()).to.equal(6);
+      await other.channels.claimAndSettle();
+      expect(await world.usdcBalance(other.payTo)).to.equal(6n * PRICE);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("opens another tab when the last one cannot pay the price, each counted in full against the budget; past the budget it opens none", async function () {
+    const price = 10_000n;
+    const deposit = 50_000n;
+    const dear = await world.startTabSeller({ price });
+    try {
+      const gross = grossForNet(deposit, takeBps);
+      const tabs = { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: deposit };
+      const { agent, events } = await world.newAgent(world.chain.depositors.bob, 1_000_000n, { custody: "non-custodial", tabs, budgetAtomic: 2n * gross });
+      const relaysBefore = await relays();
+      // The second tab is paid out of the first one's change note: the indexer must have read it.
+      await world.whileIndexerFollows(async () => {
+        for (let i = 0; i < 10; i++) {
+          const response = await agent.fetch(dear.resourceUrl);
+          expect(response.status, await response.clone().text()).to.equal(200);
+        }
+      });
+      expect(await relays()).to.equal(relaysBefore + 2);
+      expect(events.filter((event) => event.step === "proved")).to.have.length(2);
+      expect(agent.committedAtomic).to.equal(2n * gross);
+      const refused = await agent.fetch(dear.resourceUrl).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).to.include({ code: "BUDGET_EXHAUSTED" });
+      expect(await relays()).to.equal(relaysBefore + 2);
+      await dear.channels.claimAndSettle();
+      expect(await world.usdcBalance(dear.payTo)).to.equal(10n * price);
+    } finally {
+      await dear.close();
+    }
+  });
+});

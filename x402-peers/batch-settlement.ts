@@ -16,7 +16,8 @@ export interface BatchSettlementPeer {
 
 export async function placeBatchSettlementPeer(ethers: HardhatEthers): Promise<BatchSettlementPeer> {
   const setCodeOf = async (name: string, address: string) => {
-    const deployed = await ethers.deployContract(name);
+    // Mined before its code is read: on a chain that mines at intervals, the deployment is still pending here.
+    const deployed = await (await ethers.deployContract(name)).waitForDeployment();
     await ethers.provider.send("hardhat_setCode", [address, await ethers.provider.getCode(await deployed.getAddress())]);
   };
   await setCodeOf("X402BatchSettlement", BATCH_SETTLEMENT_ADDRESS);

@@ -24,8 +24,9 @@
 // payment through the relayer's seller routes and through the reference facilitator; with the transactions and gas
 // that landed on chain per payment (bench/settle/paid-request.ts).
 //
-// Last, on a chain of its own, BENCH_TAB_REQUESTS (default 100) requests on a private tab after its first, then a burst
-// of BENCH_BURST_SIZE on the same tab (bench/settle/tab-latency.ts).
+// Last, on the same blocks, a private tab: an agent's first request to a batch-settlement seller (the tab's opening),
+// BENCH_TAB_REQUESTS (default 100) requests after it, then a burst of BENCH_BURST_SIZE on the same tab
+// (bench/settle/tab-latency.ts).
 import { execFileSync, fork } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
@@ -49,7 +50,7 @@ import { elapsedMs, percentile, printTable, writeResults } from "../report.js";
 import type { AgentLoad, AgentLoadPlan, PaymentRecord } from "./agent-load.js";
 import { measurePaidRequests, PAID_REQUEST_METHODS, type PaidRequestMethod } from "./paid-request.js";
 import { seedPool } from "./seeded-pool.js";
-import { measureTabLatency } from "./tab-latency.js";
+import { measureTabLatency, type TabLatency } from "./tab-latency.js";
 
 const LEAVES = (process.env.BENCH_LEAVES ?? "1000,100000").split(",").map(Number);
 const SETTLES = Number(process.env.BENCH_SETTLES ?? 10);
@@ -556,6 +557,7 @@ async function measureAt(leafCount: number) {
     await chainProvider.request({ method: "evm_setIntervalMining", params: [BLOCK_MS] });
     const agentLoads: Awaited<ReturnType<typeof agentLoad>>[] = [];
     let paidRequests: Awaited<ReturnType<typeof measurePaidRequests>>;
+    let privateTab: TabLatency;
     try {
       await world.whileIndexerFollows(async () => {
         for (const custody of CUSTODIES) {
@@ -570,6 +572,8 @@ async function measureAt(leafCount: number) {
       });
       console.log(`whole paid requests on ${BLOCK_MS} ms blocks, ${PAID_REQUESTS} rounds of each method interleaved: shielded proof through the relayer's routes and the seller package's facilitator, the settle-x402 detour, plain EIP-3009 through the routes and the reference facilitator...`);
       paidRequests = await measurePaidRequests(world, { payments: PAID_REQUESTS, blockMs: BLOCK_MS });
+      console.log(`a private tab on ${BLOCK_MS} ms blocks: its first request, ${TAB_REQUESTS} after it, a burst of ${BURST_SIZE}...`);
+      privateTab = await measureTabLatency(world, { requests: TAB_REQUESTS, burst: BURST_SIZE });
     } finally {
       await chainProvider.request({ method: "evm_setIntervalMining", params: [0] });
       await chainProvider.request({ method: "evm_setAutomine", params: [true] });
@@ -587,6 +591,7 @@ async function measureAt(leafCount: number) {
       concurrentUnderTreesLoad: underLoad,
       agentLoads: { blockMs: BLOCK_MS, runs: agentLoads },
       paidRequests,
+      privateTab,
       sequentialSettlesPerMinute: Math.round(60_000 / (x402Ms.ms.reduce((sum, ms) => sum + ms, 0) / x402Ms.ms.length)),
     };
   } finally {
@@ -680,6 +685,12 @@ for (const run of runs) {
         "  shielded proof (routes) against the detour",
         `${against(run.paidRequests.shieldedAgainstDetour)}, gas ${((run.paidRequests.methods.shieldedViaRoutes.gasPerPayment / run.paidRequests.methods.detour.gasPerPayment - 1) * 100).toFixed(1)}%`,
       ],
+      [
+        `private tab, price ${run.privateTab.price}: the first request (the tab's opening)`,
+        `${run.privateTab.open.ms} ms (agent's proof ${run.privateTab.open.proofMs} ms); ${run.privateTab.relays} relay, ${run.privateTab.proofs} proof for the whole tab`,
+      ],
+      [`  ${run.privateTab.sequential.requests} sequential requests after it (p50 / p95)`, `${run.privateTab.sequential.p50Ms} / ${run.privateTab.sequential.p95Ms} ms`],
+      [`  a burst of ${run.privateTab.burst.requests} at once on the tab (p50 / p95)`, `${run.privateTab.burst.p50Ms} / ${run.privateTab.burst.p95Ms} ms`],
     ],
   );
 }
@@ -700,14 +711,4 @@ if (base !== undefined && larger.length > 0) {
     ]),
   );
 }
-console.log(`\nmeasuring ${TAB_REQUESTS} requests and a burst of ${BURST_SIZE} on a private tab...`);
-const tab = await measureTabLatency({ requests: TAB_REQUESTS, burst: BURST_SIZE });
-printTable(
-  ["private tab (@x402/evm batch-settlement), request to 200", "result"],
-  [
-    [`${TAB_REQUESTS} sequential requests after the first (p50 / p95)`, `${tab.sequential.p50Ms} / ${tab.sequential.p95Ms} ms`],
-    [`a burst of ${BURST_SIZE} on the tab, sent in turn (p50 / p95)`, `${tab.burst.p50Ms} / ${tab.burst.p95Ms} ms`],
-    ["blocks mined meanwhile", String(tab.blocks)],
-  ],
-);
-await writeResults("settle", { prover: proverInUse, atLeaves: Object.fromEntries(runs.map((run) => [run.leaves, run])), privateTab: tab });
+await writeResults("settle", { prover: proverInUse, atLeaves: Object.fromEntries(runs.map((run) => [run.leaves, run])) });

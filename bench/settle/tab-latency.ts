@@ -1,38 +1,69 @@
-// Latency of paid requests on a private tab (docs/design.md 13) as the agent sees it, request to 200: `requests`
-// sequential requests after the tab's first (the deposit's), then `burst` requests made at once on the same tab, sent
-// in turn (inTurn). @x402/evm's seller, facilitator and client, unchanged, on our contract peer; blocks at the wall
-// clock. No request after the first makes a proof or a transaction.
+// Latency of paid requests on a private tab (docs/design.md 13) as the agent sees it, request to 200, on the payment
+// world's chain and blocks: an X402Agent with tabs on pays a seller running @x402/evm's batch-settlement unchanged. The
+// first request opens the tab (the relayer's quote, the agent's proof of the deposit, its relay, the deposit with the
+// first voucher); then `requests` sequential requests, and `burst` requests made at once (the agent sends a tab's
+// requests in turn). No request after the first makes a proof or a transaction: the bench checks it, and that the
+// seller's claims are what it served.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { PaymentWorld } from "../../test/x402/helpers/payment-world.js";
 import { elapsedMs, percentile } from "../report.js";
-import { inTurn, startTabWorld } from "../../test/x402/helpers/private-tab-world.js";
 
 const PRICE = 1_000n;
 
 export interface TabLatency {
+  price: string;
+  /** The first request: the tab's opening, then its first voucher. */
+  open: { ms: number; proofMs: number };
   sequential: { requests: number; p50Ms: number; p95Ms: number };
   burst: { requests: number; p50Ms: number; p95Ms: number };
-  /** Blocks mined while the requests after the first were paid: none. */
-  blocks: number;
+  /** The pool's relays and the agent's proofs for the whole tab: one each. */
+  relays: number;
+  proofs: number;
 }
 
 const summary = (timings: number[]) => ({ requests: timings.length, p50Ms: Math.round(percentile(timings, 50)), p95Ms: Math.round(percentile(timings, 95)) });
 
-export async function measureTabLatency({ requests, burst }: { requests: number; burst: number }): Promise<TabLatency> {
-  const world = await startTabWorld({ price: PRICE, wallClockBlocks: true });
+export async function measureTabLatency(world: PaymentWorld, { requests, burst }: { requests: number; burst: number }): Promise<TabLatency> {
+  const seller = await world.startTabSeller({ price: PRICE });
   try {
-    const tab = await world.openTab({ deposit: PRICE * BigInt(requests + burst + 1) });
-    const { provider } = world.chain.connection.ethers;
-    const blockBefore = await provider.getBlockNumber();
-    const paid = async (fetchPaid: typeof tab.fetchPaid) => {
-      const response = await fetchPaid(world.seller.resourceUrl);
+    // The SDK's default deposit (1 USDC): a thousand requests at this price.
+    const tabs = { channelDirectory: mkdtempSync(path.join(tmpdir(), "bench-tabs-")) };
+    const { agent, events } = await world.newAgent(world.chain.depositors.dave, 10_000_000n, { custody: "non-custodial", tabs });
+    const { privacyPool } = world.chain.facilitator;
+    const relayCount = async () => (await privacyPool.queryFilter(privacyPool.filters.Withdrawn())).length;
+    const relaysBefore = await relayCount();
+    const paid = async () => {
+      const response = await agent.fetch(seller.resourceUrl);
       if (response.status !== 200) throw new Error(`a paid request on the tab was answered ${response.status}: ${await response.text()}`);
       await response.arrayBuffer();
     };
-    const sequential: number[] = [];
-    for (let i = 0; i < requests; i++) sequential.push(await elapsedMs(() => paid(tab.fetchPaid)));
-    const fetchInTurn = inTurn(tab.fetchPaid);
-    const burstTimings = await Promise.all(Array.from({ length: burst }, () => elapsedMs(() => paid(fetchInTurn))));
-    return { sequential: summary(sequential), burst: summary(burstTimings), blocks: (await provider.getBlockNumber()) - blockBefore };
+    return await world.whileIndexerFollows(async () => {
+      const openMs = await elapsedMs(paid);
+      const sequential: number[] = [];
+      for (let i = 0; i < requests; i++) sequential.push(await elapsedMs(paid));
+      const burstTimings = await Promise.all(Array.from({ length: burst }, () => elapsedMs(paid)));
+
+      const proofs = events.flatMap((event) => (event.step === "proved" ? [event.proofTimeMs] : []));
+      const relays = (await relayCount()) - relaysBefore;
+      const served = 1 + requests + burst;
+      if (seller.served() !== served || relays !== 1 || proofs.length !== 1) {
+        throw new Error(`the tab served ${seller.served()} of ${served} requests for ${relays} relays and ${proofs.length} proofs, not one each`);
+      }
+      await seller.channels.claimAndSettle();
+      const earned = await world.usdcBalance(seller.payTo);
+      if (earned !== BigInt(served) * PRICE) throw new Error(`the seller claimed ${earned}, not the ${BigInt(served) * PRICE} it served`);
+      return {
+        price: PRICE.toString(),
+        open: { ms: Math.round(openMs), proofMs: Math.round(proofs[0]!) },
+        sequential: summary(sequential),
+        burst: summary(burstTimings),
+        relays,
+        proofs: proofs.length,
+      };
+    });
   } finally {
-    await world.close();
+    await seller.close();
   }
 }

@@ -64,7 +64,7 @@ export class PrivateTabScheme implements SchemeNetworkClient {
     if (pending === undefined) return;
     this.pending.delete(key);
     await pending.payment.answered(settleResponse);
-    if (settleResponse?.success !== true && (settleResponse !== undefined || paymentRequired !== undefined)) throw pending.payment.refusal(pending.url, 402);
+    if (settleResponse?.success !== true && (settleResponse !== undefined || paymentRequired !== undefined)) throw pending.payment.refusal(pending.url, 402, settleResponse?.errorReason ?? paymentRequired?.error);
   }
 }
 

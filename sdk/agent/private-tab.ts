@@ -1,4 +1,4 @@
-import { decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import type { ClientEvmSigner } from "@x402/evm";
 import { BatchSettlementEvmScheme, getChannel, signVoucher, updateChannelFromSettle, type ChannelSettleLocal } from "@x402/evm/batch-settlement/client";
@@ -47,8 +47,8 @@ export interface TabPayment {
   payload: PaymentPayload["payload"];
   /** Records the seller's answer: its settle response when it took the payment (the running total moves), else nothing. */
   answered(settle: SettleResponse | undefined): Promise<void>;
-  /** Why a request `url` answered `status` (not 2xx) bought nothing. */
-  refusal(url: string, status: number): X402AgentError;
+  /** Why a request `url` answered `status` (not 2xx) bought nothing; `reason`: the seller's, when it gave one. */
+  refusal(url: string, status: number, reason?: string): X402AgentError;
 }
 
 /**
@@ -75,7 +75,7 @@ export class PrivateTabs {
       const response = await send(request, payment.payload);
       const settle = response.headers.get("PAYMENT-RESPONSE");
       await payment.answered(response.ok && settle !== null ? decodePaymentResponseHeader(settle) : undefined);
-      if (!response.ok) throw payment.refusal(request.url, response.status);
+      if (!response.ok) throw payment.refusal(request.url, response.status, sellerReasonOf(response));
       return response;
     });
   }
@@ -110,10 +110,10 @@ export class PrivateTabs {
         await updateChannelFromSettle(this.storage, { server: { chargedAmount, chargedCumulativeAmount: channelState?.chargedCumulativeAmount }, local });
         if (!tab.funded) await this.deps.store.saveTab({ ...tab, funded: true });
       },
-      refusal: (url, status) =>
+      refusal: (url, status, reason) =>
         new X402AgentError(
           "TAB_PAYMENT_REFUSED",
-          `${url} answered a request paid on the private tab ${channelId} with ${status}. ` +
+          `${url} answered a request paid on the private tab ${channelId} with ${status}${reason === undefined ? "" : ` (${reason})`}. ` +
             (tab.funded ? "The voucher bought nothing." : "The seller did not take the tab's deposit: it is refunded whole to the note's refund after its window."),
         ),
     };
@@ -196,4 +196,17 @@ function voucherSignerOf(tab: StoredTab): ClientEvmSigner {
     signTypedData: async ({ domain, types, primaryType, message }) =>
       (await wallet.signTypedData(domain, { [primaryType]: types[primaryType] as TypedDataField[] }, message)) as `0x${string}`,
   };
+}
+
+/** The reason a seller's x402 answer gives for refusing a payment: its settle response's, else its new 402's. */
+function sellerReasonOf(response: Response): string | undefined {
+  const settle = response.headers.get("PAYMENT-RESPONSE");
+  const required = response.headers.get("PAYMENT-REQUIRED");
+  try {
+    if (settle !== null) return decodePaymentResponseHeader(settle).errorReason;
+    if (required !== null) return decodePaymentRequiredHeader(required).error;
+  } catch {
+    // An answer that is not x402's gives no reason.
+  }
+  return undefined;
 }

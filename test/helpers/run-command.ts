@@ -14,6 +14,11 @@ export async function runCommand(
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  // A command that exits without reading its input (git check-ignore) closes the pipe first: EPIPE is no failure of
+  // it, and its exit code says what happened. Unhandled, the error would abort the whole test run.
+  child.stdin.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") output += `\n[stdin: ${error.message}]`;
+  });
   child.stdin.end(options.stdin ?? "");
   const [code] = (await once(child, "exit")) as [number | null];
   return { code, output };

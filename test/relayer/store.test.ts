@@ -255,9 +255,10 @@ describe("PostgreSQL relayer store", function () {
     it("answers STORE_UNAVAILABLE when a write's connection is killed mid-query, and does not repeat the write", async function () {
       await other.query("BEGIN");
       await other.query("SELECT * FROM leases FOR UPDATE");
-      const advancing = store.advanceLease(lease.nullifierHash, lease.token, "reserved", "withdrawing", { fundingTxHash: "0x01" });
+      // Its refusal is taken at once: it may come while the kill is still being answered.
+      const refused = rejectionOf(store.advanceLease(lease.nullifierHash, lease.token, "reserved", "withdrawing", { fundingTxHash: "0x01" }));
       await killWaitingQuery();
-      expectStoreUnavailable(await rejectionOf(advancing));
+      expectStoreUnavailable(await refused);
       await other.query("COMMIT");
       expect(await store.getLease(lease.nullifierHash)).to.deep.include({ state: "reserved", fundingTxHash: null });
     });

@@ -185,7 +185,7 @@ async function wireRelayer(
   const refreshMetrics = async () => {
     await Promise.allSettled([
       readiness.check(),
-      // Read at each scrape: the readiness report, which reads them too, is reused for a second.
+      // Read at each scrape, not from the readiness report, which is reused for a second.
       store.leaseCounts().then((counts) => metrics.recordLeases(counts)),
       expiredPayersWaiting({ store, chain }).then((waiting) => metrics.sweepBacklog.set(waiting)),
       eip3009Account && chain.call(() => chain.provider.getBalance(eip3009Account.address)).then((wei) => metrics.recordSellerEip3009Balance(eip3009Account.address, wei)),

@@ -92,7 +92,6 @@ export class Readiness {
       metrics.ready.set({ check: name }, outcome.ok ? 1 : 0);
     };
 
-    if (database.status === "fulfilled") metrics.recordLeases(database.value);
     record("database", database.status === "fulfilled" ? { ok: true, detail: "answers" } : { ok: false, error: database.reason });
     record("rpc", rpc.status === "fulfilled" ? { ok: true, detail: `answers ${chain.network}` } : { ok: false, error: rpc.reason });
     if (indexerStatus.status === "rejected") record("indexer", { ok: false, error: indexerStatus.reason });

@@ -8,18 +8,14 @@ import {
   type TabDeposit,
 } from "../../sdk/x402/batch-settlement.js";
 import { hexlify, randomBytes, type Wallet } from "ethers";
-import type { AccessFeeGate } from "../buyer/access-fee-gate.js";
-import type { AgentRegistry } from "../agents/registry.js";
-import type { Facilitator, ProvenSpendResult } from "../buyer/facilitator.js";
-import type { PoolChain } from "../chain/pool-chain.js";
+import type { ProvenSpendResult } from "../buyer/facilitator.js";
 import { RelayerError } from "../errors.js";
 import { feeOf } from "../pricing/pricing.js";
 import type { SignedQuote } from "../settlement/quote.js";
 import type { SignedPayment } from "../store/relayer-store.js";
 import { payerWallet } from "./payer-keys.js";
 import { PaymentPreflight, payerWindow, type PayerOrder, type PayerTerms } from "./payment-preflight.js";
-import type { PaymentWindow } from "./seller-terms.js";
-import { labelEvidenceOf } from "./settle-x402.js";
+import { labelEvidenceOf, type X402SettlerDeps } from "./settle-x402.js";
 import { encodeTabLeasePayment, tabLeasePaymentOf } from "./tab-lease.js";
 
 /** What quote-tab and open-tab name besides the note or the proof: the seller's entry, the channel's agent side, the deposit. */
@@ -61,15 +57,7 @@ export interface OpenedTab extends ProvenSpendResult, Omit<TabChannel, "depositS
   deposit: TabDeposit;
 }
 
-export interface TabOpenerDeps {
-  facilitator: Facilitator;
-  chain: PoolChain;
-  accessFee: AccessFeeGate;
-  agents: AgentRegistry;
-  payerKeySecret: string;
-  window: PaymentWindow;
-  clock?: () => number;
-}
+export type TabOpenerDeps = X402SettlerDeps;
 
 const NOTHING_SPENT = "Nothing was spent.";
 

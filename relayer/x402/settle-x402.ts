@@ -12,17 +12,14 @@ import {
 } from "../../sdk/x402/index.js";
 import { hexlify, randomBytes, type Wallet } from "ethers";
 import type { AccessFeeGate, LabelEvidence } from "../buyer/access-fee-gate.js";
-import type { AgentRegistry } from "../agents/registry.js";
-import type { PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
-import { spendRecordOf, type Facilitator, type ProvenSpendResult, type SettledSpend, type SpendResult } from "../buyer/facilitator.js";
+import { spendRecordOf, type ProvenSpendResult, type SettledSpend, type SpendResult } from "../buyer/facilitator.js";
 import { feeOf } from "../pricing/pricing.js";
 import type { SellerEntry } from "../schemas/settle-x402.js";
 import type { SignedQuote } from "../settlement/quote.js";
 import type { SignedPayment } from "../store/relayer-store.js";
 import { payerWallet } from "./payer-keys.js";
-import { PaymentPreflight, payerWindow, type PayerOrder, type PayerTerms, type PaymentClocks } from "./payment-preflight.js";
-import type { PaymentWindow } from "./seller-terms.js";
+import { PaymentPreflight, payerWindow, type PayerOrder, type PayerTerms, type PaymentClocks, type PaymentPreflightDeps } from "./payment-preflight.js";
 
 /** What every settle-x402 request names besides the note or the proof: the seller's `exact` entry (v1 or v2 shape). */
 export interface X402Terms extends PayerTerms<SellerEntry> {
@@ -66,15 +63,10 @@ export interface X402Payment {
 export type X402Settlement = SpendResult & X402Payment;
 export type X402ProvenSettlement = ProvenSpendResult & X402Payment;
 
-export interface X402SettlerDeps {
-  facilitator: Facilitator;
-  chain: PoolChain;
+/** What settle-x402 and a private tab's opening (open-tab.ts) need: the pre-flight's, the access fee and the payers' secret. */
+export interface X402SettlerDeps extends PaymentPreflightDeps {
   accessFee: AccessFeeGate;
-  agents: AgentRegistry;
   payerKeySecret: string;
-  /** The range of the seller's maxTimeoutSeconds this relayer pays (seller-terms.ts). */
-  window: PaymentWindow;
-  clock?: () => number;
 }
 
 /** A seller's `exact` entry once the pre-flight passed (the check guarantees it names a domain). */

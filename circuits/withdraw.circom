@@ -10,7 +10,7 @@ include "./lean_imt.circom";
 // Spends a note of the privacy pool, partially or fully, and creates its change note (docs/design.md section 3).
 //
 // Public signals, in snarkjs order (outputs first, then public inputs in declaration order):
-//   [newCommitment, nullifierHash, refundCommitment, valueFeeAndDepths, stateRoot, aspRoot, context]
+//   [newCommitment, nullifierHash, refundAnchor, valueFeeAndDepths, stateRoot, aspRoot, context]
 // The same order is mirrored by contracts/lib/ProofLib.sol and sdk/circuit/public-signals.ts. The withdrawn value,
 // the relay fee and the two tree depths travel packed in one public input: every public input costs the verifier an
 // elliptic-curve multiplication (~6k gas), and these four fit in 158 bits.
@@ -31,6 +31,7 @@ template Withdraw(maxTreeDepth) {
     signal input relayFeeBPS;                    // the relay fee in basis points, at most 10000 (packed, public)
     signal input refundPrecommitment;            // Poseidon(nullifier, secret) of the refund note; must hide
     signal input label;                          // label of the spent note (kept by the change note)
+    signal input existingIsRefund;               // 1 when the spent note is a refund note (its leaf's form), else 0
     signal input existingValue;                  // value of the spent note
     signal input existingNullifier;
     signal input existingSecret;
@@ -44,7 +45,7 @@ template Withdraw(maxTreeDepth) {
     // ---- outputs ----
     signal output newCommitment;   // change note commitment, inserted by the pool
     signal output nullifierHash;   // marks the spent note
-    signal output refundCommitment; // the note a refund of the payout would be: same label, the payout's value
+    signal output refundAnchor;    // what a refund of any part of the payout is made from: same label
 
     // 1. The spent note is well formed; its nullifier hash is revealed.
     component existing = CommitmentHasher();
@@ -54,9 +55,14 @@ template Withdraw(maxTreeDepth) {
     existing.secret <== existingSecret;
     nullifierHash <== existing.nullifierHash;
 
-    // 2. Its commitment is a leaf of the state tree.
+    // 2. Its leaf is in the state tree: its commitment, or, for a refund note, Poseidon(value, anchor) with the anchor
+    //    of its label and precommitment (commitment.circom). Either way the label is the one step 3 checks.
+    existingIsRefund * (existingIsRefund - 1) === 0;
+    signal existingAnchor <== RefundAnchor()(label, existing.precommitment);
+    signal existingRefundLeaf <== Poseidon(2)([existingValue, existingAnchor]);
+    signal existingLeaf <== existing.commitment + existingIsRefund * (existingRefundLeaf - existing.commitment);
     signal provenStateRoot <== LeanIMTInclusionProof(maxTreeDepth)(
-        existing.commitment, stateIndex, stateSiblings, stateTreeDepth
+        existingLeaf, stateIndex, stateSiblings, stateTreeDepth
     );
     provenStateRoot === stateRoot;
 
@@ -85,24 +91,14 @@ template Withdraw(maxTreeDepth) {
     change.secret <== newSecret;
     newCommitment <== change.commitment;
 
-    // 7. The payout and its refund note. The recipient is paid withdrawnValue - fee, with
-    //    fee = floor(withdrawnValue * relayFeeBPS / 10000) as the entrypoint computes it. A refund of an unused
-    //    payout (Entrypoint.depositRefund) inserts refundCommitment: the payout's value under the spent note's label,
-    //    so the refund is approved or excluded with its origin. The fee is range checked to 128 bits, which makes
-    //    fee * 10000 + feeRemainder == withdrawnValue * relayFeeBPS an equation over the integers (both sides
-    //    < 2^142), so the floor is the only fee that satisfies it; relayFeeBPS <= 10000 keeps fee <= withdrawnValue.
+    // 7. The refund anchor: a payout that comes back into the pool, whole or in part (a tab's rest after the
+    //    seller's claims), becomes the note Poseidon(value, refundAnchor), which keeps the spent note's label, so the
+    //    refund is approved or excluded with its origin. The pool supplies the value, which it learns only then; the
+    //    recipient is paid withdrawnValue - floor(withdrawnValue * relayFeeBPS / 10000), as the entrypoint computes it.
+    refundAnchor <== RefundAnchor()(label, refundPrecommitment);
     signal relayFeeBits[14] <== Num2Bits(14)(relayFeeBPS);
     signal feeWithinDenominator <== LessEqThan(14)([relayFeeBPS, 10000]);
     feeWithinDenominator === 1;
-    signal feeNumerator <== withdrawnValue * relayFeeBPS;
-    signal fee <-- feeNumerator \ 10000;
-    signal feeRemainder <-- feeNumerator % 10000;
-    signal feeBits[128] <== Num2Bits(128)(fee);
-    signal feeRemainderBits[14] <== Num2Bits(14)(feeRemainder);
-    signal remainderBelowDenominator <== LessThan(14)([feeRemainder, 10000]);
-    remainderBelowDenominator === 1;
-    fee * 10000 + feeRemainder === feeNumerator;
-    refundCommitment <== Poseidon(3)([withdrawnValue - fee, label, refundPrecommitment]);
 
     // 8. Pack the withdrawn value, the depths and the fee into their public input. The parts are range checked (the
     //    value to 128 bits in step 4, each depth to [0, maxTreeDepth] by its inclusion proof with maxTreeDepth < 2^8,

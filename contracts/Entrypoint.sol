@@ -156,7 +156,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         address treasury = accessFeeTreasury;
         if (treasury == address(0)) revert AccessFeeTreasuryNotSet();
         if (data.treasury != treasury) revert AccessFeeTreasuryMismatch();
-        // No relay fee: the whole withdrawn value is the fee, and the refund commitment's value is never used.
+        // No relay fee: the whole withdrawn value is the fee, and the refund anchor is never used.
         if (proof.relayFeeBPS() != 0) revert RelayFeeMismatch();
         _checkContext(withdrawal, proof, scope);
         uint256 withdrawnValue = proof.withdrawnValue();
@@ -200,7 +200,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         // EIP-3009 takes an authorization while block.timestamp < validBefore: from then on no seller can use it.
         if (block.timestamp < payment.validBefore) revert PaymentNotExpired();
         if (IEIP3009(address(asset)).authorizationState(payment.payer, payment.nonce)) revert PaymentAlreadyUsed();
-        return _returnPayout(asset, pool, originNullifierHash, payment, authorization);
+        return _returnPayout(asset, pool, originNullifierHash, payment, payment.amount, authorization);
     }
 
     /// @inheritdoc IEntrypoint
@@ -218,32 +218,35 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         if (keccak256(abi.encode(channelId, depositSalt)) != payment.nonce) revert TabChannelMismatch();
         if (!IEIP3009(address(asset)).authorizationState(payment.payer, payment.nonce)) revert TabNotOpened();
         (uint128 balance, uint128 totalClaimed) = IBatchSettlementChannels(BATCH_SETTLEMENT).channels(channelId);
-        if (balance != 0 || totalClaimed != 0) revert TabNotDrained();
-        return _returnPayout(asset, pool, originNullifierHash, payment, authorization);
+        if (balance > totalClaimed) revert TabNotDrained();
+        // Vouchers never exceed the deposit, so the seller claims at most the payout; more would be a stranger's
+        // deposit claimed, and then nothing of the payout is left.
+        if (totalClaimed >= payment.amount) revert TabFullyClaimed();
+        return _returnPayout(asset, pool, originNullifierHash, payment, payment.amount - totalClaimed, authorization);
     }
 
-    /// @dev The pool checks `payment` against its record of the relay and inserts the proof's refund commitment; the
-    ///      payer's authorization then moves exactly the payout into the pool.
+    /// @dev The pool checks `payment` against its record of the relay and inserts the refund note of `value` under
+    ///      the proof's refund anchor; the payer's authorization then moves exactly `value` into the pool.
     function _returnPayout(
         IERC20 asset,
         IPrivacyPool pool,
         uint256 originNullifierHash,
         PaymentRecord calldata payment,
+        uint256 value,
         RefundAuthorization calldata authorization
     ) private returns (uint256 commitment) {
-        commitment = payment.refundCommitment;
-        pool.depositRefund(originNullifierHash, keccak256(abi.encode(payment)), commitment);
+        commitment = pool.depositRefund(originNullifierHash, keccak256(abi.encode(payment)), value, payment.refundAnchor);
         IEIP3009(address(asset)).receiveWithAuthorization(
             payment.payer,
             address(this),
-            payment.amount,
+            value,
             authorization.validAfter,
             authorization.validBefore,
             authorization.nonce,
             authorization.signature
         );
-        asset.safeTransfer(address(pool), payment.amount);
-        emit RefundDeposited(payment.payer, commitment, originNullifierHash, payment.amount);
+        asset.safeTransfer(address(pool), value);
+        emit RefundDeposited(payment.payer, commitment, originNullifierHash, value);
     }
 
     /// @inheritdoc IEntrypoint
@@ -333,7 +336,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
                         withdrawnValue - feeAmount,
                         relayData.paymentNonce,
                         relayData.paymentValidBefore,
-                        proof.refundCommitment()
+                        proof.refundAnchor()
                     )
                 )
             );
@@ -341,7 +344,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     }
 
     /// @dev A seller's price paid straight to payTo: the withdrawn value is exactly amount + fee, the fee is no rate
-    ///      (the proof's relayFeeBPS is 0, and its refund commitment never used), and the spend records the context.
+    ///      (the proof's relayFeeBPS is 0, and its refund anchor never used), and the spend records the context.
     function _sellerPayout(IPrivacyPool.Withdrawal calldata withdrawal, ProofLib.WithdrawProof calldata proof, uint256 scope)
         private
         view

@@ -118,11 +118,16 @@ contract PrivacyPool is IPrivacyPool {
     }
 
     /// @inheritdoc IPrivacyPool
-    function depositRefund(uint256 originNullifierHash, bytes32 paymentRecord, uint256 commitment) external onlyEntrypoint {
+    function depositRefund(uint256 originNullifierHash, bytes32 paymentRecord, uint256 value, uint256 refundAnchor)
+        external
+        onlyEntrypoint
+        returns (uint256 commitment)
+    {
         bytes32 record = _spendRecords[originNullifierHash];
         if (record == SpendRecord.REFUNDED) revert OriginAlreadyRefunded();
         if (record != paymentRecord || record == 0 || record == SpendRecord.PLAIN) revert RefundNotRecorded();
         _spendRecords[originNullifierHash] = SpendRecord.REFUNDED;
+        commitment = PoseidonT3.hash(value, refundAnchor);
         _insert(commitment);
     }
 

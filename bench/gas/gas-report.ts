@@ -140,7 +140,7 @@ async function measure(treeSize: number): Promise<Measurement> {
     amount: refundValue,
     nonce: payment.nonce,
     validBefore: payment.validBefore,
-    refundCommitment: namePublicSignals(proof.pubSignals).refundCommitment,
+    refundAnchor: namePublicSignals(proof.pubSignals).refundAnchor,
   };
   const { validAfter, validBefore, nonce } = authorization;
   const refundDeposit = await gasOf(
@@ -294,9 +294,10 @@ const rows: [string, number][] = [
   [`private tab: claim of ${TAB_REQUESTS} requests' voucher`, tab.claim],
   ["private tab: settle to the seller", tab.settle],
   ["private tab: last claim + refund of the rest (one multicall)", tab.claimAndRefund],
-  ["private tab: timed withdrawal of a tab never claimed", tab.timedWithdrawal],
-  ["private tab: its payout back into the pool (depositTabRefund)", tab.tabRefund],
-  [`private tab: per request over ${TAB_REQUESTS}, open to refund`, tab.perRequest],
+  ["private tab: the rest back into the pool (depositTabRefund)", tab.restRefund],
+  ["private tab never claimed: timed withdrawal", tab.timedWithdrawal],
+  ["private tab never claimed: its payout back into the pool (depositTabRefund)", tab.tabRefund],
+  [`private tab: per request over ${TAB_REQUESTS}, open to the rest back in the pool`, tab.perRequest],
 ];
 printTable(["operation", "      gas"], rows.map(([name, gas]) => [name, fmt(gas).padStart(9)]));
 

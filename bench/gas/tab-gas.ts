@@ -1,8 +1,8 @@
 // Gas of a private tab (docs/design.md 13) on x402's batch-settlement, our contract peer placed where @x402/evm
 // expects it: the open (the relay of the deposit to a single-use payer, then the payer's channel deposit), the seller's
 // claim of 100 requests' cumulative voucher and its settle, the cooperative refund of the rest as @x402/evm's
-// facilitator sends it (claim + refund in one multicall), the timed withdrawal of a tab never claimed and its payout's
-// return into the pool. Real Groth16 proofs, a fresh chain whose state tree holds the tab notes only (the relay's and
+// facilitator sends it (claim + refund in one multicall) and that rest's return into the pool as the agent's refund
+// note, the timed withdrawal of a tab never claimed and its payout's return. Real Groth16 proofs, a fresh chain whose state tree holds the tab notes only (the relay's and
 // the refund's tree-dependent parts grow with the pool as bench:gas's relay rows show).
 import type { ContractTransactionResponse } from "ethers";
 import { hexlify, randomBytes, Wallet, ZeroHash } from "ethers";
@@ -31,11 +31,13 @@ export interface TabGas {
   settle: number;
   /** The rest refunded to the payer with the last claim, in one multicall (claimWithSignature + refundWithSignature). */
   claimAndRefund: number;
+  /** Entrypoint.depositTabRefund of that rest: it comes back into the pool as the agent's refund note. */
+  restRefund: number;
   /** initiateWithdraw + finalizeWithdraw of a tab its seller never claimed. */
   timedWithdrawal: number;
   /** Entrypoint.depositTabRefund of that tab's payout. */
   tabRefund: number;
-  /** Everything a tab of TAB_REQUESTS requests costs, open to refund, per request. */
+  /** Everything a tab of TAB_REQUESTS requests costs, open to the rest back in the pool, per request. */
   perRequest: number;
 }
 
@@ -92,7 +94,7 @@ export async function measureTabGas(): Promise<TabGas> {
     stateTree.insert(namePublicSignals(relayed.proof.pubSignals).newCommitment);
     const data = await depositCollectorData(payer, usdc, channelId, DEPOSIT, payment.validBefore, depositSalt);
     const openDeposit = await gasOf(settlement.connect(accounts.stranger).deposit(config, DEPOSIT, collector, data));
-    const record = { payer: payer.address, amount: DEPOSIT, nonce: payment.nonce, validBefore: payment.validBefore, refundCommitment: namePublicSignals(relayed.proof.pubSignals).refundCommitment };
+    const record = { payer: payer.address, amount: DEPOSIT, nonce: payment.nonce, validBefore: payment.validBefore, refundAnchor: namePublicSignals(relayed.proof.pubSignals).refundAnchor };
     return { payer, config, channelId, depositSalt, record, note, openRelay, openDeposit };
   }
 
@@ -115,27 +117,34 @@ export async function measureTabGas(): Promise<TabGas> {
     ]),
   );
 
+  /** The payer's `value`, back from the channel, into the pool as the agent's refund note (the payer sweep's call). */
+  const returnToPool = async (tab: Awaited<ReturnType<typeof openTab>>, value: bigint) => {
+    const authorization = buildAuthorization(await connection.networkHelpers.time.latest(), {
+      from: tab.payer.address, to: await entrypoint.getAddress(), value, nonce: hexlify(randomBytes(32)),
+    });
+    const signature = await signAuthorization(tab.payer, usdc, "ReceiveWithAuthorization", authorization);
+    const { validAfter, validBefore, nonce } = authorization;
+    return gasOf(
+      entrypoint.depositTabRefund(usdc, nullifierHashOf(tab.note.nullifier), tab.record, tab.channelId, tab.depositSalt, { validAfter, validBefore, nonce, signature }),
+    );
+  };
+  const restRefund = await returnToPool(spent, DEPOSIT - total);
+
   const unclaimed = await openTab(notes[1]!);
   const initiate = await gasOf(settlement.connect(tabKey).initiateWithdraw(unclaimed.config, DEPOSIT));
   await connection.networkHelpers.time.increase(WITHDRAW_DELAY);
   const finalize = await gasOf(settlement.connect(tabKey).finalizeWithdraw(unclaimed.config));
-  const authorization = buildAuthorization(await connection.networkHelpers.time.latest(), {
-    from: unclaimed.payer.address, to: await entrypoint.getAddress(), value: DEPOSIT, nonce: hexlify(randomBytes(32)),
-  });
-  const signature = await signAuthorization(unclaimed.payer, usdc, "ReceiveWithAuthorization", authorization);
-  const { validAfter, validBefore, nonce } = authorization;
-  const tabRefund = await gasOf(
-    entrypoint.depositTabRefund(usdc, nullifierHashOf(unclaimed.note.nullifier), unclaimed.record, unclaimed.channelId, unclaimed.depositSalt, { validAfter, validBefore, nonce, signature }),
-  );
+  const tabRefund = await returnToPool(unclaimed, DEPOSIT);
   await connection.close();
 
-  const tabTotal = spent.openRelay + spent.openDeposit + claim + settle + claimAndRefund;
+  const tabTotal = spent.openRelay + spent.openDeposit + claim + settle + claimAndRefund + restRefund;
   return {
     openRelay: spent.openRelay,
     openDeposit: spent.openDeposit,
     claim,
     settle,
     claimAndRefund,
+    restRefund,
     timedWithdrawal: initiate + finalize,
     tabRefund,
     perRequest: Math.round(tabTotal / TAB_REQUESTS),

@@ -69,13 +69,13 @@ interface IEntrypoint {
     /// @param amount What the payer received: the withdrawn value less the relay fee.
     /// @param nonce The payer's EIP-3009 authorization nonce (RelayData.paymentNonce).
     /// @param validBefore Its validBefore (RelayData.paymentValidBefore).
-    /// @param refundCommitment The proof's refundCommitment: `amount` under the spent note's label.
+    /// @param refundAnchor The proof's refundAnchor: what a refund note of the spent note's label is made from.
     struct PaymentRecord {
         address payer;
         uint256 amount;
         bytes32 nonce;
         uint256 validBefore;
-        uint256 refundCommitment;
+        uint256 refundAnchor;
     }
 
     /// @notice The registered pool of an asset and its limits.
@@ -131,11 +131,12 @@ interface IEntrypoint {
     /// @param keptRoots The earlier roots that stay accepted (their trees hold no label that left the set).
     event AspRootsRevoked(uint256[] keptRoots);
 
-    /// @notice An unused payment of a single-use payer came back into the pool as a refund note.
+    /// @notice An unused payment of a single-use payer, or a tab's rest, came back into the pool as a refund note.
     /// @param payer The payer the amount came from.
-    /// @param commitment The refund note's commitment (the origin's label; the pool's LeafInserted has its index).
+    /// @param commitment The refund note's commitment, Poseidon(value, refundAnchor) (the origin's label; the pool's
+    ///        LeafInserted has its index).
     /// @param originNullifierHash The nullifier hash of the note whose relay funded the payer.
-    /// @param value The refunded amount, exactly what the relay paid the payer.
+    /// @param value The refunded amount: what the relay paid the payer, less what a tab's seller claimed.
     event RefundDeposited(address indexed payer, uint256 commitment, uint256 originNullifierHash, uint256 value);
 
     /// @notice An access fee was paid for the note with `nullifierHash`.
@@ -221,11 +222,15 @@ interface IEntrypoint {
     ///         depositRefund once its validBefore has passed.
     error TabNotOpened();
 
-    /// @notice The tab's channel still holds money, or its seller claimed some: only a channel drained without a claim
-    ///         (refunded in full, or withdrawn by the payer side after its delay) returns the whole payout.
+    /// @notice The tab's channel still holds money its seller has not claimed: only a drained channel (its balance
+    ///         down to its claimed total, by refunds or by the payer side's withdrawal after its delay) has returned
+    ///         all it will.
     error TabNotDrained();
 
-    /// @notice The relay data's relayFeeBPS is not the proof's: the refund note's value would not be the payout. For
+    /// @notice The tab's seller claimed the whole payout: nothing came back to return.
+    error TabFullyClaimed();
+
+    /// @notice The relay data's relayFeeBPS is not the proof's: the fee would not be the one the note's owner agreed to. For
     ///         relayAccessFee and seller payments, whose fee is no rate, the proof's relayFeeBPS is not 0.
     error RelayFeeMismatch();
 
@@ -360,14 +365,14 @@ interface IEntrypoint {
     ///      `originNullifierHash` paid its single-use payer, once, and only after the payer's authorization expired
     ///      unused (validBefore passed and the token's authorizationState is false). The pool checks `payment`
     ///      against what it recorded at the relay, so a refund can neither take more than the payout nor anything
-    ///      else that sits at the payer, and the note it inserts is the proof's refundCommitment: the payout under
-    ///      the spent note's label, so the ASP's decision on that label reaches it. The tokens move by the payer's
-    ///      EIP-3009 ReceiveWithAuthorization to this contract (the payer needs no gas).
+    ///      else that sits at the payer, and the note it inserts is Poseidon(payout, payment.refundAnchor): the payout
+    ///      under the spent note's label, so the ASP's decision on that label reaches it. The tokens move by the
+    ///      payer's EIP-3009 ReceiveWithAuthorization to this contract (the payer needs no gas).
     /// @param asset The asset, whose token implements EIP-3009 (USDC).
     /// @param originNullifierHash The nullifier hash of the note whose relay funded the payer.
     /// @param payment The payment as the relay recorded it.
     /// @param authorization The payer's ReceiveWithAuthorization of payment.amount to this contract.
-    /// @return commitment The refund note's commitment (payment.refundCommitment).
+    /// @return commitment The refund note's commitment, Poseidon(payment.amount, payment.refundAnchor).
     function depositRefund(
         IERC20 asset,
         uint256 originNullifierHash,
@@ -375,20 +380,23 @@ interface IEntrypoint {
         RefundAuthorization calldata authorization
     ) external returns (uint256 commitment);
 
-    /// @notice Returns a private tab's whole payout into the pool as the refund note its relay's proof committed to,
-    ///         once the tab's x402 batch-settlement channel is drained and its seller claimed nothing
-    ///         (docs/design.md 13).
+    /// @notice Returns what a private tab's channel gave back, the payout less what its seller claimed, into the pool
+    ///         as a refund note of the relay's proof (docs/design.md 13), once the x402 batch-settlement channel is
+    ///         drained.
     /// @dev Only REFUNDER_ROLE. As depositRefund, but for a payer whose one authorization funded the channel
     ///      `channelId` of x402BatchSettlement (at x402's canonical address): the payment's nonce must be that
     ///      deposit's, `keccak256(abi.encode(channelId, depositSalt))`, the authorization used, and the channel's
-    ///      balance and claimed total both zero, so the whole payout is back at the payer and the seller has no claim.
+    ///      balance down to its claimed total, so the seller can claim no more and the rest is back at the payer.
+    ///      The note inserted is Poseidon(payment.amount - totalClaimed, payment.refundAnchor); a stranger's deposit
+    ///      into the channel that came back to the payer stays there.
     /// @param asset The asset, whose token implements EIP-3009 (USDC).
     /// @param originNullifierHash The nullifier hash of the note whose relay funded the payer.
     /// @param payment The payment as the relay recorded it.
     /// @param channelId The batch-settlement channel the payer funded.
     /// @param depositSalt The salt of the payer's deposit authorization.
-    /// @param authorization The payer's ReceiveWithAuthorization of payment.amount to this contract.
-    /// @return commitment The refund note's commitment (payment.refundCommitment).
+    /// @param authorization The payer's ReceiveWithAuthorization of the rest (payment.amount less the channel's
+    ///        claimed total) to this contract.
+    /// @return commitment The refund note's commitment.
     function depositTabRefund(
         IERC20 asset,
         uint256 originNullifierHash,

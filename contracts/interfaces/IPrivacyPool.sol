@@ -191,8 +191,12 @@ interface IPrivacyPool {
     ///      is refunded once.
     /// @param originNullifierHash The nullifier hash of the note whose relay funded the payer.
     /// @param paymentRecord keccak256(abi.encode(IEntrypoint.PaymentRecord)) of the payment.
-    /// @param commitment The refund note's commitment, the proof's refundCommitment (the origin's label).
-    function depositRefund(uint256 originNullifierHash, bytes32 paymentRecord, uint256 commitment) external;
+    /// @param value What came back: the payment's amount, or a tab's rest.
+    /// @param refundAnchor The relay's proof's refundAnchor (the origin's label, hidden by its owner's precommitment).
+    /// @return commitment The refund note inserted, Poseidon(value, refundAnchor).
+    function depositRefund(uint256 originNullifierHash, bytes32 paymentRecord, uint256 value, uint256 refundAnchor)
+        external
+        returns (uint256 commitment);
 
     /// @notice Pays a fee recipient the fees its withdrawals accrued, all but one atomic unit, which stays so that
     ///         the next fee rewrites a slot instead of creating one (about 17k gas less for that withdrawal).

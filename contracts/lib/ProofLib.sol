@@ -4,7 +4,7 @@ pragma solidity 0.8.28;
 /// @title ProofLib
 /// @notice The one place that names the withdrawal circuit's public signals. Their order is fixed by the circuit
 ///         (circuits/withdraw.circom) and mirrored by sdk/circuit/public-signals.ts:
-///         [0 newCommitment, 1 nullifierHash, 2 refundCommitment, 3 valueFeeAndDepths, 4 stateRoot, 5 aspRoot,
+///         [0 newCommitment, 1 nullifierHash, 2 refundAnchor, 3 valueFeeAndDepths, 4 stateRoot, 5 aspRoot,
 ///         6 context]. valueFeeAndDepths packs withdrawnValue (bits 0-127), stateTreeDepth (bits 128-135),
 ///         aspTreeDepth (bits 136-143) and relayFeeBPS (bits 144 and up); the circuit range checks each part, so a
 ///         verified proof's parts are what was proven.
@@ -30,9 +30,10 @@ library ProofLib {
         return proof.pubSignals[1];
     }
 
-    /// @notice Commitment of the note a refund of the payout would be: the payout's value (withdrawnValue less the
-    ///         relay fee) under the spent note's label, with a refund precommitment chosen by the note's owner.
-    function refundCommitment(WithdrawProof calldata proof) internal pure returns (uint256) {
+    /// @notice Poseidon(label, refundPrecommitment): the spent note's label under a refund precommitment its owner chose.
+    ///         A refund of `value` (the whole payout, or the part of it that came back) is the note Poseidon(value,
+    ///         refundAnchor), which the pool inserts (PrivacyPool.depositRefund).
+    function refundAnchor(WithdrawProof calldata proof) internal pure returns (uint256) {
         return proof.pubSignals[2];
     }
 
@@ -51,7 +52,7 @@ library ProofLib {
         return (proof.pubSignals[PACKED] >> 136) & 0xff;
     }
 
-    /// @notice The relay fee in basis points the refund commitment's value was computed with.
+    /// @notice The relay fee in basis points the proof's owner agreed to (the relay data's must be the same).
     function relayFeeBPS(WithdrawProof calldata proof) internal pure returns (uint256) {
         return proof.pubSignals[PACKED] >> 144;
     }

@@ -1,6 +1,6 @@
 import { getAddress, type Log } from "ethers";
 import { ConfigError } from "../../lib/env-config.js";
-import { commitmentOf } from "../../sdk/index.js";
+import { refundAnchorOf } from "../../sdk/index.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 import { formatUsdc } from "../pricing/pricing.js";
@@ -15,10 +15,10 @@ export type LabelEvidence =
   /** The note itself: the relayer proves with its label. */
   | { kind: "note"; label: bigint }
   /**
-   * An agent's proof: its refund commitment, Poseidon(payout, label, refundPrecommitment), which the circuit computes
-   * from the note's own label, opened with the refund precommitment the request sent.
+   * An agent's proof: its refund anchor, Poseidon(label, refundPrecommitment), which the circuit computes from the
+   * note's own label, opened with the refund precommitment the request sent.
    */
-  | { kind: "proof"; refundCommitment: bigint; payout: bigint; refundPrecommitment: bigint }
+  | { kind: "proof"; refundAnchor: bigint; refundPrecommitment: bigint }
   /** A quote whose proof-carrying settle will show a proof's evidence (quote-x402): the settle is checked. */
   | { kind: "shown-later" }
   /** Nothing shows the label (settle-proof and its quote carry no refund precommitment). */
@@ -202,7 +202,7 @@ function holdsFor(authorization: StoredAuthorization, evidence: LabelEvidence): 
     case "note":
       return evidence.label === label;
     case "proof":
-      return commitmentOf(evidence.payout, label, evidence.refundPrecommitment) === evidence.refundCommitment;
+      return refundAnchorOf(label, evidence.refundPrecommitment) === evidence.refundAnchor;
     case "shown-later":
       return true;
     case "none":

@@ -220,7 +220,7 @@ export class Facilitator {
     };
     // Independent reads, made at once; a refusal is the first in this order, as if they ran one after another.
     const checks = await Promise.allSettled([
-      // A settle-x402-proof or open-tab shows the note's label through its refund commitment; a settle-proof does not.
+      // A settle-x402-proof or open-tab shows the note's label through its refund anchor; a settle-proof does not.
       accessFee ? undefined : this.deps.accessFee.assertAuthorized(nullifierHash, { kind: route === "settle-x402" || route === "open-tab" ? "shown-later" : "none" }),
       this.deps.withdrawals.assertNotLeased(nullifierHash),
       assertUnspent(),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AddressSchema, AtomicAmountSchema, FieldElementSchema } from "../../sdk/schema/primitives.js";
-import { NoteResponseSchema, ServiceDepositSchema } from "./note.js";
+import { NoteResponseSchema, SERVICE_DEPOSIT_FIELDS, ServiceDepositSchema, withNoteForm } from "./note.js";
 import { AgentFieldsSchema, PaymentDetailsSchema } from "./payment.js";
 import { PrivacyBlockSchema } from "./privacy.js";
 import { WithdrawProofSchema } from "./proof.js";
@@ -48,17 +48,17 @@ export const SettleProofResponseSchema = SettleResponseSchema.omit({ remainingVa
   .strict();
 
 /** POST /api/withdraw (docs/api.md 4.6): the note's fields at top level; the full note when amountAtomic is absent. */
-export const WithdrawRequestSchema = ServiceDepositSchema.extend({
-  recipient: AddressSchema,
-  amountAtomic: AtomicAmountSchema.optional(),
-}).strict();
+export const WithdrawRequestSchema = z
+  .object({ ...SERVICE_DEPOSIT_FIELDS, recipient: AddressSchema, amountAtomic: AtomicAmountSchema.optional() })
+  .strict()
+  .transform(withNoteForm);
 
 export const WithdrawResponseSchema = SettleResponseSchema.omit({ settled: true }).extend({ withdrawn: z.literal(true), recipient: z.string() }).strict();
 
 /** POST /api/x402-pay (docs/api.md 4.7): one-call direct private payment of `amountAtomic` to `provider`. */
-export const X402PayRequestSchema = ServiceDepositSchema.extend({
-  provider: AddressSchema,
-  amountAtomic: AtomicAmountSchema,
-}).strict();
+export const X402PayRequestSchema = z
+  .object({ ...SERVICE_DEPOSIT_FIELDS, provider: AddressSchema, amountAtomic: AtomicAmountSchema })
+  .strict()
+  .transform(withNoteForm);
 
 export const X402PayResponseSchema = SettleResponseSchema.omit({ settled: true }).extend({ paid: z.literal(true), provider: z.string() }).strict();

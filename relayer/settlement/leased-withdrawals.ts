@@ -8,7 +8,7 @@ import type { Faults } from "../ops/faults.js";
 import { feeOf } from "../pricing/pricing.js";
 import type { LeaseRecord, LeaseState, RelayerStore, SignedPayment } from "../store/relayer-store.js";
 import { recordsLease } from "./payment-record.js";
-import { refundCommitmentOf, spendRecord } from "./spend.js";
+import { refundAnchorOfSpend, spendRecord } from "./spend.js";
 import type { PoolWithdrawer, WithdrawalOrder, WithdrawalOutcome } from "./withdrawal.js";
 
 export interface LeasedWithdrawalOrder extends Omit<WithdrawalOrder, "hooks"> {
@@ -24,7 +24,7 @@ export interface LeasedWithdrawalOrder extends Omit<WithdrawalOrder, "hooks"> {
   preflight?: () => Promise<void>;
   /**
    * settle-x402: builds and signs the payer's payment (docs/api.md 3.2 step 1), run only when a new lease is taken.
-   * The lease stores it with the proof's refund commitment: the whole record the relay makes the pool keep.
+   * The lease stores it with the proof's refund anchor: the whole record the relay makes the pool keep.
    */
   buildPayment?: () => Promise<SignedPayment>;
 }
@@ -112,7 +112,7 @@ export class LeasedWithdrawals {
       }
       await order.preflight?.();
       const signed = await order.buildPayment?.();
-      const payment = signed === undefined ? null : { ...signed, refundCommitment: refundCommitmentOf(order.spend, order.amount, order.feeBps) };
+      const payment = signed === undefined ? null : { ...signed, refundAnchor: refundAnchorOfSpend(order.spend) };
       faults.at("before-reserve");
       const lease: LeaseRecord = {
         nullifierHash,
@@ -315,7 +315,7 @@ export class LeasedWithdrawals {
    * Whether the mined transaction `txHash` did exactly what `lease` asked, read from what the chain did, whoever sent
    * it and through whatever contract: the pool's Withdrawn of the note (the gross, the change commitment), the token's
    * Transfer that paid the recipient the gross less the fee, and the pool's record of the spend (PLAIN, or the hash
-   * of the lease's PaymentRecord when it funded a payer: payer, payout, nonce, window and refund commitment).
+   * of the lease's PaymentRecord when it funded a payer: payer, payout, nonce, window and refund anchor).
    */
   private async paidLease(lease: LeaseRecord, txHash: string): Promise<boolean> {
     const { chain } = this.deps;

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { commitmentOf, nullifierHashOf, precommitmentOf, type MerkleWitness, type Note } from "../../sdk/index.js";
+import { createNote, nullifierHashOf, type MerkleWitness, type Note } from "../../sdk/index.js";
 import { IndexerApiError, type IndexerClient } from "../../indexer/client.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
@@ -39,7 +39,7 @@ export function indexerFailure(error: unknown): RelayerError {
 
 /** Rejects a note whose fields do not hash to its commitment: it cannot be proven, whatever the tree holds. */
 export function assertNoteConsistent(note: Note): void {
-  if (commitmentOf(note.value, note.label, precommitmentOf(note)) !== note.commitment) {
+  if (createNote(note.value, note.label, note, note.form).commitment !== note.commitment) {
     throw new RelayerError("INVALID_PROOF", "Malformed note: value, label, nullifier and secret do not hash to the commitment.");
   }
 }

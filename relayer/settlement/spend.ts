@@ -1,10 +1,10 @@
 import {
   changeNoteOf,
-  commitmentOf,
   encodeAccessFeeData,
   encodeRelayData,
   namePublicSignals,
   nullifierHashOf,
+  refundAnchorOf,
   refundPrecommitmentOf,
   type Note,
   type NoteSecrets,
@@ -13,7 +13,6 @@ import {
   type WithdrawProof,
 } from "../../sdk/index.js";
 import type { PoolDeployment } from "../chain/pool-chain.js";
-import { feeOf } from "../pricing/pricing.js";
 
 /** A spend the relayer proves: the agent sent the note and the change note's secrets (custodial, docs/design.md 10). */
 export interface NoteSpend {
@@ -43,13 +42,13 @@ export function spendRecord(spend: Spend, amount: bigint): { nullifierHash: bigi
 }
 
 /**
- * The refund note the spend's proof commits to (its refundCommitment, docs/design.md 3): the payout of a withdrawal
- * of `amount` at `feeBps` under the note's label, with the refund precommitment. The agent's proof names it; when
- * the relayer proves, it uses the precommitment the SDK derives from the note (refundPrecommitmentOf).
+ * The refund anchor the spend's proof reveals (docs/design.md 3): the note's label under the refund precommitment,
+ * from which the pool makes the refund note of whatever comes back. The agent's proof names it; when the relayer
+ * proves, it uses the precommitment the SDK derives from the note (refundPrecommitmentOf).
  */
-export function refundCommitmentOf(spend: Spend, amount: bigint, feeBps: bigint): bigint {
-  if (spend.kind === "proof") return namePublicSignals(spend.proof.publicSignals).refundCommitment;
-  return commitmentOf(amount - feeOf(amount, feeBps), spend.note.label, refundPrecommitmentOf(spend.note));
+export function refundAnchorOfSpend(spend: Spend): bigint {
+  if (spend.kind === "proof") return namePublicSignals(spend.proof.publicSignals).refundAnchor;
+  return refundAnchorOf(spend.note.label, refundPrecommitmentOf(spend.note));
 }
 
 /** Whom a relay pays and what it takes: the RelayData (or, for an access fee, the AccessFeeData) a proof's context binds. */

@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS leases (
   fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross NUMERIC(78) NOT NULL, fee NUMERIC(78) NOT NULL,
   change_commitment NUMERIC(78) NOT NULL, remaining_value NUMERIC(78), funding_tx_hash TEXT,
   proof_time_ms INTEGER, x_payment TEXT, valid_before BIGINT, payment_nonce TEXT,
-  refund_commitment NUMERIC(78), updated_at TEXT NOT NULL);
+  refund_anchor NUMERIC(78), updated_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sweeps (
   nullifier_hash NUMERIC(78) PRIMARY KEY REFERENCES leases (nullifier_hash), payer TEXT NOT NULL,
   amount NUMERIC(78) NOT NULL, outcome TEXT NOT NULL, deposit_tx_hash TEXT, swept_at TEXT NOT NULL,
@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS agent_spend (
 ALTER TABLE leases ADD COLUMN IF NOT EXISTS token TEXT NOT NULL DEFAULT '';
 ALTER TABLE leases ALTER COLUMN remaining_value DROP NOT NULL;
 ALTER TABLE leases ADD COLUMN IF NOT EXISTS payment_nonce TEXT;
-ALTER TABLE leases ADD COLUMN IF NOT EXISTS refund_commitment NUMERIC(78);
+ALTER TABLE leases ADD COLUMN IF NOT EXISTS refund_anchor NUMERIC(78);
 ALTER TABLE sweeps DROP CONSTRAINT IF EXISTS sweeps_outcome_check;
 ALTER TABLE sweeps ADD CONSTRAINT sweeps_outcome_check CHECK (outcome IN ('deposited', 'used', 'not-recorded', 'empty', 'held'));
 `;
@@ -118,14 +118,14 @@ export class PgRelayerStore implements RelayerStore {
   async reserveLease(lease: LeaseRecord): Promise<boolean> {
     return this.changedOne(
       `INSERT INTO leases (nullifier_hash, token, state, fingerprint, recipient, gross, fee, change_commitment,
-         remaining_value, funding_tx_hash, proof_time_ms, x_payment, valid_before, payment_nonce, refund_commitment, updated_at)
+         remaining_value, funding_tx_hash, proof_time_ms, x_payment, valid_before, payment_nonce, refund_anchor, updated_at)
        VALUES ($1, $2, 'reserved', $3, $4, $5, $6, $7, $8, NULL, NULL, $9, $10, $11, $12, $13)
        ON CONFLICT (nullifier_hash) DO UPDATE SET state = 'reserved', token = excluded.token,
          fingerprint = excluded.fingerprint, recipient = excluded.recipient, gross = excluded.gross, fee = excluded.fee,
          change_commitment = excluded.change_commitment, remaining_value = excluded.remaining_value,
          proof_time_ms = NULL, x_payment = excluded.x_payment,
          valid_before = excluded.valid_before, payment_nonce = excluded.payment_nonce,
-         refund_commitment = excluded.refund_commitment, updated_at = excluded.updated_at
+         refund_anchor = excluded.refund_anchor, updated_at = excluded.updated_at
        WHERE leases.state = 'failed'`,
       reservedLeaseValues(lease),
     );

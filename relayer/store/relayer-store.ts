@@ -90,10 +90,10 @@ export interface LeaseRecord {
  */
 export interface LeasePayment extends SignedPayment {
   /**
-   * The proof's refundCommitment: the note a refund of the payout inserts. Null only on leases of earlier versions,
-   * which did not store it.
+   * The proof's refundAnchor: what the refund note of whatever comes back is made from. Null only on leases of
+   * earlier versions, which did not store it.
    */
-  refundCommitment: bigint | null;
+  refundAnchor: bigint | null;
 }
 
 /** The payer's signed payment of a settle-x402 or open-tab lease, built before anything is reserved. */

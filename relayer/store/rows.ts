@@ -39,7 +39,7 @@ export const toLease = (row: Row): LeaseRecord => ({
           validBefore: Number(row.valid_before),
           // Leases of earlier versions kept no nonce column: it is the signed authorization's.
           nonce: row.payment_nonce === null ? signedNonceOf(String(row.x_payment)) : String(row.payment_nonce),
-          refundCommitment: row.refund_commitment === null || row.refund_commitment === undefined ? null : BigInt(String(row.refund_commitment)),
+          refundAnchor: row.refund_anchor === null || row.refund_anchor === undefined ? null : BigInt(String(row.refund_anchor)),
         },
   updatedAt: String(row.updated_at),
 });
@@ -92,7 +92,7 @@ export const reservedLeaseValues = (lease: LeaseRecord) => [
   lease.payment?.xPayment ?? null,
   lease.payment?.validBefore ?? null,
   lease.payment?.nonce ?? null,
-  lease.payment?.refundCommitment?.toString() ?? null,
+  lease.payment?.refundAnchor?.toString() ?? null,
   lease.updatedAt,
 ];
 

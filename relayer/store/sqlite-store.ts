@@ -7,9 +7,9 @@ import { isSqliteBusy, storeUnavailable } from "./store-faults.js";
 const LEASE_COLUMNS = `nullifier_hash TEXT PRIMARY KEY, state TEXT NOT NULL CHECK (state IN ('reserved', 'withdrawing', 'settled', 'failed')),
   token TEXT NOT NULL, fingerprint TEXT NOT NULL, recipient TEXT NOT NULL, gross TEXT NOT NULL, fee TEXT NOT NULL,
   change_commitment TEXT NOT NULL, remaining_value TEXT, funding_tx_hash TEXT, proof_time_ms INTEGER,
-  x_payment TEXT, valid_before INTEGER, payment_nonce TEXT, refund_commitment TEXT, updated_at TEXT NOT NULL`;
+  x_payment TEXT, valid_before INTEGER, payment_nonce TEXT, refund_anchor TEXT, updated_at TEXT NOT NULL`;
 const LEASE_COLUMN_NAMES = `nullifier_hash, state, token, fingerprint, recipient, gross, fee, change_commitment, remaining_value,
-  funding_tx_hash, proof_time_ms, x_payment, valid_before, payment_nonce, refund_commitment, updated_at`;
+  funding_tx_hash, proof_time_ms, x_payment, valid_before, payment_nonce, refund_anchor, updated_at`;
 
 // 'empty' and 'held' are outcomes earlier versions recorded (whole balances swept); kept readable.
 const SWEEP_COLUMNS = `nullifier_hash TEXT PRIMARY KEY REFERENCES leases (nullifier_hash), payer TEXT NOT NULL, amount TEXT NOT NULL,
@@ -57,9 +57,10 @@ export class SqliteRelayerStore implements RelayerStore {
     if (!this.db.prepare("SELECT 1 FROM pragma_table_info('leases') WHERE name = 'payment_nonce'").get()) {
       this.db.exec("ALTER TABLE leases ADD COLUMN payment_nonce TEXT");
     }
-    // Files made before a settle-x402 lease stored its refund commitment (the whole PaymentRecord the sweep refunds).
-    if (!this.db.prepare("SELECT 1 FROM pragma_table_info('leases') WHERE name = 'refund_commitment'").get()) {
-      this.db.exec("ALTER TABLE leases ADD COLUMN refund_commitment TEXT");
+    // Files made before a settle-x402 lease stored its refund anchor (the whole PaymentRecord the sweep refunds). The
+    // refund_commitment column of earlier versions stays unused: it named a refund note of another circuit's proofs.
+    if (!this.db.prepare("SELECT 1 FROM pragma_table_info('leases') WHERE name = 'refund_anchor'").get()) {
+      this.db.exec("ALTER TABLE leases ADD COLUMN refund_anchor TEXT");
     }
     if (this.db.prepare(`SELECT 1 FROM pragma_table_info('leases') WHERE name = 'remaining_value' AND "notnull" = 1`).get()) {
       this.copyTable("leases", LEASE_COLUMNS, LEASE_COLUMN_NAMES);
@@ -135,14 +136,14 @@ export class SqliteRelayerStore implements RelayerStore {
     // Single statement: SQLite serialises writers, so of concurrent reservations exactly one changes a row.
     const result = this.statement(
         `INSERT INTO leases (nullifier_hash, token, state, fingerprint, recipient, gross, fee, change_commitment,
-           remaining_value, funding_tx_hash, proof_time_ms, x_payment, valid_before, payment_nonce, refund_commitment, updated_at)
+           remaining_value, funding_tx_hash, proof_time_ms, x_payment, valid_before, payment_nonce, refund_anchor, updated_at)
          VALUES (?, ?, 'reserved', ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?)
          ON CONFLICT (nullifier_hash) DO UPDATE SET state = 'reserved', token = excluded.token,
            fingerprint = excluded.fingerprint, recipient = excluded.recipient, gross = excluded.gross, fee = excluded.fee,
            change_commitment = excluded.change_commitment, remaining_value = excluded.remaining_value,
            proof_time_ms = NULL, x_payment = excluded.x_payment,
            valid_before = excluded.valid_before, payment_nonce = excluded.payment_nonce,
-           refund_commitment = excluded.refund_commitment, updated_at = excluded.updated_at
+           refund_anchor = excluded.refund_anchor, updated_at = excluded.updated_at
          WHERE leases.state = 'failed'`,
       )
       .run(...reservedLeaseValues(lease));

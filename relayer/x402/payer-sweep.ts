@@ -52,9 +52,9 @@ const REFUND_AUTHORIZATION_SECONDS = 3_600;
 
 /**
  * Returns the payouts of settle-x402 payers whose authorization expired unused (the seller never settled it, or its
- * facilitator refused after funding) into the pool, each as the refund note its relay's proof committed to (the
- * payout under the spent note's label, with the agent's refund precommitment: the agent finds and spends it with the
- * secrets it has).
+ * facilitator refused after funding) into the pool, each as a refund note of its relay's proof (Poseidon(value,
+ * refundAnchor): what came back under the spent note's label, with the agent's refund precommitment; the agent finds
+ * and spends it with the secrets it has).
  *
  * Only what the chain recorded for the relay moves (Entrypoint.depositRefund checks it again): exactly the payout, by
  * the payer's signed EIP-3009 ReceiveWithAuthorization of that amount, once, after validBefore, and only while the
@@ -62,10 +62,10 @@ const REFUND_AUTHORIZATION_SECONDS = 3_600;
  * it is not the agent's money and never enters the pool through this path. A crash between steps loses nothing: a
  * rerun finds the refund recorded on chain, or the payout still at the payer.
  *
- * A private tab's payer (open-tab) whose deposit was made is swept once its channel is drained with nothing claimed
- * (Entrypoint.depositTabRefund: refunded in full, or withdrawn by the tab's key after the withdrawal delay); while the
- * channel holds the deposit it is left for a later round, and once the seller claimed from it, the rest is not the
- * agent's note to return (docs/design.md 13) and the payer is recorded `used`.
+ * A private tab's payer (open-tab) whose deposit was made is swept once its channel is drained, its balance down to
+ * what the seller claimed (the seller's refund, or the payer side's withdrawal after the delay): the payout less the
+ * seller's claims comes back as the agent's refund note (Entrypoint.depositTabRefund). While the channel holds more
+ * than the claims it is left for a later round; a tab whose seller claimed the whole payout is recorded `used`.
  */
 export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRound> {
   const { store, chain } = deps;
@@ -98,7 +98,7 @@ export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRou
 
 /**
  * How many settled payers wait for a sweep now: their authorization expired by the chain's clock. A tab's payer whose
- * channel still holds the deposit waits for the tab, not for the sweep, and is not counted.
+ * channel still holds unclaimed money waits for the tab, not for the sweep, and is not counted.
  */
 export async function expiredPayersWaiting({ store, chain }: Pick<PayerSweepDeps, "store" | "chain">): Promise<number> {
   const latest = await chain.call(() => chain.provider.getBlock("latest"));
@@ -108,13 +108,13 @@ export async function expiredPayersWaiting({ store, chain }: Pick<PayerSweepDeps
   return openTabs.filter((open) => !open).length;
 }
 
-/** Whether `lease` funded a tab whose deposit was made and whose channel still holds it. */
+/** Whether `lease` funded a tab whose deposit was made and whose channel still holds unclaimed money. */
 async function tabStillOpen(chain: PoolChain, lease: LeaseRecord): Promise<boolean> {
   const tab = lease.payment === null ? undefined : tabLeasePaymentOf(lease.payment.xPayment);
   if (tab === undefined) return false;
   const usdc = TestUSDC__factory.connect(chain.deployment.usdc, chain.provider);
   if (!(await chain.call(() => usdc.authorizationState(lease.recipient, lease.payment!.nonce)))) return false;
-  return (await tabDrained(chain, tab)) === "open";
+  return (await tabRest(chain, tab, lease.gross - lease.fee)) === "open";
 }
 
 /**
@@ -153,7 +153,7 @@ function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** A lease's payer swept: its record, or undefined while it is a tab's whose channel still holds the deposit. */
+/** A lease's payer swept: its record, or undefined while it is a tab's whose channel still holds unclaimed money. */
 async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease: LeaseRecord, now: number): Promise<SweepRecord | undefined> {
   const { chain } = deps;
   const payer = payerWallet(deps.payerKeySecret, lease.nullifierHash);
@@ -180,12 +180,15 @@ async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease:
   const used = await chain.call(() => usdc.authorizationState(payment.payer, payment.nonce));
   const tab = used ? tabLeasePaymentOf(lease.payment.xPayment) : undefined;
   if (used && tab === undefined) return record("used");
+  let value = payment.amount;
   if (tab !== undefined) {
-    const drained = await tabDrained(chain, tab);
-    if (drained !== true) return drained === "claimed" ? record("used") : undefined;
+    const rest = await tabRest(chain, tab, payment.amount);
+    if (rest === "open") return undefined;
+    if (rest === "claimed") return record("used");
+    value = rest;
   }
 
-  const authorization = await refundAuthorization(chain, await token.read(), payer, payment.amount, now);
+  const authorization = await refundAuthorization(chain, await token.read(), payer, value, now);
   const { usdc: asset } = chain.deployment;
   const data =
     tab === undefined
@@ -201,7 +204,7 @@ async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease:
   const sent = await chain.sendFromRelayer({ to: chain.deployment.entrypoint, data });
   const receipt = await chain.call(() => sent.wait());
   if (receipt === null || receipt.status !== 1) throw new Error(`refund transaction ${sent.hash} of payer ${payer.address} reverted`);
-  return record("deposited", payment.amount, receipt.hash);
+  return record("deposited", value, receipt.hash);
 }
 
 /**
@@ -214,21 +217,22 @@ function paymentOf(lease: LeaseRecord, recorded: string): PaymentRecord | null {
   const payment = paymentRecordOf(lease);
   if (payment === undefined) {
     throw new Error(
-      `lease ${lease.nullifierHash} was made before leases stored their refund commitment; refund its payer by hand (Entrypoint.depositRefund with the relay's PaymentRecord)`,
+      `lease ${lease.nullifierHash} was made before leases stored their refund anchor; refund its payer by hand (Entrypoint.depositRefund with the relay's PaymentRecord)`,
     );
   }
   return recorded === paymentRecordHash(payment) ? payment : null;
 }
 
 /**
- * Whether a tab's channel is drained with nothing claimed (channels(id) reads (0, 0): depositTabRefund takes it);
- * "claimed" once the seller claimed from it, "open" while it holds the deposit.
+ * What a tab's channel gave back of the `payout` once it is drained (its balance down to its claimed total, as
+ * depositTabRefund requires): the payout less the seller's claims. "open" while the channel holds more than the
+ * claims, "claimed" when the seller claimed the whole payout.
  */
-async function tabDrained(chain: PoolChain, tab: TabLeasePayment): Promise<true | "claimed" | "open"> {
+async function tabRest(chain: PoolChain, tab: TabLeasePayment, payout: bigint): Promise<bigint | "claimed" | "open"> {
   const settlement = IBatchSettlementChannels__factory.connect(BATCH_SETTLEMENT_ADDRESS, chain.provider);
   const [balance, totalClaimed] = await chain.call(() => settlement.channels(tab.channelId));
-  if (totalClaimed > 0n) return "claimed";
-  return balance === 0n ? true : "open";
+  if (balance > totalClaimed) return "open";
+  return totalClaimed >= payout ? "claimed" : payout - totalClaimed;
 }
 
 async function assertRefunder(chain: PoolChain): Promise<void> {

@@ -43,7 +43,7 @@ export interface X402ProvenRequest extends X402Terms {
   quote: SignedQuote;
   proof: WithdrawProof;
   /**
-   * Poseidon(deriveRefundSecrets(note)), the precommitment the proof's refundCommitment was made with. A retry must
+   * Poseidon(deriveRefundSecrets(note)), the precommitment the proof's refundAnchor was made with. A retry must
    * repeat it: it appears in no transaction, so a reader of the relay's calldata cannot be answered the payment.
    */
   refundPrecommitment: bigint;
@@ -131,7 +131,7 @@ export class X402Settler {
     const order = await this.preflight(request);
     const { quote } = request;
     const { nullifierHash } = quote;
-    await this.deps.accessFee.assertAuthorized(nullifierHash, labelEvidenceOf(request, order.gross - feeOf(order.gross, facilitator.takeBps)));
+    await this.deps.accessFee.assertAuthorized(nullifierHash, labelEvidenceOf(request));
     const payer = payerWallet(this.deps.payerKeySecret, nullifierHash);
     const payment = quotedPayerAuthorization(quote, order.accepted);
     const result = await facilitator.spendProven(quote, request.proof, {
@@ -184,14 +184,14 @@ export class X402Settler {
 }
 
 /**
- * What an agent's settle-x402 proof shows of its note's label (AccessFeeGate.assertAuthorized): the refund commitment
- * the circuit made of the payout `payout`, the note's label and the refund precommitment the request names. A proof
- * whose public signals are malformed shows nothing (and is refused with its own error on the way).
+ * What an agent's settle-x402 proof shows of its note's label (AccessFeeGate.assertAuthorized): the refund anchor the
+ * circuit made of the note's label and the refund precommitment the request names. A proof whose public signals are
+ * malformed shows nothing (and is refused with its own error on the way).
  */
-export function labelEvidenceOf(request: Pick<X402ProvenRequest, "proof" | "refundPrecommitment">, payout: bigint): LabelEvidence {
+export function labelEvidenceOf(request: Pick<X402ProvenRequest, "proof" | "refundPrecommitment">): LabelEvidence {
   try {
-    const { refundCommitment } = namePublicSignals(request.proof.publicSignals);
-    return { kind: "proof", refundCommitment, payout, refundPrecommitment: request.refundPrecommitment };
+    const { refundAnchor } = namePublicSignals(request.proof.publicSignals);
+    return { kind: "proof", refundAnchor, refundPrecommitment: request.refundPrecommitment };
   } catch {
     return { kind: "none" };
   }

@@ -1,9 +1,9 @@
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
-import type { ClientEvmSigner } from "@x402/evm";
+import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, BATCH_SETTLEMENT_SCHEME, voucherTypes, type ClientEvmSigner } from "@x402/evm";
 import { BatchSettlementEvmScheme, getChannel, signVoucher, updateChannelFromSettle, type ChannelSettleLocal } from "@x402/evm/batch-settlement/client";
 import { FileClientChannelStorage } from "@x402/evm/batch-settlement/client/file-storage";
-import { hexlify, randomBytes, Wallet, type TypedDataField } from "ethers";
+import { getAddress, hexlify, randomBytes, verifyTypedData, Wallet, type TypedDataField } from "ethers";
 import type { OpenTabAnswer } from "../client/facilitator-client.js";
 import { tabChannelOf, type BatchSettlementRequirement } from "../x402/batch-settlement.js";
 import type { ResourceInfo } from "../x402/index.js";
@@ -24,8 +24,11 @@ export interface TabOptions {
 /** The default deposit of a tab: 1 USDC, ten requests at the default maxPaymentAtomic, hundreds at API prices. */
 export const DEFAULT_TAB_DEPOSIT_ATOMIC = 1_000_000n;
 
-/** The default lifetime of a tab: one day. What the seller never claimed comes back only as the payer's (docs/design.md 13). */
+/** The default lifetime of a tab: one day. What the seller did not claim comes back as the agent's refund note once its channel is drained (docs/design.md 13). */
 export const DEFAULT_TAB_LIFETIME_SECONDS = 86_400;
+
+/** @x402/evm's reason for a voucher whose base is not the seller's running total: its 402 then carries the seller's. */
+const CUMULATIVE_AMOUNT_MISMATCH = "invalid_batch_settlement_evm_cumulative_amount_mismatch";
 
 /** The reference facilitators refuse an authorization whose validBefore is less than this far ahead. */
 const DEPOSIT_MARGIN_SECONDS = 6;
@@ -47,6 +50,13 @@ export interface TabPayment {
   payload: PaymentPayload["payload"];
   /** Records the seller's answer: its settle response when it took the payment (the running total moves), else nothing. */
   answered(settle: SettleResponse | undefined): Promise<void>;
+  /**
+   * Takes the seller's running total from its corrective 402 (`response`), when the seller is ahead of the agent: an
+   * answer the agent never recorded (it stopped between the seller's answer and its record, the tab's deposit
+   * included). Only a total the tab's own key signed is taken. Whether the tab's totals moved, so that the request is
+   * paid again from them.
+   */
+  resync(response: Response): Promise<boolean>;
   /** Why a request `url` answered `status` (not 2xx) bought nothing; `reason`: the seller's, when it gave one. */
   refusal(url: string, status: number, reason?: string): X402AgentError;
 }
@@ -71,8 +81,12 @@ export class PrivateTabs {
   /** Pays `request` on the agent's tab with its seller, opening a tab when none can pay it; one request per seller at a time. */
   pay(request: TabRequest): Promise<Response> {
     return this.inTurn(tabSellerOf(request.accepted), async () => {
-      const payment = await this.paymentNow(request.accepted);
-      const response = await send(request, payment.payload);
+      let payment = await this.paymentNow(request.accepted);
+      let response = await send(request, payment.payload);
+      if (response.status === 402 && (await payment.resync(response))) {
+        payment = await this.paymentNow(request.accepted);
+        response = await send(request, payment.payload);
+      }
       const settle = response.headers.get("PAYMENT-RESPONSE");
       await payment.answered(response.ok && settle !== null ? decodePaymentResponseHeader(settle) : undefined);
       if (!response.ok) throw payment.refusal(request.url, response.status, sellerReasonOf(response));
@@ -110,6 +124,7 @@ export class PrivateTabs {
         await updateChannelFromSettle(this.storage, { server: { chargedAmount, chargedCumulativeAmount: channelState?.chargedCumulativeAmount }, local });
         if (!tab.funded) await this.deps.store.saveTab({ ...tab, funded: true });
       },
+      resync: (response) => this.resync(tab, accepted, response),
       refusal: (url, status, reason) =>
         new X402AgentError(
           "TAB_PAYMENT_REFUSED",
@@ -117,6 +132,40 @@ export class PrivateTabs {
             (tab.funded ? "The voucher bought nothing." : "The seller did not take the tab's deposit: it is refunded whole to the note's refund after its window."),
         ),
     };
+  }
+
+  /**
+   * TabPayment.resync: the seller's corrective 402 names its running total and the voucher of the tab's key it holds
+   * for it. A total the key signed was paid for by the agent already (the seller served it, or it is the seller's loss
+   * to claim), so the agent takes it as its own, and a seller that holds a voucher of the tab has taken its deposit.
+   * Anything else (another reason, another channel, a signature of another key, a total above what was signed or the
+   * deposit) moves nothing.
+   */
+  private async resync(tab: StoredTab, accepted: BatchSettlementRequirement, response: Response): Promise<boolean> {
+    const corrective = correctiveStateOf(response);
+    if (corrective === undefined) return false;
+    const { channelId } = this.channelOf(tab, accepted);
+    const { charged, signed, signature, balance, totalClaimed } = corrective;
+    if (corrective.channelId !== undefined && corrective.channelId.toLowerCase() !== channelId.toLowerCase()) return false;
+    if (charged > signed || signed > BigInt(tab.opened!.deposit.amount)) return false;
+    const chainId = BigInt(accepted.network.split(":")[1]!);
+    const domain = { ...BATCH_SETTLEMENT_DOMAIN, chainId, verifyingContract: BATCH_SETTLEMENT_ADDRESS };
+    let signer: string;
+    try {
+      signer = verifyTypedData(domain, { Voucher: [...voucherTypes.Voucher] }, { channelId, maxClaimableAmount: signed }, signature);
+    } catch {
+      return false;
+    }
+    if (getAddress(signer) !== new Wallet(tab.tabKey).address) return false;
+    await this.storage.set(channelId.toLowerCase(), {
+      chargedCumulativeAmount: charged.toString(),
+      signedMaxClaimable: signed.toString(),
+      signature: signature as `0x${string}`,
+      balance: (balance ?? BigInt(tab.opened!.deposit.amount)).toString(),
+      totalClaimed: (totalClaimed ?? 0n).toString(),
+    });
+    if (!tab.funded) await this.deps.store.saveTab({ ...tab, funded: true });
+    return true;
   }
 
   /** Whether `tab` can pay `price` now: opened, within its lifetime, and holding the price (or its deposit still usable). */
@@ -196,6 +245,33 @@ function voucherSignerOf(tab: StoredTab): ClientEvmSigner {
     signTypedData: async ({ domain, types, primaryType, message }) =>
       (await wallet.signTypedData(domain, { [primaryType]: types[primaryType] as TypedDataField[] }, message)) as `0x${string}`,
   };
+}
+
+/** What a seller's corrective 402 says of its running total on the channel, read from @x402/evm's `extra`; undefined for any other 402. */
+function correctiveStateOf(response: Response) {
+  const header = response.headers.get("PAYMENT-REQUIRED");
+  if (header === null) return undefined;
+  try {
+    const required = decodePaymentRequiredHeader(header);
+    if (required.error !== CUMULATIVE_AMOUNT_MISMATCH) return undefined;
+    const entry = required.accepts.find((accept) => accept.scheme === BATCH_SETTLEMENT_SCHEME);
+    const { channelState, voucherState } = (entry?.extra ?? {}) as {
+      channelState?: { channelId?: string; balance?: string; totalClaimed?: string; chargedCumulativeAmount?: string };
+      voucherState?: { signedMaxClaimable?: string; signature?: string };
+    };
+    if (channelState?.chargedCumulativeAmount === undefined || voucherState?.signedMaxClaimable === undefined || voucherState.signature === undefined) return undefined;
+    const optional = (value: string | undefined) => (value === undefined ? undefined : BigInt(value));
+    return {
+      channelId: channelState.channelId,
+      charged: BigInt(channelState.chargedCumulativeAmount),
+      signed: BigInt(voucherState.signedMaxClaimable),
+      signature: voucherState.signature,
+      balance: optional(channelState.balance),
+      totalClaimed: optional(channelState.totalClaimed),
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The reason a seller's x402 answer gives for refusing a payment: its settle response's, else its new 402's. */

@@ -94,12 +94,12 @@ export function rebuildNoteChains(logs: PoolLogs, keys: MasterKeys, scope: bigin
   const chains: NoteChain[] = [];
   const follow = (depositIndex: number, origin: NoteChain["origin"], deposit: DepositedRecord, secrets: NoteSecrets) => {
     chains.push(followChain(logs, depositIndex, origin, deposit, secrets, (spent) => {
-      // A refund note keeps its origin's label; its commitment, the spend's proof output, confirms the secrets.
+      // A refund note keeps its origin's label; its commitment, made from the spend's refund anchor, confirms the secrets.
       const refund = logs.refundsByOrigin.get(nullifierHashOf(spent.nullifier));
       if (refund === undefined) return;
       const refundSecrets = deriveRefundSecrets(spent);
       const note = { ...refund, label: spent.label, precommitment: precommitmentOf(refundSecrets) };
-      if (createNote(refund.value, spent.label, refundSecrets).commitment === refund.commitment) follow(depositIndex, "refund", note, refundSecrets);
+      if (createNote(refund.value, spent.label, refundSecrets, "refund").commitment === refund.commitment) follow(depositIndex, "refund", note, refundSecrets);
     }));
   };
   for (let index = 0, gap = 0; gap < gapLimit; index += 1) {
@@ -125,7 +125,7 @@ function followChain(
   onWithdrawn: (spent: Note) => void,
 ): NoteChain {
   const { commitment, value, blockNumber, txHash } = deposit;
-  const followed = followNote(logs, createNote(value, deposit.label, secrets), onWithdrawn);
+  const followed = followNote(logs, createNote(value, deposit.label, secrets, origin === "refund" ? "refund" : "deposit"), onWithdrawn);
   return { depositIndex, origin, ...followed, history: [{ kind: "deposited", commitment, value, blockNumber, txHash }, ...followed.history] };
 }
 

@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes, scrypt, type ScryptOptio
 import { open, readFile, rename, rm, stat } from "node:fs/promises";
 import type { Provider } from "ethers";
 import { z } from "zod";
-import { createNote, type Note } from "../note/note.js";
+import { noteWithCommitment, type Note } from "../note/note.js";
 import { FieldElementSchema, HexSchema } from "../schema/primitives.js";
 import type { NoteRequest, NoteReservation, NoteStore, StoredPresentation } from "./note-reservation.js";
 import { readPoolLogs, type PoolAddressBook, type ReadPoolLogsOptions } from "./pool-events.js";
@@ -468,8 +468,8 @@ function decrypt(file: VaultFile, key: Buffer): VaultContent {
   const content = VaultContentSchema.safeParse(parseJson(plaintext));
   if (!content.success) throw new VaultError("CORRUPT_VAULT", "the note vault's content is malformed");
   const entries = content.data.notes.map(({ spent, commitment, value, label, nullifier, secret, sentAt, holdUntil, presentation }) => {
-    const note = createNote(value, label, { nullifier, secret });
-    if (note.commitment !== commitment) {
+    const note = noteWithCommitment(value, label, { nullifier, secret }, commitment);
+    if (note === undefined) {
       throw new VaultError("CORRUPT_VAULT", "a stored note does not match its commitment");
     }
     return {

@@ -5,7 +5,7 @@
 export const WITHDRAW_PUBLIC_SIGNALS = [
   "newCommitment",
   "nullifierHash",
-  "refundCommitment",
+  "refundAnchor",
   "valueFeeAndDepths",
   "stateRoot",
   "aspRoot",

@@ -21,8 +21,8 @@ export interface WithdrawRequest {
   relayFeeBPS: bigint;
   /**
    * Poseidon(nullifier, secret) of the note a refund of the payout would be (precommitmentOf(deriveRefundSecrets(note))).
-   * It must hide: the proof reveals Poseidon(payout, label, refundPrecommitment), which a guessable value would link
-   * to the deposit's label. Given for every withdrawal, refunded or not.
+   * It must hide: the proof reveals Poseidon(label, refundPrecommitment), which a guessable value would link to the
+   * deposit's label. Given for every withdrawal, refunded or not.
    */
   refundPrecommitment: bigint;
 }
@@ -75,6 +75,7 @@ export function buildWithdrawInput(request: WithdrawRequest): WithdrawCircuitInp
     relayFeeBPS: str(relayFeeBPS),
     refundPrecommitment: str(refundPrecommitment),
     label: str(note.label),
+    existingIsRefund: note.form === "refund" ? "1" : "0",
     existingValue: str(note.value),
     existingNullifier: str(note.nullifier),
     existingSecret: str(note.secret),

@@ -1,4 +1,4 @@
-import type { Note } from "../note/note.js";
+import { noteWithCommitment, type Note } from "../note/note.js";
 
 /**
  * A facilitator answer that is not a success: the API's one error body (docs/relayer.md). `retryAfterSeconds` is
@@ -36,13 +36,13 @@ export const noteToWire = (note: Note): WireNote => ({
   commitment: note.commitment.toString(),
 });
 
-export const noteFromWire = (wire: WireNote): Note => ({
-  nullifier: BigInt(wire.nullifier),
-  secret: BigInt(wire.secret),
-  value: BigInt(wire.value),
-  label: BigInt(wire.label),
-  commitment: BigInt(wire.commitment),
-});
+/** The note a wire note names, in the form its commitment says; throws when its fields make neither form. */
+export function noteFromWire(wire: WireNote): Note {
+  const secrets = { nullifier: BigInt(wire.nullifier), secret: BigInt(wire.secret) };
+  const note = noteWithCommitment(BigInt(wire.value), BigInt(wire.label), secrets, BigInt(wire.commitment));
+  if (note === undefined) throw new Error("the note's value, label, nullifier and secret do not make its commitment");
+  return note;
+}
 
 /** The docs/api.md 2.4 privacy block every settlement carries. */
 export interface PrivacyAnswer {

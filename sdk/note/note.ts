@@ -7,13 +7,22 @@ export interface NoteSecrets {
   secret: bigint;
 }
 
+/**
+ * How a note's leaf is made. `deposit`, for deposits and every change note: Poseidon(value, label, precommitment).
+ * `refund`, for a payout that came back into the pool (whole, or a tab's rest after its seller's claims):
+ * Poseidon(value, Poseidon(label, precommitment)), which the pool makes from the value and the relay's refund anchor
+ * without learning the label. The withdrawal circuit spends either.
+ */
+export type NoteForm = "deposit" | "refund";
+
 /** A note of the pool (docs/design.md section 2). */
 export interface Note extends NoteSecrets {
   /** Balance in atomic USDC, < 2^128. */
   value: bigint;
-  /** Label assigned by the pool at deposit; kept by every change note. */
+  /** Label assigned by the pool at deposit; kept by every change note and refund note. */
   label: bigint;
-  /** Poseidon(value, label, precommitment): the leaf in the pool's state tree. */
+  form: NoteForm;
+  /** The leaf in the pool's state tree, made as `form` says. */
   commitment: bigint;
 }
 
@@ -31,6 +40,16 @@ export function commitmentOf(value: bigint, label: bigint, precommitment: bigint
   return hash3(value, label, precommitment);
 }
 
+/** Poseidon(label, precommitment): what every refund note of `label` under `precommitment` is made from. */
+export function refundAnchorOf(label: bigint, precommitment: bigint): bigint {
+  return hash2(label, precommitment);
+}
+
+/** The leaf of a refund note of `value`: Poseidon(value, anchor), as the pool inserts it. */
+export function refundCommitmentOf(value: bigint, anchor: bigint): bigint {
+  return hash2(value, anchor);
+}
+
 /** Revealed when the note is spent; the pool rejects a second spend of the same hash. */
 export function nullifierHashOf(nullifier: bigint): bigint {
   return hash1(nullifier);
@@ -42,12 +61,26 @@ export function assertNoteValue(value: bigint, name = "value"): void {
   }
 }
 
-export function createNote(value: bigint, label: bigint, secrets: NoteSecrets): Note {
+export function createNote(value: bigint, label: bigint, secrets: NoteSecrets, form: NoteForm = "deposit"): Note {
   assertNoteValue(value);
   assertFieldElement(label, "label");
   assertFieldElement(secrets.nullifier, "nullifier");
   assertFieldElement(secrets.secret, "secret");
-  return { ...secrets, value, label, commitment: commitmentOf(value, label, precommitmentOf(secrets)) };
+  const precommitment = precommitmentOf(secrets);
+  const commitment = form === "refund" ? refundCommitmentOf(value, refundAnchorOf(label, precommitment)) : commitmentOf(value, label, precommitment);
+  return { ...secrets, value, label, form, commitment };
+}
+
+/**
+ * The note whose leaf is `commitment`, in whichever form it was made; undefined when neither form of these parts
+ * makes it. For notes handed over with their commitment (a vault file, a custodial request).
+ */
+export function noteWithCommitment(value: bigint, label: bigint, secrets: NoteSecrets, commitment: bigint): Note | undefined {
+  for (const form of ["deposit", "refund"] as const) {
+    const note = createNote(value, label, secrets, form);
+    if (note.commitment === commitment) return note;
+  }
+  return undefined;
 }
 
 /**
@@ -64,9 +97,10 @@ export function deriveChangeSecrets({ nullifier, secret }: NoteSecrets): NoteSec
 
 /**
  * Secrets of the refund note of `spent`: refundNullifier = Poseidon(nullifier, secret, 3), refundSecret =
- * Poseidon(nullifier, secret, 4). When a settle-x402 authorization expires unused, the operator's sweep deposits
- * what the payer holds under Poseidon(refundNullifier, refundSecret), so the agent can find and spend it with
- * the secrets it already has. The relayer keeps only that precommitment.
+ * Poseidon(nullifier, secret, 4). When a settle-x402 authorization expires unused, or a tab's channel gives back
+ * what its seller did not claim, the operator's sweep deposits it as the refund-form note of these secrets under
+ * `spent`'s label, so the agent can find and spend it with the secrets it already has. The relayer keeps only
+ * their precommitment.
  */
 export function deriveRefundSecrets({ nullifier, secret }: NoteSecrets): NoteSecrets {
   return {
@@ -75,7 +109,10 @@ export function deriveRefundSecrets({ nullifier, secret }: NoteSecrets): NoteSec
   };
 }
 
-/** The precommitment of `spent`'s refund note: what every withdrawal proof binds as its refundPrecommitment. */
+/**
+ * The precommitment of `spent`'s refund note: what every withdrawal proof binds as its refundPrecommitment, and
+ * reveals hashed with the label as its refundAnchor.
+ */
 export function refundPrecommitmentOf(spent: NoteSecrets): bigint {
   return precommitmentOf(deriveRefundSecrets(spent));
 }

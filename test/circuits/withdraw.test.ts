@@ -3,12 +3,15 @@ import type { VerificationKey } from "snarkjs";
 import {
   buildWithdrawInput,
   commitmentOf,
+  createNote,
   loadVerificationKey,
   NOTE_VALUE_LIMIT,
   namePublicSignals,
   nullifierHashOf,
   precommitmentOf,
   proveWithdrawal,
+  refundAnchorOf,
+  refundCommitmentOf,
   SNARK_SCALAR_FIELD,
   verifyWithdrawal,
   WITHDRAW_PUBLIC_SIGNALS,
@@ -38,6 +41,17 @@ function withParts(input: WithdrawCircuitInput, parts: Partial<ValueFeeAndDepths
     relayFeeBPS: str(relayFeeBPS),
     valueFeeAndDepths: str(valueFeeAndDepths),
   };
+}
+
+/** The inverse of `x` in the scalar field (Fermat). */
+function inverse(x: bigint): bigint {
+  let [result, base, exponent] = [1n, x, SNARK_SCALAR_FIELD - 2n];
+  while (exponent > 0n) {
+    if (exponent & 1n) result = (result * base) % SNARK_SCALAR_FIELD;
+    base = (base * base) % SNARK_SCALAR_FIELD;
+    exponent >>= 1n;
+  }
+  return result;
 }
 
 async function expectNoWitness(input: WithdrawCircuitInput): Promise<void> {
@@ -70,19 +84,28 @@ describe("withdraw circuit", function () {
       expect(signals.aspTreeDepth).to.equal(BigInt(request.aspWitness.depth));
       expect(signals.context).to.equal(request.context);
       expect(signals.relayFeeBPS).to.equal(500n);
-      // The refund note: the payout (1_250_000 less 500 bps) under the spent note's label.
-      expect(signals.refundCommitment).to.equal(commitmentOf(1_187_500n, note.label, request.refundPrecommitment));
+      // What a refund of any value is made from: the spent note's label under the refund precommitment.
+      expect(signals.refundAnchor).to.equal(refundAnchorOf(note.label, request.refundPrecommitment));
     });
 
-    it("rounds the fee down as the entrypoint does, and refunds the whole withdrawal at a zero fee", async function () {
-      for (const [relayFeeBPS, payout] of [
-        [333n, 1_250_001n - (1_250_001n * 333n) / 10_000n],
-        [0n, 1_250_001n],
-        [10_000n, 0n],
-      ] as const) {
+    it("spends a refund note, of whatever value the pool made it, into a change note of its label", async function () {
+      const refundSecrets = { nullifier: 31n, secret: 32n };
+      const { note, request } = buildWithdrawScenario({ form: "refund", value: 734_211n, withdrawnValue: 500_000n, secrets: refundSecrets, changeSecrets: { nullifier: 41n, secret: 42n } });
+      // The leaf the pool inserts for a tab's rest: Poseidon(rest, anchor) with the anchor of the tab's relay.
+      expect(note.commitment).to.equal(refundCommitmentOf(734_211n, refundAnchorOf(note.label, precommitmentOf(refundSecrets))));
+      const proof = await proveWithdrawal(buildWithdrawInput(request));
+      expect(await verifyWithdrawal(proof, verificationKey)).to.equal(true);
+      const signals = namePublicSignals(proof.publicSignals);
+      expect(signals.nullifierHash).to.equal(nullifierHashOf(31n));
+      expect(signals.newCommitment).to.equal(commitmentOf(234_211n, note.label, precommitmentOf({ nullifier: 41n, secret: 42n })));
+    });
+
+    it("accepts any fee rate up to the whole withdrawal; the refund anchor does not depend on it", async function () {
+      for (const relayFeeBPS of [0n, 333n, 10_000n]) {
         const { note, request } = buildWithdrawScenario({ withdrawnValue: 1_250_001n, relayFeeBPS });
         const proof = await proveWithdrawal(buildWithdrawInput(request));
-        expect(namePublicSignals(proof.publicSignals).refundCommitment).to.equal(commitmentOf(payout, note.label, request.refundPrecommitment));
+        expect(namePublicSignals(proof.publicSignals).relayFeeBPS).to.equal(relayFeeBPS);
+        expect(namePublicSignals(proof.publicSignals).refundAnchor).to.equal(refundAnchorOf(note.label, request.refundPrecommitment));
       }
     });
 
@@ -184,7 +207,31 @@ describe("withdraw circuit", function () {
     });
   });
 
-  describe("soundness: the fee and the refund note", function () {
+  describe("soundness: the spent note's form", function () {
+    it("rejects a refund note spent as a deposit note: its leaf is not Poseidon(value, label, precommitment)", async function () {
+      await expectNoWitness({ ...inputFor({ form: "refund" }), existingIsRefund: "0" });
+    });
+
+    it("rejects a deposit note spent as a refund note", async function () {
+      await expectNoWitness({ ...inputFor(), existingIsRefund: "1" });
+    });
+
+    it("rejects a form flag that is no bit, which would make any leaf of the tree the spent note's (minting)", async function () {
+      // Another value than the tree's note: both of its forms are leaves of no tree, but a flag f with
+      // c + f * (r - c) == the tree's leaf selects that leaf. Only the flag's bit constraint stands in the way.
+      const { note, request } = buildWithdrawScenario({ value: 5_000_000n });
+      const input = buildWithdrawInput(request);
+      const forged = { ...note, value: 9_000_000n };
+      const c = createNote(forged.value, forged.label, forged).commitment;
+      const r = createNote(forged.value, forged.label, forged, "refund").commitment;
+      const mod = (x: bigint) => ((x % SNARK_SCALAR_FIELD) + SNARK_SCALAR_FIELD) % SNARK_SCALAR_FIELD;
+      const flag = mod((note.commitment - c) * inverse(mod(r - c)));
+      expect(mod(c + flag * (r - c))).to.equal(note.commitment);
+      await expectNoWitness({ ...input, existingValue: forged.value.toString(), existingIsRefund: flag.toString() });
+    });
+  });
+
+  describe("soundness: the fee and the refund anchor", function () {
     it("rejects a fee above 10000 bps, which would make the payout negative", async function () {
       await expectNoWitness(withParts(inputFor(), { relayFeeBPS: 10_001n }));
     });
@@ -194,13 +241,15 @@ describe("withdraw circuit", function () {
       await expectNoWitness({ ...input, valueFeeAndDepths: (BigInt(input.valueFeeAndDepths as string) % SNARK_SCALAR_FIELD).toString() });
     });
 
-    it("rejects a refund commitment of another value, label or precommitment than proven", async function () {
+    it("rejects a refund anchor of another label or precommitment than proven", async function () {
       const { request } = buildWithdrawScenario();
       const proof = await proveWithdrawal(buildWithdrawInput(request));
-      const index = WITHDRAW_PUBLIC_SIGNALS.indexOf("refundCommitment");
-      const publicSignals = [...proof.publicSignals];
-      publicSignals[index] = commitmentOf(1_250_000n, request.note.label, request.refundPrecommitment).toString();
-      expect(await verifyWithdrawal({ proof: proof.proof, publicSignals }, verificationKey)).to.equal(false);
+      const index = WITHDRAW_PUBLIC_SIGNALS.indexOf("refundAnchor");
+      for (const anchor of [refundAnchorOf(request.note.label + 1n, request.refundPrecommitment), refundAnchorOf(request.note.label, request.refundPrecommitment + 1n)]) {
+        const publicSignals = [...proof.publicSignals];
+        publicSignals[index] = anchor.toString();
+        expect(await verifyWithdrawal({ proof: proof.proof, publicSignals }, verificationKey)).to.equal(false);
+      }
     });
   });
 
@@ -234,7 +283,7 @@ describe("withdraw circuit", function () {
       valid = await proveWithdrawal(inputFor());
     });
 
-    for (const name of ["context", "valueFeeAndDepths", "newCommitment", "refundCommitment"] as const) {
+    for (const name of ["context", "valueFeeAndDepths", "newCommitment", "refundAnchor"] as const) {
       it(`fails verification when ${name} is changed after proving`, async function () {
         const index = WITHDRAW_PUBLIC_SIGNALS.indexOf(name);
         const publicSignals = [...valid.publicSignals];

@@ -126,6 +126,6 @@ describe("deposits", function () {
     await expect(
       pool.withdrawBatch([proof], [1n], [payout]),
     ).to.be.revertedWithCustomError(privacyPool, "OnlyEntrypoint");
-    await expect(pool.depositRefund(1n, ethers.ZeroHash, 1n)).to.be.revertedWithCustomError(privacyPool, "OnlyEntrypoint");
+    await expect(pool.depositRefund(1n, ethers.ZeroHash, 1n, 1n)).to.be.revertedWithCustomError(privacyPool, "OnlyEntrypoint");
   });
 });

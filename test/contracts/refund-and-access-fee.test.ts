@@ -56,13 +56,13 @@ async function paymentExpired() {
 }
 
 /** The payment as the pool recorded it for the relay, with `overrides`. */
-function recordOf(overrides: Partial<{ payer: string; amount: bigint; nonce: string; validBefore: bigint; refundCommitment: bigint }> = {}) {
+function recordOf(overrides: Partial<{ payer: string; amount: bigint; nonce: string; validBefore: bigint; refundAnchor: bigint }> = {}) {
   return {
     payer: payer.address,
     amount: PAYOUT,
     nonce: payment.nonce,
     validBefore: payment.validBefore,
-    refundCommitment: namePublicSignals(relayed.proof.pubSignals).refundCommitment,
+    refundAnchor: namePublicSignals(relayed.proof.pubSignals).refundAnchor,
     ...overrides,
   };
 }
@@ -105,7 +105,7 @@ describe("refunds of unused payments", function () {
   it("returns exactly the payout as the note the proof committed to, under the origin's label", async function () {
     const facilitator = await loadFixture(paymentExpired);
     const { entrypoint, privacyPool, usdc } = facilitator;
-    const refundNote = createNote(PAYOUT, origin.label, deriveRefundSecrets(origin));
+    const refundNote = createNote(PAYOUT, origin.label, deriveRefundSecrets(origin), "refund");
     const originNullifierHash = nullifierHashOf(origin.nullifier);
 
     const refund = entrypoint.depositRefund(usdc, originNullifierHash, recordOf(), await refundAuthorization(facilitator, payer, PAYOUT));
@@ -163,7 +163,7 @@ describe("refunds of unused payments", function () {
       recordOf({ payer: accounts.stranger.address }),
       recordOf({ nonce: hexlify(randomBytes(32)) }),
       recordOf({ validBefore: payment.validBefore - 1n }),
-      recordOf({ refundCommitment: 12_345n }),
+      recordOf({ refundAnchor: 12_345n }),
     ];
     for (const record of others) {
       const authorization = await refundAuthorization(facilitator, payer, record.amount);
@@ -227,7 +227,7 @@ describe("refunds of unused payments", function () {
     const facilitator = await loadFixture(paymentExpired);
     const { entrypoint, usdc, aspTree, scope, accounts } = facilitator;
     await entrypoint.depositRefund(usdc, nullifierHashOf(origin.nullifier), recordOf(), await refundAuthorization(facilitator, payer, PAYOUT));
-    const refundNote = createNote(PAYOUT, origin.label, deriveRefundSecrets(origin));
+    const refundNote = createNote(PAYOUT, origin.label, deriveRefundSecrets(origin), "refund");
     const stateTree = createLeanIMT([origin.commitment, relayed.changeNote.commitment, refundNote.commitment]);
     const spendRefund = await proveRelayedWithdrawal({
       note: refundNote,

@@ -163,7 +163,7 @@ describe("seller payments straight from the pool", function () {
       amount: PRICE,
       nonce: terms.requestReference,
       validBefore: terms.validBefore,
-      refundCommitment: namePublicSignals(paid.proof.pubSignals).refundCommitment,
+      refundAnchor: namePublicSignals(paid.proof.pubSignals).refundAnchor,
     };
     const authorization = { validAfter: 0n, validBefore: terms.validBefore + 3_600n, nonce: hexlify(randomBytes(32)), signature: "0x" };
     await expect(entrypoint.depositRefund(usdc, nullifierHashOf(note.nullifier), record, authorization)).to.be.revertedWithCustomError(

@@ -49,7 +49,7 @@ const recordOf = () => ({
   amount: DEPOSIT,
   nonce: payment.nonce,
   validBefore: payment.validBefore,
-  refundCommitment: namePublicSignals(relayed.proof.pubSignals).refundCommitment,
+  refundAnchor: namePublicSignals(relayed.proof.pubSignals).refundAnchor,
 });
 
 /** The payer's ReceiveWithAuthorization of `value` to the entrypoint. */
@@ -60,15 +60,27 @@ async function refundAuthorization({ entrypoint, usdc }: DeployedFacilitator, fr
   return { validAfter, validBefore, nonce, signature };
 }
 
-const refundTab = async (tab: Tab, overrides: { channelId?: string; depositSalt?: bigint } = {}) =>
+/** depositTabRefund of the tab, with the payer's authorization of `value` (what came back: DEPOSIT unless claimed). */
+const refundTab = async (tab: Tab, overrides: { channelId?: string; depositSalt?: bigint; value?: bigint } = {}) =>
   tab.entrypoint.depositTabRefund(
     tab.usdc,
     nullifierHashOf(origin.nullifier),
     recordOf(),
     overrides.channelId ?? channelId,
     overrides.depositSalt ?? depositSalt,
-    await refundAuthorization(tab, payer, DEPOSIT),
+    await refundAuthorization(tab, payer, overrides.value ?? DEPOSIT),
   );
+
+/** The agent's refund note of `value`: the tab's origin's label, its refund secrets, the refund form. */
+const refundNoteOf = (value: bigint) => createNote(value, origin.label, deriveRefundSecrets(origin), "refund");
+
+/** The tab's seller claims `amount` with the tab key's voucher, and refunds all the rest to the payer. */
+async function claimAndRefund(tab: Tab, amount: bigint) {
+  const chainId = (await ethers.provider.getNetwork()).chainId;
+  const signature = await signVoucher(tab.accounts.stranger, chainId, channelId, amount);
+  await tab.settlement.connect(tab.accounts.recipient).claim([{ voucher: { channel: config, maxClaimableAmount: amount }, signature, totalClaimed: amount }]);
+  await tab.settlement.connect(tab.accounts.recipient).refund(config, 2n ** 128n - 1n);
+}
 
 describe("refunds of private tabs (x402 batch-settlement channels funded by a single-use payer)", function () {
   before(async function () {
@@ -96,13 +108,13 @@ describe("refunds of private tabs (x402 batch-settlement channels funded by a si
     });
   });
 
-  it("returns a tab its seller never claimed, withdrawn by the tab's key after the delay, as the note the proof committed to", async function () {
+  it("returns a tab its seller never claimed, withdrawn by the tab's key after the delay, as the agent's refund note", async function () {
     const tab = await loadFixture(tabOpened);
     const { entrypoint, privacyPool, settlement, usdc, accounts } = tab;
     await settlement.connect(accounts.stranger).initiateWithdraw(config, DEPOSIT);
     await time.increase(WITHDRAW_DELAY);
     await settlement.connect(accounts.stranger).finalizeWithdraw(config);
-    const refundNote = createNote(DEPOSIT, origin.label, deriveRefundSecrets(origin));
+    const refundNote = refundNoteOf(DEPOSIT);
 
     const refund = refundTab(tab);
     await expect(refund).to.changeTokenBalances(ethers, usdc, [payer, privacyPool], [-DEPOSIT, DEPOSIT]);
@@ -117,18 +129,69 @@ describe("refunds of private tabs (x402 batch-settlement channels funded by a si
     await expect(refundTab(tab)).to.be.revertedWithCustomError(tab.privacyPool, "OriginAlreadyRefunded");
   });
 
-  it("refuses while the channel holds money, and once its seller claimed: the unspent rest stays at the payer", async function () {
+  it("returns the rest after its seller's claims as the agent's refund note of that value, once the channel is drained", async function () {
+    const tab = await loadFixture(tabOpened);
+    const { entrypoint, privacyPool, usdc } = tab;
+    await claimAndRefund(tab, 3_000n);
+    const rest = DEPOSIT - 3_000n;
+    const refund = refundTab(tab, { value: rest });
+    await expect(refund).to.changeTokenBalances(ethers, usdc, [payer, privacyPool], [-rest, rest]);
+    await expect(refund).to.emit(entrypoint, "RefundDeposited").withArgs(payer.address, refundNoteOf(rest).commitment, nullifierHashOf(origin.nullifier), rest);
+    await expect(refundTab(tab, { value: rest })).to.be.revertedWithCustomError(privacyPool, "OriginAlreadyRefunded");
+  });
+
+  it("spends that rest note by a proof, like any note of the origin's label", async function () {
+    const tab = await loadFixture(tabOpened);
+    const { entrypoint, privacyPool, usdc, aspTree, scope, accounts } = tab;
+    await claimAndRefund(tab, 3_000n);
+    await refundTab(tab, { value: DEPOSIT - 3_000n });
+    const stateTree = createLeanIMT([origin.commitment, namePublicSignals(relayed.proof.pubSignals).newCommitment, refundNoteOf(DEPOSIT - 3_000n).commitment]);
+    expect(await privacyPool.currentRoot()).to.equal(stateTree.root);
+    const spend = await proveRelayedWithdrawal({
+      note: refundNoteOf(DEPOSIT - 3_000n),
+      withdrawnValue: 50_000n,
+      stateTree,
+      aspTree,
+      relayData: { recipient: accounts.recipient.address, feeRecipient: accounts.feeRecipient.address, relayFeeBPS: 0n },
+      entrypoint: await entrypoint.getAddress(),
+      scope,
+    });
+    const relay = entrypoint.relay(spend.withdrawal, spend.proof, scope, spend.stateTreeSize);
+    await expect(relay).to.changeTokenBalances(ethers, usdc, [privacyPool, accounts.recipient], [-50_000n, 50_000n]);
+  });
+
+  it("moves exactly the rest: the payer's authorization of the whole payout, or a refund while money is unclaimed, is refused", async function () {
     const tab = await loadFixture(tabOpened);
     const { entrypoint, settlement, usdc, privacyPool, accounts } = tab;
     await expect(refundTab(tab)).to.be.revertedWithCustomError(entrypoint, "TabNotDrained");
     const chainId = (await ethers.provider.getNetwork()).chainId;
     const voucher = await signVoucher(accounts.stranger, chainId, channelId, 3_000n);
     await settlement.connect(accounts.recipient).claim([{ voucher: { channel: config, maxClaimableAmount: 3_000n }, signature: voucher, totalClaimed: 3_000n }]);
+    await expect(refundTab(tab, { value: DEPOSIT - 3_000n })).to.be.revertedWithCustomError(entrypoint, "TabNotDrained");
     await settlement.connect(accounts.recipient).refund(config, DEPOSIT);
     const poolBalance = await usdc.balanceOf(privacyPool);
-    await expect(refundTab(tab)).to.be.revertedWithCustomError(entrypoint, "TabNotDrained");
+    // The entrypoint takes the rest it computes, so an authorization of any other value does not verify.
+    await expect(refundTab(tab, { value: DEPOSIT })).to.be.revertedWithCustomError(usdc, "InvalidSignature");
     expect(await usdc.balanceOf(payer)).to.equal(DEPOSIT - 3_000n);
     expect(await usdc.balanceOf(privacyPool)).to.equal(poolBalance);
+  });
+
+  it("returns none of a stranger's deposit into the channel: it stays at the payer", async function () {
+    const tab = await loadFixture(tabOpened);
+    const { settlement, usdc, privacyPool, accounts } = tab;
+    const gift = await ethers.deployContract("GiftDepositCollector");
+    await usdc.mint(gift, 7_000n);
+    await settlement.connect(accounts.stranger).deposit(config, 7_000n, gift, "0x");
+    await claimAndRefund(tab, 3_000n);
+    expect(await usdc.balanceOf(payer)).to.equal(DEPOSIT + 7_000n - 3_000n);
+    await expect(refundTab(tab, { value: DEPOSIT - 3_000n })).to.changeTokenBalances(ethers, usdc, [payer, privacyPool], [-(DEPOSIT - 3_000n), DEPOSIT - 3_000n]);
+    expect(await usdc.balanceOf(payer)).to.equal(7_000n);
+  });
+
+  it("refuses a tab whose seller claimed the whole payout: nothing came back", async function () {
+    const tab = await loadFixture(tabOpened);
+    await claimAndRefund(tab, DEPOSIT);
+    await expect(refundTab(tab, { value: 0n })).to.be.revertedWithCustomError(tab.entrypoint, "TabFullyClaimed");
   });
 
   it("refuses a channel other than the one the payment's deposit funds", async function () {

@@ -5,6 +5,7 @@ import {
   hash1,
   merkleWitness,
   type Note,
+  type NoteForm,
   type NoteSecrets,
   type WithdrawRequest,
 } from "../../sdk/index.js";
@@ -13,6 +14,8 @@ export interface ScenarioOptions {
   value: bigint;
   withdrawnValue: bigint;
   label: bigint;
+  /** How the spent note's leaf is made: a deposit's (or change note's), or a refund note's. */
+  form: NoteForm;
   secrets: NoteSecrets;
   changeSecrets: NoteSecrets;
   /** Other commitments in the state tree before and after the note's own. */
@@ -41,6 +44,7 @@ export function buildWithdrawScenario(overrides: Partial<ScenarioOptions> = {}):
     value: 5_000_000n,
     withdrawnValue: 1_250_000n,
     label: 987654321n,
+    form: "deposit",
     secrets,
     changeSecrets: deriveChangeSecrets(secrets),
     stateLeavesBefore: 4,
@@ -52,7 +56,7 @@ export function buildWithdrawScenario(overrides: Partial<ScenarioOptions> = {}):
     refundPrecommitment: 777777n,
     ...overrides,
   };
-  const note = createNote(options.value, options.label, options.secrets);
+  const note = createNote(options.value, options.label, options.secrets, options.form);
 
   const stateLeaves = [
     ...Array.from({ length: options.stateLeavesBefore }, (_, i) => filler(1n, i)),

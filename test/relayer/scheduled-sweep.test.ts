@@ -83,7 +83,7 @@ describe("relayer: the payer sweep runs by itself", function () {
 
     // The refund is the agent's note, a leaf of the state tree under the label of the note that paid.
     await indexer.indexer.sync.catchUp();
-    const refundNote = createNote(PRICE, note.label, deriveRefundSecrets(note));
+    const refundNote = createNote(PRICE, note.label, deriveRefundSecrets(note), "refund");
     expect(refunds[0]!.args.commitment).to.equal(refundNote.commitment);
     expect((await indexer.client.stateProof(refundNote.commitment)).witness.root).to.equal(await chain.facilitator.privacyPool.currentRoot());
   });

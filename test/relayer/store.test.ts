@@ -90,7 +90,7 @@ describe("SQLite relayer store opening a file of an earlier version", function (
 
     const store = new SqliteRelayerStore(file);
     try {
-      expect(await store.getLease(77n)).to.deep.include({ state: "settled", remainingValue: 5n, proofTimeMs: 250, payment: { xPayment, validBefore: 1000, nonce, refundCommitment: null } });
+      expect(await store.getLease(77n)).to.deep.include({ state: "settled", remainingValue: 5n, proofTimeMs: 250, payment: { xPayment, validBefore: 1000, nonce, refundAnchor: null } });
       expect(await store.getSweep(77n)).to.deep.include({ outcome: "empty" });
       const unknown = { ...lease, nullifierHash: 80n, remainingValue: null };
       expect(await store.reserveLease(unknown)).to.equal(true);
@@ -130,7 +130,7 @@ describe("SQLite relayer store opening a file of an earlier version", function (
 const paidLease: LeaseRecord = {
   ...lease,
   nullifierHash: 81n,
-  payment: { xPayment: "eyJ4NDAyVmVyc2lvbiI6Mn0=", validBefore: 1_000, nonce: `0x${"81".repeat(32)}`, refundCommitment: 82n },
+  payment: { xPayment: "eyJ4NDAyVmVyc2lvbiI6Mn0=", validBefore: 1_000, nonce: `0x${"81".repeat(32)}`, refundAnchor: 82n },
 };
 
 /** The authorizations of an earlier version: one transaction authorized one deposit, carried over with no label. */

@@ -7,8 +7,11 @@ import {
   encodeRelayData,
   labelOf,
   NOTE_VALUE_LIMIT,
+  noteWithCommitment,
   nullifierHashOf,
   precommitmentOf,
+  refundAnchorOf,
+  refundCommitmentOf,
   scopeOf,
   SNARK_SCALAR_FIELD,
   withdrawalContext,
@@ -23,6 +26,8 @@ const VECTORS = {
   nullifierHash: 8368350892283742770706103882526372389155909120902766519559133856152143518344n,
   changeNullifier: 1516726188534816938850588537583961768880925992570845957777729914520162646393n,
   changeSecret: 2850679496192780623257614255948965263923226994590458669332322171330428876889n,
+  refundAnchor: 13356426549741914512543869767288409971395250901509679196352899991476696015593n,
+  refundCommitment: 8737879973612979167089397972743283522937091688719109671687879839858831584183n,
   // Pool, chain and asset of the first Hardhat deployment addresses.
   scope: 1159582289016094876243468043392739455423383311264603983498058730724162192691n,
   firstLabel: 7687120520659009478065545207128063311673142031141651193257428054240118251669n,
@@ -35,6 +40,19 @@ describe("note scheme", function () {
     expect(createNote(1_000_000n, 42n, SECRETS).commitment).to.equal(VECTORS.commitment);
     expect(commitmentOf(1_000_000n, 42n, VECTORS.precommitment)).to.equal(VECTORS.commitment);
     expect(nullifierHashOf(SECRETS.nullifier)).to.equal(VECTORS.nullifierHash);
+  });
+
+  it("makes a refund note's leaf from its value and the pinned refund anchor, without the label", function () {
+    expect(refundAnchorOf(42n, VECTORS.precommitment)).to.equal(VECTORS.refundAnchor);
+    expect(refundCommitmentOf(1_000_000n, VECTORS.refundAnchor)).to.equal(VECTORS.refundCommitment);
+    expect(createNote(1_000_000n, 42n, SECRETS, "refund")).to.deep.include({ form: "refund", commitment: VECTORS.refundCommitment });
+  });
+
+  it("tells a note's form from its commitment, and knows no note whose parts make neither", function () {
+    expect(noteWithCommitment(1_000_000n, 42n, SECRETS, VECTORS.commitment)).to.deep.include({ form: "deposit" });
+    expect(noteWithCommitment(1_000_000n, 42n, SECRETS, VECTORS.refundCommitment)).to.deep.include({ form: "refund" });
+    expect(noteWithCommitment(1_000_001n, 42n, SECRETS, VECTORS.refundCommitment)).to.equal(undefined);
+    expect(noteWithCommitment(1_000_000n, 43n, SECRETS, VECTORS.commitment)).to.equal(undefined);
   });
 
   it("derives the pinned change-note secrets, distinct from the spent note's", function () {

@@ -2,14 +2,17 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { x402Client } from "@x402/core/client";
-import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import type { PaymentPayload } from "@x402/core/types";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { expect } from "chai";
 import { grossForNet } from "../../relayer/pricing/pricing.js";
-import { NoteVault, PrivateTabScheme, registerPrivateTabScheme, tabSellerOf, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
+import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
+import { NoteVault, PrivateTabScheme, recoverNotes, registerPrivateTabScheme, tabSellerOf, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
 import type { BatchSettlementRequirement } from "../../sdk/x402/batch-settlement.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
+import { PAYER_KEY_SECRET, relayerKey } from "../relayer/helpers/relayer-harness.js";
 import { AGENT_PASSPHRASE, startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 
 const PRICE = 1_000n;
@@ -150,5 +153,102 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     } finally {
       await dear.close();
     }
+  });
+
+  it("pays on after crashes between the seller's answer and the agent's record of it, the tab's deposit included: no second deposit, proof or relay, each request paid once", async function () {
+    const channelDirectory = mkdtempSync(path.join(tmpdir(), "agent-tabs-"));
+    const tabs = { channelDirectory, depositAtomic: DEPOSIT };
+    const { agent, vault, vaultFile } = await world.newAgent(world.chain.depositors.dave, 1_000_000n, { custody: "non-custodial", tabs });
+    const relaysBefore = await relays();
+    const served = seller.served();
+    const required = decodePaymentRequiredHeader((await fetch(seller.resourceUrl)).headers.get("PAYMENT-REQUIRED") ?? "");
+    const accepted = required.accepts.find((entry) => entry.scheme === "batch-settlement") as unknown as BatchSettlementRequirement;
+    /** Sends a prepared tab payment and never records the answer: the agent stops right after the seller served it. */
+    const servedAndLost = async (payer: X402Agent) => {
+      const payment = await payer.prepareTabPayment(seller.resourceUrl, accepted);
+      const header = encodePaymentSignatureHeader({ x402Version: 2, resource: required.resource, accepted, payload: payment.payload } as unknown as PaymentPayload);
+      const response = await fetch(seller.resourceUrl, { headers: { "PAYMENT-SIGNATURE": header } });
+      expect(response.status, await response.clone().text()).to.equal(200);
+      return payment.payload as { type: string };
+    };
+
+    // The tab's first request carries its deposit: the seller takes it and serves; the agent keeps no record of it.
+    expect(await servedAndLost(agent)).to.include({ type: "deposit" });
+    await vault.close();
+    const restart = async () => {
+      const notes = await NoteVault.open(vaultFile, AGENT_PASSPHRASE);
+      const facilitator = new FacilitatorClient(world.relayer.url);
+      const network = { chainId: world.chainId, asset: world.asset };
+      return { notes, agent: new X402Agent({ facilitator, notes, network, acceptNotPrivate: true, custody: "non-custodial", tabs }) };
+    };
+    const first = await restart();
+    // Its next request is the deposit again; the seller's corrective 402 names its total under the tab key's voucher,
+    // and the agent pays on from it.
+    await fetchReports(first.agent, 3);
+    // A voucher's answer lost the same way.
+    expect(await servedAndLost(first.agent)).to.include({ type: "voucher" });
+    await first.notes.close();
+    const second = await restart();
+    await fetchReports(second.agent, 2);
+    await second.notes.close();
+
+    expect(await relays()).to.equal(relaysBefore + 1);
+    expect(seller.served() - served).to.equal(7);
+    const kept = await NoteVault.open(vaultFile, AGENT_PASSPHRASE);
+    const { opened } = (await kept.tab(tabSellerOf(accepted)))!;
+    await kept.close();
+    const ofTab = (channel: { channelId: string }) => channel.channelId.toLowerCase() === opened!.channelId.toLowerCase();
+    await seller.channels.claimAndSettle({ selectClaimChannels: (channels) => channels.filter(ofTab) });
+    expect(await seller.settlement.channels(opened!.channelId)).to.deep.equal([DEPOSIT, 7n * PRICE]);
+  });
+
+  // Last: the chain's clock moves past the tab's deposit window, which would expire later payments' windows.
+  it("brings what the seller did not claim back into the pool as the agent's note, with no action by the agent; the agent finds it from its seed and spends it", async function () {
+    const tabs = { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: DEPOSIT };
+    const { agent, vault, seed } = await world.newAgent(world.chain.depositors.carol, 1_000_000n, { custody: "non-custodial", tabs });
+    await fetchReports(agent, 5);
+    const required = decodePaymentRequiredHeader((await fetch(seller.resourceUrl)).headers.get("PAYMENT-REQUIRED") ?? "");
+    const accepted = required.accepts.find((entry) => entry.scheme === "batch-settlement") as unknown as BatchSettlementRequirement;
+    const { opened } = (await vault.tab(tabSellerOf(accepted)))!;
+    const ofTab = (channel: { channelId: string }) => channel.channelId.toLowerCase() === opened!.channelId.toLowerCase();
+    await seller.channels.claimAndSettle({ selectClaimChannels: (channels) => channels.filter(ofTab) });
+    // The seller's own cooperative refund of what it did not claim (its channel manager does it for idle channels).
+    await seller.channels.refund([opened!.channelId]);
+    const rest = DEPOSIT - 5n * PRICE;
+    expect(await world.usdcBalance(opened!.payer)).to.equal(rest);
+
+    // The operator's sweep, once the deposit's window closed: the rest enters the pool as the agent's refund note.
+    const { time } = world.chain.connection.networkHelpers;
+    await time.increaseTo(Math.max(await time.latest(), Number(opened!.deposit.authorization.erc3009Authorization.validBefore)) + 1);
+    await (await world.chain.facilitator.entrypoint.grantRole(await world.chain.facilitator.entrypoint.REFUNDER_ROLE(), relayerKey.address)).wait();
+    const poolBefore = await world.poolBalance();
+    const { records, failures } = await sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET });
+    expect(failures).to.deep.equal([]);
+    expect(records.find((record) => record.payer === opened!.payer)).to.deep.include({ outcome: "deposited", amount: rest });
+    expect((await world.poolBalance()) - poolBefore).to.equal(rest);
+    expect(await world.usdcBalance(opened!.payer)).to.equal(0n);
+
+    await world.syncIndexer();
+    const recovered = await recoverNotes({ provider: world.provider, addressBook: world.chain.facilitator.addressBook, seed });
+    const refund = recovered.chains.find((chain) => chain.origin === "refund");
+    expect(refund).to.deep.include({ status: "unspent" });
+    expect(refund!.latest).to.deep.include({ value: rest, form: "refund" });
+
+    // Spent like any note: proven by the agent (non-custodial) to pay a plain x402 seller from the pool.
+    const restVault = await NoteVault.create(path.join(mkdtempSync(path.join(tmpdir(), "rest-vault-")), "notes.vault"), AGENT_PASSPHRASE);
+    await restVault.save(refund!.latest);
+    const restAgent = new X402Agent({
+      facilitator: new FacilitatorClient(world.relayer.url),
+      notes: restVault,
+      network: { chainId: world.chainId, asset: world.asset },
+      acceptNotPrivate: true,
+      custody: "non-custodial",
+    });
+    const paid = await restAgent.fetch(world.sellers.v2.resourceUrl);
+    expect(paid.status, await paid.clone().text()).to.equal(200);
+    const [change] = await world.unspentNotes(restVault);
+    expect(change).to.deep.include({ label: refund!.latest.label, form: "deposit" });
+    expect(change!.value).to.be.lessThan(rest);
+    await restVault.close();
   });
 });

@@ -233,7 +233,7 @@ describe("the relayer opens private tabs: quote-tab and open-tab (docs/api.md 4.
   });
 
   // Last: the chain's clock moves past the tab's withdrawal delay.
-  it("sweeps a tab the seller never claimed back into the pool as the agent's refund note once its key withdrew it; one the seller claimed from stays at the payer", async function () {
+  it("sweeps a drained tab back into the pool as the agent's refund note: the rest after the seller's claims at once, a tab never claimed once its key withdrew it", async function () {
     const { entrypoint: pool, usdc } = world.chain.facilitator;
     const { networkHelpers, ethers } = world.chain.connection;
     await (await pool.grantRole(await pool.REFUNDER_ROLE(), relayerKey.address)).wait();
@@ -262,9 +262,22 @@ describe("the relayer opens private tabs: quote-tab and open-tab (docs/api.md 4.
     // fixed amount.
     const windowEnd = Math.max(...[unclaimed, claimed].map(({ opened }) => Number(opened.deposit.authorization.erc3009Authorization.validBefore)));
     await networkHelpers.time.increaseTo(Math.max(windowEnd, await networkHelpers.time.latest()) + 1);
+    const poolAddress = await world.chain.facilitator.privacyPool.getAddress();
+    const poolBefore = await usdc.balanceOf(poolAddress);
     const early = await sweep();
     expect(early.filter((record) => record.payer === unclaimed.opened.payer)).to.deep.equal([]);
-    expect(early.filter((record) => record.payer === claimed.opened.payer).map((record) => record.outcome)).to.deep.equal(["used"]);
+    // The claimed tab's seller refunded the rest: the payout less its claim comes back as the agent's note.
+    const rest = DEPOSIT - PRICE;
+    const restSwept = early.filter((record) => record.payer === claimed.opened.payer);
+    expect(restSwept.map(({ outcome, amount }) => ({ outcome, amount }))).to.deep.equal([{ outcome: "deposited", amount: rest }]);
+    // Earlier tests' tabs whose deposit was never made come back whole in the same round: the pool gains exactly
+    // what the round's records say.
+    const depositedEarly = early.filter((record) => record.outcome === "deposited").reduce((sum, record) => sum + record.amount, 0n);
+    expect((await usdc.balanceOf(poolAddress)) - poolBefore).to.equal(depositedEarly);
+    expect(await world.usdcBalance(claimed.opened.payer)).to.equal(0n);
+    const restNote = createNote(rest, claimed.note.label, deriveRefundSecrets(claimed.note), "refund");
+    const restDeposited = await pool.queryFilter(pool.filters.RefundDeposited(claimed.opened.payer));
+    expect(restDeposited.map((event) => [event.args.commitment, event.args.value])).to.deep.equal([[restNote.commitment, rest]]);
     // What is left unswept is tabs whose channel holds their deposit: they wait for the tab, not for the sweep.
     expect(await expiredPayersWaiting({ store, chain })).to.equal(0);
 
@@ -277,11 +290,11 @@ describe("the relayer opens private tabs: quote-tab and open-tab (docs/api.md 4.
     expect(await world.usdcBalance(unclaimed.opened.payer)).to.equal(DEPOSIT);
     expect(await expiredPayersWaiting({ store, chain })).to.equal(1);
 
-    const pool0 = await usdc.balanceOf(await world.chain.facilitator.privacyPool.getAddress());
+    const pool0 = await usdc.balanceOf(poolAddress);
     const swept = (await sweep()).filter((record) => record.payer === unclaimed.opened.payer);
     expect(swept.map(({ outcome, amount }) => ({ outcome, amount }))).to.deep.equal([{ outcome: "deposited", amount: DEPOSIT }]);
-    expect((await usdc.balanceOf(await world.chain.facilitator.privacyPool.getAddress())) - pool0).to.equal(DEPOSIT);
-    const refund = createNote(DEPOSIT, unclaimed.note.label, deriveRefundSecrets(unclaimed.note));
+    expect((await usdc.balanceOf(poolAddress)) - pool0).to.equal(DEPOSIT);
+    const refund = createNote(DEPOSIT, unclaimed.note.label, deriveRefundSecrets(unclaimed.note), "refund");
     const deposited = await pool.queryFilter(pool.filters.RefundDeposited(unclaimed.opened.payer));
     expect(deposited.map((event) => event.args.commitment)).to.deep.equal([refund.commitment]);
     expect(await world.usdcBalance(unclaimed.opened.payer)).to.equal(0n);

@@ -282,7 +282,7 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
       // The refund note keeps the label of the note that paid, and its commitment holds the refund secrets.
       const { entrypoint } = world.chain.facilitator;
       const [refunded] = await entrypoint.queryFilter(entrypoint.filters.RefundDeposited(payer));
-      const refundNote = createNote(refund, note.label, deriveRefundSecrets(note));
+      const refundNote = createNote(refund, note.label, deriveRefundSecrets(note), "refund");
       expect(refundNote.commitment).to.equal(refunded!.args.commitment);
       const recovered = await recoverNotes({ provider: world.provider, addressBook: world.chain.facilitator.addressBook, seed });
       const refundChain = recovered.chains.find((chain) => chain.origin === "refund");

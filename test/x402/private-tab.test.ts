@@ -30,6 +30,26 @@ async function payRequests(fetchPaid: typeof fetch, count: number) {
   }
 }
 
+type Tab = Awaited<ReturnType<typeof openTab>>;
+
+/**
+ * The refunder (the relayer's key) returns `value`, what the drained channel gave back, from the tab's payer into the
+ * pool with the payer's authorization, as its sweep does (Entrypoint.depositTabRefund). The event must name the
+ * agent's refund note of that value.
+ */
+async function returnToPool(tab: Tab, value: bigint) {
+  const now = await networkHelpers.time.latest();
+  const authorization = { from: tab.payer.address, to: await entrypoint.getAddress(), value, validAfter: 0n, validBefore: BigInt(now + 3600), nonce: hexlify(randomBytes(32)) };
+  const signature = await tab.payer.signTypedData({ name: "USDC", version: "2", chainId, verifyingContract: asset }, RECEIVE_WITH_AUTHORIZATION, authorization);
+  const poolBefore = await usdc.balanceOf(privacyPool);
+  const originNullifierHash = nullifierHashOf(tab.note.nullifier);
+  await expect(entrypoint.depositTabRefund(usdc, originNullifierHash, tab.record, tab.channelId, BigInt(tab.depositSalt), { ...authorization, signature }))
+    .to.emit(entrypoint, "RefundDeposited")
+    .withArgs(tab.payer.address, createNote(value, tab.note.label, deriveRefundSecrets(tab.note), "refund").commitment, originNullifierHash, value);
+  expect((await usdc.balanceOf(privacyPool)) - poolBefore).to.equal(value);
+  expect(await usdc.balanceOf(tab.payer.address)).to.equal(0n);
+}
+
 /** Sends the request again while the seller answers 402 because it still holds the channel, for up to twice its hold. */
 async function retryWhileBusy(send: () => Promise<Response>): Promise<Response> {
   const deadline = Date.now() + 2 * PENDING_SECONDS * 1000;
@@ -45,7 +65,7 @@ describe("a private tab on x402's batch-settlement, with @x402/evm's seller and 
     await world.close();
   });
 
-  it("pays many requests out of one proof, each a voucher and no transaction; the seller is paid what it served, the rest goes back to the payer", async function () {
+  it("pays many requests out of one proof, each a voucher and no transaction; the seller is paid what it served, the rest goes back into the pool as the agent's note", async function () {
     const servedBefore = world.seller.served();
     const tab = await openTab();
     expect(await settlement.channels(tab.channelId)).to.deep.equal([DEPOSIT, 0n]);
@@ -61,6 +81,7 @@ describe("a private tab on x402's batch-settlement, with @x402/evm's seller and 
     await world.seller.channels.refund([tab.channelId]);
     expect(await usdc.balanceOf(tab.payer.address)).to.equal(DEPOSIT - BigInt(REQUESTS) * PRICE);
     expect(await usdc.balanceOf(BATCH_SETTLEMENT_ADDRESS)).to.equal(0n);
+    await returnToPool(tab, DEPOSIT - BigInt(REQUESTS) * PRICE);
   });
 
   it("serves a burst of concurrent requests on one tab, each paid once, when the agent sends them in turn", async function () {
@@ -189,17 +210,6 @@ describe("a private tab on x402's batch-settlement, with @x402/evm's seller and 
     await (await settlement.connect(tabKey).finalizeWithdraw(tab.channelConfig)).wait();
     expect(await usdc.balanceOf(tab.payer.address)).to.equal(DEPOSIT);
     expect(await settlement.channels(tab.channelId)).to.deep.equal([0n, 0n]);
-
-    // The refunder (the relayer's key) returns it with the payer's authorization, as its sweep returns an unused payment.
-    const now = await networkHelpers.time.latest();
-    const authorization = { from: tab.payer.address, to: await entrypoint.getAddress(), value: DEPOSIT, validAfter: 0n, validBefore: BigInt(now + 3600), nonce: hexlify(randomBytes(32)) };
-    const signature = await tab.payer.signTypedData({ name: "USDC", version: "2", chainId, verifyingContract: asset }, RECEIVE_WITH_AUTHORIZATION, authorization);
-    const poolBefore = await usdc.balanceOf(privacyPool);
-    const originNullifierHash = nullifierHashOf(tab.note.nullifier);
-    await expect(entrypoint.depositTabRefund(usdc, originNullifierHash, tab.record, tab.channelId, BigInt(tab.depositSalt), { ...authorization, signature }))
-      .to.emit(entrypoint, "RefundDeposited")
-      .withArgs(tab.payer.address, createNote(DEPOSIT, tab.note.label, deriveRefundSecrets(tab.note)).commitment, originNullifierHash, DEPOSIT);
-    expect((await usdc.balanceOf(privacyPool)) - poolBefore).to.equal(DEPOSIT);
-    expect(await usdc.balanceOf(tab.payer.address)).to.equal(0n);
+    await returnToPool(tab, DEPOSIT);
   });
 });

@@ -67,7 +67,7 @@ describe("refunds: a payment the seller refused after funding comes home as a no
     const recovered = await recoverNotes({ provider: world.provider, addressBook: world.chain.facilitator.addressBook, seed });
     const refundChain = recovered.chains.find((chain) => chain.origin === "refund");
     expect(refundChain?.status).to.equal("unspent");
-    const refundNote = createNote(PRICE, deposit.label, deriveRefundSecrets(deposit));
+    const refundNote = createNote(PRICE, deposit.label, deriveRefundSecrets(deposit), "refund");
     expect(refundChain?.latest).to.deep.equal(refundNote);
     expect(recovered.unspent).to.deep.include(refundNote);
 

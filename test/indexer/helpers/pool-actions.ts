@@ -9,6 +9,7 @@ import {
   encodeRelayData,
   nullifierHashOf,
   precommitmentOf,
+  refundAnchorOf,
   proveWithdrawal,
   toSolidityProof,
   withdrawalContext,
@@ -82,7 +83,8 @@ export async function refundUnusedPayment(
   const payment = { nonce: hexlify(randomBytes(32)), validBefore: BigInt((await time.latest()) + 60) };
   const change = await relayWithdrawal(chain, indexer, note, withdrawnValue, { recipient: payer.address, payment });
   // No relay fee: the payout is the withdrawn value.
-  const refund = createNote(withdrawnValue, note.label, deriveRefundSecrets(note));
+  const refundSecrets = deriveRefundSecrets(note);
+  const refund = createNote(withdrawnValue, note.label, refundSecrets, "refund");
 
   await time.increaseTo(payment.validBefore);
   const authorization = buildAuthorization(await time.latest(), {
@@ -93,7 +95,7 @@ export async function refundUnusedPayment(
   });
   const signature = await signAuthorization(payer, usdc, "ReceiveWithAuthorization", authorization);
   const { validAfter, validBefore, nonce } = authorization;
-  const record = { payer: payer.address, amount: refund.value, ...payment, refundCommitment: refund.commitment };
+  const record = { payer: payer.address, amount: refund.value, ...payment, refundAnchor: refundAnchorOf(note.label, precommitmentOf(refundSecrets)) };
   await (await entrypoint.depositRefund(usdc, nullifierHashOf(note.nullifier), record, { validAfter, validBefore, nonce, signature })).wait();
   return { change, refund };
 }

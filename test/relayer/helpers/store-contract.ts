@@ -44,7 +44,7 @@ function buildLease(overrides: Partial<LeaseRecord> = {}): LeaseRecord {
 }
 
 function buildPayment(overrides: Partial<LeasePayment> = {}): LeasePayment {
-  return { xPayment: "eyJ4NDAyVmVyc2lvbiI6Mn0=", validBefore: 1_000, nonce: `0x${"03".repeat(32)}`, refundCommitment: fieldOf(3), ...overrides };
+  return { xPayment: "eyJ4NDAyVmVyc2lvbiI6Mn0=", validBefore: 1_000, nonce: `0x${"03".repeat(32)}`, refundAnchor: fieldOf(3), ...overrides };
 }
 
 function buildAuthorization(overrides: Partial<AuthorizationRecord> = {}): AuthorizationRecord {

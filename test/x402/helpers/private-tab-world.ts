@@ -193,7 +193,7 @@ export async function startTabWorld({ price, wallClockBlocks = false }: { price:
       payload: { type: "voucher", channelConfig: config, voucher: await signVoucher(voucherSigner, computeChannelId(config, network), maxClaimableAmount.toString(), network) },
     });
     /** The payment the pool recorded for the relay, as Entrypoint's refunds take it. */
-    const record = { payer: payer.address, amount: deposit, nonce: depositNonce, validBefore, refundCommitment: namePublicSignals(relayed.proof.pubSignals).refundCommitment };
+    const record = { payer: payer.address, amount: deposit, nonce: depositNonce, validBefore, refundAnchor: namePublicSignals(relayed.proof.pubSignals).refundAnchor };
     return { note, payer, tabKey, channelConfig, channelId, depositSalt, record, storage, fetchPaid: fetchPaidWith(storage), fetchPaidWith, voucherPayment };
   }
 

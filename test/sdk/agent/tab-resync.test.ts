@@ -1,0 +1,177 @@
+import { mkdtempSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
+import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, voucherTypes } from "@x402/evm";
+import { getChannel } from "@x402/evm/batch-settlement/client";
+import { FileClientChannelStorage } from "@x402/evm/batch-settlement/client/file-storage";
+import { expect } from "chai";
+import { hexlify, randomBytes, Wallet } from "ethers";
+import { PrivateTabs, type OpenTab } from "../../../sdk/agent/private-tab.js";
+import type { StoredTab, TabStore } from "../../../sdk/agent/tab-record.js";
+import { tabChannelOf, type BatchSettlementRequirement } from "../../../sdk/x402/batch-settlement.js";
+
+const PRICE = 1_000n;
+const DEPOSIT = 100_000n;
+const CHAIN_ID = 31337n;
+const CUMULATIVE_AMOUNT_MISMATCH = "invalid_batch_settlement_evm_cumulative_amount_mismatch";
+
+/** A tab store in memory: what the vault keeps, without the encryption. */
+class MemoryTabStore implements TabStore {
+  readonly tabs = new Map<string, StoredTab>();
+  async tab(seller: string) {
+    return this.tabs.get(seller);
+  }
+  async saveTab(tab: StoredTab) {
+    this.tabs.set(tab.seller, tab);
+  }
+}
+
+/** What a seller holds for the channel, as @x402/evm's server names it in its corrective 402. */
+interface SellerView {
+  channelId: string;
+  charged: bigint;
+  signed: bigint;
+  signature: string;
+}
+
+/**
+ * A seller that answers each payment with `answer`: a corrective 402 naming `view` (its running total and the voucher
+ * it claims to hold), or 200. It keeps the payloads it was sent.
+ */
+async function startSeller(accepted: { extra: Record<string, unknown> }) {
+  const payloads: { type: string; voucher: { maxClaimableAmount: string } }[] = [];
+  let answer: (sent: number) => Promise<SellerView | "paid"> = async () => "paid";
+  const server: Server = createServer(async (request, response) => {
+    const header = request.headers["payment-signature"];
+    if (typeof header === "string") payloads.push(decodePaymentSignatureHeader(header).payload as (typeof payloads)[number]);
+    const decided = await answer(payloads.length);
+    if (decided === "paid") {
+      // As @x402/evm's server answers a paid voucher: the charge and the running total it reached.
+      const total = payloads.at(-1)?.voucher.maxClaimableAmount ?? "0";
+      const settled = { success: true, transaction: "", network: `eip155:${CHAIN_ID}`, extra: { chargedAmount: PRICE.toString(), channelState: { chargedCumulativeAmount: total } } };
+      response.writeHead(200, { "content-type": "application/json", "PAYMENT-RESPONSE": encodePaymentResponseHeader(settled as never) }).end("{}");
+      return;
+    }
+    const entry = {
+      ...accepted,
+      extra: {
+        ...accepted.extra,
+        channelState: { channelId: decided.channelId, balance: DEPOSIT.toString(), totalClaimed: "0", chargedCumulativeAmount: decided.charged.toString() },
+        voucherState: { signedMaxClaimable: decided.signed.toString(), signature: decided.signature },
+      },
+    };
+    const required = { x402Version: 2, error: CUMULATIVE_AMOUNT_MISMATCH, resource: { url: "", description: "", mimeType: "" }, accepts: [entry] };
+    response.writeHead(402, { "PAYMENT-REQUIRED": encodePaymentRequiredHeader(required as never) }).end("{}");
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/report`;
+  return {
+    url,
+    payloads,
+    answerWith(next: (sent: number) => Promise<SellerView | "paid">) {
+      answer = next;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** The tab key's EIP-712 voucher of `amount` on `channelId`, as the agent signs it. */
+function signVoucher(key: Pick<Wallet, "signTypedData">, channelId: string, amount: bigint) {
+  const domain = { ...BATCH_SETTLEMENT_DOMAIN, chainId: CHAIN_ID, verifyingContract: BATCH_SETTLEMENT_ADDRESS };
+  return key.signTypedData(domain, { Voucher: [...voucherTypes.Voucher] }, { channelId, maxClaimableAmount: amount });
+}
+
+describe("a private tab takes a seller's corrective 402 only for totals its own key signed", function () {
+  const payTo = Wallet.createRandom().address;
+  const entry = {
+    scheme: "batch-settlement" as const,
+    network: `eip155:${CHAIN_ID}`,
+    asset: Wallet.createRandom().address,
+    amount: PRICE.toString(),
+    maxTimeoutSeconds: 60,
+    extra: { receiverAuthorizer: Wallet.createRandom().address, withdrawDelay: 900, name: "USDC", version: "2" },
+  };
+  let seller: Awaited<ReturnType<typeof startSeller>>;
+  let accepted: BatchSettlementRequirement;
+
+  before(async function () {
+    seller = await startSeller(entry);
+    accepted = { ...entry, payTo };
+  });
+  after(async function () {
+    await seller.close();
+  });
+
+  /** A fresh agent's tabs, whose opening the facilitator answered as open-tab does: the channel the agent asked for. */
+  function agentTabs() {
+    const store = new MemoryTabStore();
+    const channelDirectory = mkdtempSync(path.join(tmpdir(), "tab-resync-"));
+    const payer = Wallet.createRandom().address;
+    const open: OpenTab = async ({ payerAuthorizer, salt, depositAtomic }) => {
+      const { channelConfig, channelId } = tabChannelOf({ accepted, payer, payerAuthorizer, salt });
+      const erc3009Authorization = { validAfter: "0", validBefore: String(Math.floor(Date.now() / 1000) + 3_600), salt: hexlify(randomBytes(32)), signature: "0x" };
+      return { opened: true, payer, channelConfig, channelId, deposit: { amount: depositAtomic.toString(), authorization: { erc3009Authorization } } } as never;
+    };
+    const tabs = new PrivateTabs({ store, options: { channelDirectory, depositAtomic: DEPOSIT }, open });
+    const pay = () => tabs.pay({ url: seller.url, init: {}, accepted, resource: { url: seller.url, description: "", mimeType: "" } });
+    /** The agent's tab as kept, its key, its channel's id and the running totals kept for it. */
+    const kept = async () => {
+      const tab = [...store.tabs.values()][0]!;
+      const channelId = tab.opened!.channelId;
+      return { tab, key: new Wallet(tab.tabKey), channelId, channel: await getChannel(new FileClientChannelStorage({ directory: channelDirectory }), channelId) };
+    };
+    return { pay, kept };
+  }
+
+  it("pays again from the seller's total when the voucher it holds is the tab key's own, once: the deposit was taken", async function () {
+    const agent = agentTabs();
+    const before = seller.payloads.length;
+    // The seller served a first request whose answer the agent never recorded: it holds the tab key's voucher of PRICE,
+    // and answers the agent's deposit, sent again, with that total.
+    seller.answerWith(async (sent) => {
+      if (sent !== before + 1) return "paid";
+      const { key, channelId } = await agent.kept();
+      return { channelId, charged: PRICE, signed: PRICE, signature: await signVoucher(key, channelId, PRICE) };
+    });
+    expect((await agent.pay()).status).to.equal(200);
+
+    expect(seller.payloads.slice(before).map((payload) => [payload.type, payload.voucher.maxClaimableAmount])).to.deep.equal([
+      ["deposit", PRICE.toString()],
+      ["voucher", (2n * PRICE).toString()],
+    ]);
+    const { tab: funded, channel } = await agent.kept();
+    expect(funded.funded).to.equal(true);
+    expect(channel).to.deep.include({ chargedCumulativeAmount: (2n * PRICE).toString() });
+  });
+
+  for (const [forgery, forge] of [
+    ["a voucher of another key", async (_key: Wallet, channelId: string) => ({ channelId, charged: 50_000n, signed: 50_000n, signature: await signVoucher(Wallet.createRandom(), channelId, 50_000n) })],
+    ["the tab key's voucher of another channel", async (key: Wallet, channelId: string) => {
+      const other = hexlify(randomBytes(32));
+      return { channelId, charged: 50_000n, signed: 50_000n, signature: await signVoucher(key, other, 50_000n) };
+    }],
+    ["a total above what the tab key signed", async (key: Wallet, channelId: string) => ({ channelId, charged: 50_000n, signed: 40_000n, signature: await signVoucher(key, channelId, 40_000n) })],
+    ["a total above the deposit, signed", async (key: Wallet, channelId: string) => ({ channelId, charged: DEPOSIT + PRICE, signed: DEPOSIT + PRICE, signature: await signVoucher(key, channelId, DEPOSIT + PRICE) })],
+  ] as const) {
+    it(`refuses ${forgery}: TAB_PAYMENT_REFUSED, the tab's totals unmoved and nothing paid again`, async function () {
+      const agent = agentTabs();
+      const before = seller.payloads.length;
+      seller.answerWith(async () => {
+        const { key, channelId } = await agent.kept();
+        return forge(key, channelId);
+      });
+      const refused = await agent.pay().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).to.include({ code: "TAB_PAYMENT_REFUSED" });
+      expect(seller.payloads.length - before).to.equal(1);
+      const kept = await agent.kept();
+      expect(kept.tab.funded).to.equal(false);
+      expect(kept.channel).to.equal(undefined);
+    });
+  }
+});

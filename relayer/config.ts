@@ -8,6 +8,7 @@ import { parseUsdc } from "./pricing/pricing.js";
 import { DEFAULT_LEASE_TIMING } from "./settlement/leased-withdrawals.js";
 import { payerKeySecretWeakness, SECRET_RECIPE } from "./x402/payer-keys.js";
 import { DEFAULT_PAYMENT_WINDOW } from "./x402/seller-terms.js";
+import { DEFAULT_TAB_WITHDRAW_AFTER_SECONDS } from "./x402/tab-withdrawal.js";
 
 /** The environment variable behind each config key (docs/relayer.md lists them). */
 export const RELAYER_ENV = {
@@ -50,6 +51,7 @@ export const RELAYER_ENV = {
   metricsHost: "RELAYER_METRICS_HOST",
   metricsToken: "RELAYER_METRICS_TOKEN",
   sweepIntervalSeconds: "RELAYER_SWEEP_INTERVAL_SECONDS",
+  tabWithdrawAfterSeconds: "RELAYER_TAB_WITHDRAW_AFTER_SECONDS",
   feeClaimMinimum: "RELAYER_FEE_CLAIM_MINIMUM_ATOMIC",
   sellerFee: "RELAYER_SELLER_FEE_ATOMIC",
   sellerEip3009PrivateKey: "RELAYER_SELLER_EIP3009_KEY",
@@ -182,6 +184,11 @@ export const RelayerConfigSchema = z
       .transform(Number)
       .pipe(z.number().int().max(2_000_000))
       .default(600),
+    /**
+     * How long after a private tab's deposit window the payer sweep takes back what nobody drained by the channel's
+     * timed withdrawal (relayer/x402/tab-withdrawal.ts). Keep it above the agents' tab lifetime (the SDK's: one day).
+     */
+    tabWithdrawAfterSeconds: positiveInt.default(DEFAULT_TAB_WITHDRAW_AFTER_SECONDS),
     /** The accrued takes (USDC atomic) at which a sweep round claims them for the treasury (PrivacyPool.claimFees). */
     feeClaimMinimum: z
       .string()

@@ -234,6 +234,7 @@ async function wireRelayer(
           store,
           chain,
           payerKeySecret: config.payerKeySecret,
+          tabWithdrawAfterSeconds: config.tabWithdrawAfterSeconds,
           metrics,
           logger,
           intervalMs: config.sweepIntervalSeconds * 1000,

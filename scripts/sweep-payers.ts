@@ -19,6 +19,7 @@ async function main(): Promise<void> {
       store,
       chain,
       payerKeySecret: config.payerKeySecret,
+      tabWithdrawAfterSeconds: config.tabWithdrawAfterSeconds,
       log: (line) => console.log(`[sweep] ${line}`),
     });
     const count = (outcome: string) => records.filter((record) => record.outcome === outcome).length;

@@ -115,7 +115,7 @@ export class TabOpener {
       payment: { nonce, validBefore: channel.validBefore },
       // The refund precommitment is in no transaction: a retry must be the agent's, not a reader of the relay's calldata.
       terms: [...order.terms, channel.channelId, request.refundPrecommitment],
-      buildPayment: () => this.signDeposit(payer, { channelId: channel.channelId, value: payout, validBefore: channel.validBefore, nonce, depositSalt: paymentSalt }),
+      buildPayment: () => this.signDeposit(payer, { channel, value: payout, nonce, depositSalt: paymentSalt }),
     });
     await facilitator.recordSpend({ nullifierHash, amount: order.sellerAmount, agentId: request.agentId }, result.replayed);
     const { channelConfig, channelId } = channel;
@@ -143,8 +143,9 @@ export class TabOpener {
   /** The payer's ReceiveWithAuthorization of the payout to the deposit collector, under the token's own domain. */
   private async signDeposit(
     payer: Wallet,
-    { channelId, value, validBefore, nonce, depositSalt }: { channelId: string; value: bigint; validBefore: bigint; nonce: string; depositSalt: string },
+    { channel, value, nonce, depositSalt }: { channel: TabChannel; value: bigint; nonce: string; depositSalt: string },
   ): Promise<SignedPayment> {
+    const { channelId, channelConfig, validBefore } = channel;
     const { chain } = this.deps;
     const { name, version } = await this.preflights.token.read();
     const { types, message } = tabDepositAuthorization({ payer: payer.address, value, validBefore, nonce });
@@ -153,6 +154,6 @@ export class TabOpener {
       amount: value.toString(),
       authorization: { erc3009Authorization: { validAfter: "0", validBefore: validBefore.toString(), salt: depositSalt, signature } },
     };
-    return { xPayment: encodeTabLeasePayment({ channelId, deposit }), validBefore: Number(validBefore), nonce };
+    return { xPayment: encodeTabLeasePayment({ channelId, channelConfig, deposit }), validBefore: Number(validBefore), nonce };
   }
 }

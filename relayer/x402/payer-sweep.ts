@@ -1,6 +1,6 @@
 import { BATCH_SETTLEMENT_ADDRESS } from "@x402/evm";
 import { hexlify, randomBytes, type Wallet } from "ethers";
-import { IBatchSettlementChannels__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
+import { IBatchSettlementPayerSide__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import { RelayerError } from "../errors.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { paymentRecordHash, paymentRecordOf, REFUNDED_RECORD, type PaymentRecord } from "../settlement/payment-record.js";
@@ -8,6 +8,7 @@ import type { LeaseRecord, RelayerStore, SweepRecord } from "../store/relayer-st
 import { eip3009Types, type TokenDomainNames } from "../../sdk/x402/eip712-domain.js";
 import { payerWallet } from "./payer-keys.js";
 import { tabLeasePaymentOf, type TabLeasePayment } from "./tab-lease.js";
+import { advanceIdleTabWithdrawal, DEFAULT_TAB_WITHDRAW_AFTER_SECONDS } from "./tab-withdrawal.js";
 import { TokenDomainReader } from "./token-domain.js";
 
 /** Why a sweep could not start; its message says what to do. */
@@ -43,6 +44,11 @@ export interface PayerSweepDeps {
   store: RelayerStore;
   chain: PoolChain;
   payerKeySecret: string;
+  /**
+   * How long after a tab's deposit window the sweep takes back what nobody drained (tab-withdrawal.ts). Default
+   * DEFAULT_TAB_WITHDRAW_AFTER_SECONDS.
+   */
+  tabWithdrawAfterSeconds?: number;
   /** Receives a line per payer: its outcome, or why it failed. */
   log?: (line: string) => void;
 }
@@ -65,7 +71,9 @@ const REFUND_AUTHORIZATION_SECONDS = 3_600;
  * A private tab's payer (open-tab) whose deposit was made is swept once its channel is drained, its balance down to
  * what the seller claimed (the seller's refund, or the payer side's withdrawal after the delay): the payout less the
  * seller's claims comes back as the agent's refund note (Entrypoint.depositTabRefund). While the channel holds more
- * than the claims it is left for a later round; a tab whose seller claimed the whole payout is recorded `used`.
+ * than the claims it is left for a later round, until `tabWithdrawAfterSeconds` after its deposit's window: then the
+ * payer takes it back by the channel's timed withdrawal (tab-withdrawal.ts), and the round that finalizes it returns
+ * it. A tab whose seller claimed the whole payout is recorded `used`.
  */
 export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRound> {
   const { store, chain } = deps;
@@ -98,20 +106,21 @@ export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRou
 
 /**
  * How many settled payers wait for a sweep now: their authorization expired by the chain's clock. A tab's payer whose
- * channel still holds unclaimed money waits for the tab, not for the sweep, and is not counted.
+ * channel still holds unclaimed money waits for the tab, not for the sweep, and is not counted until the sweep is to
+ * take it back (`tabWithdrawAfterSeconds` after its deposit's window).
  */
-export async function expiredPayersWaiting({ store, chain }: Pick<PayerSweepDeps, "store" | "chain">): Promise<number> {
+export async function expiredPayersWaiting({ store, chain, tabWithdrawAfterSeconds = DEFAULT_TAB_WITHDRAW_AFTER_SECONDS }: Pick<PayerSweepDeps, "store" | "chain" | "tabWithdrawAfterSeconds">): Promise<number> {
   const latest = await chain.call(() => chain.provider.getBlock("latest"));
   if (latest === null) throw new Error("the chain has no latest block");
   const leases = await store.expiredUnsweptLeases(latest.timestamp);
-  const openTabs = await Promise.all(leases.map((lease) => tabStillOpen(chain, lease)));
+  const openTabs = await Promise.all(leases.map((lease) => tabStillOpen(chain, lease, latest.timestamp - tabWithdrawAfterSeconds)));
   return openTabs.filter((open) => !open).length;
 }
 
-/** Whether `lease` funded a tab whose deposit was made and whose channel still holds unclaimed money. */
-async function tabStillOpen(chain: PoolChain, lease: LeaseRecord): Promise<boolean> {
+/** Whether `lease` funded a tab whose deposit was made, whose channel still holds unclaimed money, and whose deposit window closed after `openSince`. */
+async function tabStillOpen(chain: PoolChain, lease: LeaseRecord, openSince: number): Promise<boolean> {
   const tab = lease.payment === null ? undefined : tabLeasePaymentOf(lease.payment.xPayment);
-  if (tab === undefined) return false;
+  if (tab === undefined || lease.payment!.validBefore <= openSince) return false;
   const usdc = TestUSDC__factory.connect(chain.deployment.usdc, chain.provider);
   if (!(await chain.call(() => usdc.authorizationState(lease.recipient, lease.payment!.nonce)))) return false;
   return (await tabRest(chain, tab, lease.gross - lease.fee)) === "open";
@@ -182,8 +191,15 @@ async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease:
   if (used && tab === undefined) return record("used");
   let value = payment.amount;
   if (tab !== undefined) {
-    const rest = await tabRest(chain, tab, payment.amount);
-    if (rest === "open") return undefined;
+    let rest = await tabRest(chain, tab, payment.amount);
+    if (rest === "open") {
+      const withdrawAfterSeconds = deps.tabWithdrawAfterSeconds ?? DEFAULT_TAB_WITHDRAW_AFTER_SECONDS;
+      const step = await advanceIdleTabWithdrawal(chain, payer, tab, { now, withdrawAfterSeconds });
+      if (step !== undefined) deps.log?.(`${payer.address}: the tab's withdrawal ${step}`);
+      if (step !== "finalized") return undefined;
+      rest = await tabRest(chain, tab, payment.amount);
+      if (rest === "open") return undefined;
+    }
     if (rest === "claimed") return record("used");
     value = rest;
   }
@@ -229,7 +245,7 @@ function paymentOf(lease: LeaseRecord, recorded: string): PaymentRecord | null {
  * claims, "claimed" when the seller claimed the whole payout.
  */
 async function tabRest(chain: PoolChain, tab: TabLeasePayment, payout: bigint): Promise<bigint | "claimed" | "open"> {
-  const settlement = IBatchSettlementChannels__factory.connect(BATCH_SETTLEMENT_ADDRESS, chain.provider);
+  const settlement = IBatchSettlementPayerSide__factory.connect(BATCH_SETTLEMENT_ADDRESS, chain.provider);
   const [balance, totalClaimed] = await chain.call(() => settlement.channels(tab.channelId));
   if (balance > totalClaimed) return "open";
   return totalClaimed >= payout ? "claimed" : payout - totalClaimed;

@@ -1,12 +1,15 @@
-import type { TabDeposit } from "../../sdk/x402/batch-settlement.js";
+import type { ChannelConfig, TabDeposit } from "../../sdk/x402/batch-settlement.js";
 
 /**
  * What an open-tab lease keeps as its payer's payment (SignedPayment.xPayment, base64 JSON): the channel the deposit
- * funds and the deposit the payer authorized. A retry is answered the deposit; the payer sweep reads the channel.
+ * funds, its terms, and the deposit the payer authorized. A retry is answered the deposit; the payer sweep reads the
+ * channel, and takes back a tab nobody drains through its terms (tab-withdrawal.ts).
  */
 export interface TabLeasePayment {
   kind: "tab";
   channelId: string;
+  /** Absent on leases made before leases kept it: such a tab is never withdrawn by the sweep. */
+  channelConfig?: ChannelConfig;
   deposit: TabDeposit;
 }
 

@@ -1,0 +1,88 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { expect } from "chai";
+import { expiredPayersWaiting, sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
+import { DEFAULT_TAB_WITHDRAW_AFTER_SECONDS } from "../../relayer/x402/tab-withdrawal.js";
+import { tabSellerOf } from "../../sdk/agent/index.js";
+import { createNote, deriveRefundSecrets } from "../../sdk/index.js";
+import type { BatchSettlementRequirement } from "../../sdk/x402/batch-settlement.js";
+import { PAYER_KEY_SECRET, relayerKey } from "../relayer/helpers/relayer-harness.js";
+import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
+
+const PRICE = 1_000n;
+const DEPOSIT = 100_000n;
+
+describe("the payer sweep takes back a private tab nobody drains (relayer/x402/tab-withdrawal.ts)", function () {
+  let world: PaymentWorld;
+  let seller: Awaited<ReturnType<PaymentWorld["startTabSeller"]>>;
+
+  before(async function () {
+    world = await startPaymentWorld();
+    seller = await world.startTabSeller({ price: PRICE });
+  });
+  after(async function () {
+    await seller?.close();
+    await world?.close();
+  });
+
+  it("with no action by the agent: the payer starts the timed withdrawal, the seller claims its vouchers meanwhile, the rest comes back as the agent's note", async function () {
+    const { entrypoint: pool, usdc, privacyPool } = world.chain.facilitator;
+    const { time } = world.chain.connection.networkHelpers;
+    await (await pool.grantRole(await pool.REFUNDER_ROLE(), relayerKey.address)).wait();
+
+    // The agent opens a tab, pays three requests on it, and is gone; the seller neither claims nor refunds.
+    const tabs = { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: DEPOSIT };
+    const { agent, vault, deposit } = await world.newAgent(world.chain.depositors.alice, 1_000_000n, { custody: "non-custodial", tabs });
+    for (let i = 0; i < 3; i++) expect((await agent.fetch(seller.resourceUrl)).status).to.equal(200);
+    const required = decodePaymentRequiredHeader((await fetch(seller.resourceUrl)).headers.get("PAYMENT-REQUIRED") ?? "");
+    const accepted = required.accepts.find((entry) => entry.scheme === "batch-settlement") as unknown as BatchSettlementRequirement;
+    const { opened } = (await vault.tab(tabSellerOf(accepted)))!;
+    await vault.close();
+    const { payer, channelId } = opened!;
+
+    const { store, chain } = world.relayer.relayer;
+    const sweep = async () => {
+      const { records, failures } = await sweepExpiredPayers({ store, chain, payerKeySecret: PAYER_KEY_SECRET });
+      expect(failures).to.deep.equal([]);
+      return records.filter((record) => record.payer === payer);
+    };
+    const pending = () => seller.settlement.pendingWithdrawals(channelId);
+
+    // Until two days after the deposit's window the sweep leaves the tab alone: the agent may still pay on it.
+    const validBefore = Number(opened!.deposit.authorization.erc3009Authorization.validBefore);
+    await time.increaseTo(validBefore + DEFAULT_TAB_WITHDRAW_AFTER_SECONDS - 60);
+    expect(await sweep()).to.deep.equal([]);
+    expect((await pending())[1]).to.equal(0n);
+    expect(await expiredPayersWaiting({ store, chain })).to.equal(0);
+
+    // Then the payer, funded with gas by the relaying key, starts the withdrawal of all that is unclaimed.
+    await time.increaseTo(validBefore + DEFAULT_TAB_WITHDRAW_AFTER_SECONDS + 1);
+    expect(await expiredPayersWaiting({ store, chain })).to.equal(1);
+    expect(await sweep()).to.deep.equal([]);
+    const [amount, initiatedAt] = await pending();
+    expect(amount).to.equal(DEPOSIT);
+    expect(initiatedAt).to.be.greaterThan(0n);
+    expect(await sweep()).to.deep.equal([]);
+
+    // The seller still claims the vouchers it holds during the delay.
+    const ofTab = (each: { channelId: string }) => each.channelId.toLowerCase() === channelId.toLowerCase();
+    await seller.channels.claimAndSettle({ selectClaimChannels: (channels) => channels.filter(ofTab) });
+    expect(await seller.settlement.channels(channelId)).to.deep.equal([DEPOSIT, 3n * PRICE]);
+    expect(await world.usdcBalance(seller.payTo)).to.equal(3n * PRICE);
+
+    // After the delay the sweep finalizes it and, in the same round, returns what came back as the agent's note.
+    const withdrawDelay = Number((await seller.settlement.queryFilter(seller.settlement.filters.ChannelCreated(channelId)))[0]!.args.config.withdrawDelay);
+    await time.increase(withdrawDelay);
+    const poolBefore = await usdc.balanceOf(privacyPool);
+    const rest = DEPOSIT - 3n * PRICE;
+    expect((await sweep()).map(({ outcome, amount }) => ({ outcome, amount }))).to.deep.equal([{ outcome: "deposited", amount: rest }]);
+    expect(await seller.settlement.channels(channelId)).to.deep.equal([3n * PRICE, 3n * PRICE]);
+    expect((await usdc.balanceOf(privacyPool)) - poolBefore).to.equal(rest);
+    expect(await world.usdcBalance(payer)).to.equal(0n);
+    const [refunded] = await pool.queryFilter(pool.filters.RefundDeposited(payer));
+    expect([refunded!.args.commitment, refunded!.args.value]).to.deep.equal([createNote(rest, deposit.note.label, deriveRefundSecrets(deposit.note), "refund").commitment, rest]);
+    expect(await sweep()).to.deep.equal([]);
+  });
+});

@@ -36,7 +36,7 @@ export class PrivateTabScheme implements SchemeNetworkClient {
     onBeforePaymentCreation: async ({ paymentRequired, selectedRequirements }) => {
       this.urlOf.set(selectedRequirements, paymentRequired.resource.url);
     },
-    onPaymentResponse: async (context) => this.onPaymentResponse(context),
+    onPaymentResponse: (context) => this.onPaymentResponse(context),
   };
 
   constructor(options: PrivateTabSchemeOptions) {
@@ -57,12 +57,17 @@ export class PrivateTabScheme implements SchemeNetworkClient {
     return { x402Version: 2, payload: { ...payment.payload } };
   }
 
-  /** The seller's answer to a payment of this scheme: its running total moves, or TAB_PAYMENT_REFUSED is thrown. */
-  private async onPaymentResponse({ paymentPayload, settleResponse, paymentRequired }: PaymentResponseContext): Promise<void> {
+  /**
+   * The seller's answer to a payment of this scheme: its running total moves; or the seller's corrective 402 moves the
+   * tab to the seller's total (TabPayment.resync) and the client pays the request again, once; or TAB_PAYMENT_REFUSED
+   * is thrown.
+   */
+  private async onPaymentResponse({ paymentPayload, settleResponse, paymentRequired }: PaymentResponseContext): Promise<void | { recovered: true }> {
     const key = pendingKey(paymentPayload.payload as VoucherOf);
     const pending = this.pending.get(key);
     if (pending === undefined) return;
     this.pending.delete(key);
+    if (paymentRequired !== undefined && (await pending.payment.resync(paymentRequired))) return { recovered: true };
     await pending.payment.answered(settleResponse);
     if (settleResponse?.success !== true && (settleResponse !== undefined || paymentRequired !== undefined)) throw pending.payment.refusal(pending.url, 402, settleResponse?.errorReason ?? paymentRequired?.error);
   }

@@ -1,5 +1,5 @@
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
-import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
+import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, BATCH_SETTLEMENT_SCHEME, voucherTypes, type ClientEvmSigner } from "@x402/evm";
 import { BatchSettlementEvmScheme, getChannel, signVoucher, updateChannelFromSettle, type ChannelSettleLocal } from "@x402/evm/batch-settlement/client";
 import { FileClientChannelStorage } from "@x402/evm/batch-settlement/client/file-storage";
@@ -51,12 +51,12 @@ export interface TabPayment {
   /** Records the seller's answer: its settle response when it took the payment (the running total moves), else nothing. */
   answered(settle: SettleResponse | undefined): Promise<void>;
   /**
-   * Takes the seller's running total from its corrective 402 (`response`), when the seller is ahead of the agent: an
-   * answer the agent never recorded (it stopped between the seller's answer and its record, the tab's deposit
-   * included). Only a total the tab's own key signed is taken. Whether the tab's totals moved, so that the request is
-   * paid again from them.
+   * Takes the seller's running total from its corrective 402 (`required`, its decoded PAYMENT-REQUIRED), when the
+   * seller is ahead of the agent: an answer the agent never recorded (it stopped between the seller's answer and its
+   * record, the tab's deposit included). Only a total the tab's own key signed is taken. Whether the tab's totals
+   * moved, so that the request is paid again from them.
    */
-  resync(response: Response): Promise<boolean>;
+  resync(required: PaymentRequired): Promise<boolean>;
   /** Why a request `url` answered `status` (not 2xx) bought nothing; `reason`: the seller's, when it gave one. */
   refusal(url: string, status: number, reason?: string): X402AgentError;
 }
@@ -83,7 +83,8 @@ export class PrivateTabs {
     return this.inTurn(tabSellerOf(request.accepted), async () => {
       let payment = await this.paymentNow(request.accepted);
       let response = await send(request, payment.payload);
-      if (response.status === 402 && (await payment.resync(response))) {
+      const required = paymentRequiredOf(response);
+      if (required !== undefined && (await payment.resync(required))) {
         payment = await this.paymentNow(request.accepted);
         response = await send(request, payment.payload);
       }
@@ -124,7 +125,7 @@ export class PrivateTabs {
         await updateChannelFromSettle(this.storage, { server: { chargedAmount, chargedCumulativeAmount: channelState?.chargedCumulativeAmount }, local });
         if (!tab.funded) await this.deps.store.saveTab({ ...tab, funded: true });
       },
-      resync: (response) => this.resync(tab, accepted, response),
+      resync: (required) => this.resync(tab, accepted, required),
       refusal: (url, status, reason) =>
         new X402AgentError(
           "TAB_PAYMENT_REFUSED",
@@ -141,8 +142,8 @@ export class PrivateTabs {
    * Anything else (another reason, another channel, a signature of another key, a total above what was signed or the
    * deposit) moves nothing.
    */
-  private async resync(tab: StoredTab, accepted: BatchSettlementRequirement, response: Response): Promise<boolean> {
-    const corrective = correctiveStateOf(response);
+  private async resync(tab: StoredTab, accepted: BatchSettlementRequirement, required: PaymentRequired): Promise<boolean> {
+    const corrective = correctiveStateOf(required);
     if (corrective === undefined) return false;
     const { channelId } = this.channelOf(tab, accepted);
     const { charged, signed, signature, balance, totalClaimed } = corrective;
@@ -247,12 +248,20 @@ function voucherSignerOf(tab: StoredTab): ClientEvmSigner {
   };
 }
 
-/** What a seller's corrective 402 says of its running total on the channel, read from @x402/evm's `extra`; undefined for any other 402. */
-function correctiveStateOf(response: Response) {
+/** The seller's PAYMENT-REQUIRED of a 402 answer, decoded; undefined for any other answer. */
+function paymentRequiredOf(response: Response): PaymentRequired | undefined {
   const header = response.headers.get("PAYMENT-REQUIRED");
-  if (header === null) return undefined;
+  if (response.status !== 402 || header === null) return undefined;
   try {
-    const required = decodePaymentRequiredHeader(header);
+    return decodePaymentRequiredHeader(header);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a seller's corrective 402 says of its running total on the channel, read from @x402/evm's `extra`; undefined for any other 402. */
+function correctiveStateOf(required: PaymentRequired) {
+  try {
     if (required.error !== CUMULATIVE_AMOUNT_MISMATCH) return undefined;
     const entry = required.accepts.find((accept) => accept.scheme === BATCH_SETTLEMENT_SCHEME);
     const { channelState, voucherState } = (entry?.extra ?? {}) as {

@@ -190,16 +190,34 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     await first.notes.close();
     const second = await restart();
     await fetchReports(second.agent, 2);
+    // Lost once more, then an @x402/core client with the private-tab scheme on the same vault pays on: the scheme's
+    // payment-response hook takes the seller's total and the client pays again (@x402/fetch's recovery).
+    expect(await servedAndLost(second.agent)).to.include({ type: "voucher" });
     await second.notes.close();
+    const third = await NoteVault.open(vaultFile, AGENT_PASSPHRASE);
+    const scheme = new PrivateTabScheme({
+      facilitator: new FacilitatorClient(world.relayer.url),
+      notes: third,
+      network: { chainId: world.chainId, asset: world.asset },
+      acceptNotPrivate: true,
+      custody: "non-custodial",
+      tabs,
+    });
+    const fetchPaid = wrapFetchWithPayment(fetch, registerPrivateTabScheme(new x402Client(), scheme));
+    for (let i = 0; i < 2; i++) {
+      const response = await fetchPaid(seller.resourceUrl);
+      expect(response.status, await response.clone().text()).to.equal(200);
+    }
+    await third.close();
 
     expect(await relays()).to.equal(relaysBefore + 1);
-    expect(seller.served() - served).to.equal(7);
+    expect(seller.served() - served).to.equal(10);
     const kept = await NoteVault.open(vaultFile, AGENT_PASSPHRASE);
     const { opened } = (await kept.tab(tabSellerOf(accepted)))!;
     await kept.close();
     const ofTab = (channel: { channelId: string }) => channel.channelId.toLowerCase() === opened!.channelId.toLowerCase();
     await seller.channels.claimAndSettle({ selectClaimChannels: (channels) => channels.filter(ofTab) });
-    expect(await seller.settlement.channels(opened!.channelId)).to.deep.equal([DEPOSIT, 7n * PRICE]);
+    expect(await seller.settlement.channels(opened!.channelId)).to.deep.equal([DEPOSIT, 10n * PRICE]);
   });
 
   // Last: the chain's clock moves past the tab's deposit window, which would expire later payments' windows.

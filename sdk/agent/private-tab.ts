@@ -146,7 +146,7 @@ export class PrivateTabs {
     const corrective = correctiveStateOf(required);
     if (corrective === undefined) return false;
     const { channelId } = this.channelOf(tab, accepted);
-    const { charged, signed, signature, balance, totalClaimed } = corrective;
+    const { charged, signed, signature, totalClaimed } = corrective;
     if (corrective.channelId !== undefined && corrective.channelId.toLowerCase() !== channelId.toLowerCase()) return false;
     if (charged > signed || signed > BigInt(tab.opened!.deposit.amount)) return false;
     const chainId = BigInt(accepted.network.split(":")[1]!);
@@ -162,7 +162,8 @@ export class PrivateTabs {
       chargedCumulativeAmount: charged.toString(),
       signedMaxClaimable: signed.toString(),
       signature: signature as `0x${string}`,
-      balance: (balance ?? BigInt(tab.opened!.deposit.amount)).toString(),
+      // The agent's own deposit, whatever the seller says the channel holds: its vouchers never go beyond it.
+      balance: tab.opened!.deposit.amount,
       totalClaimed: (totalClaimed ?? 0n).toString(),
     });
     if (!tab.funded) await this.deps.store.saveTab({ ...tab, funded: true });
@@ -265,7 +266,7 @@ function correctiveStateOf(required: PaymentRequired) {
     if (required.error !== CUMULATIVE_AMOUNT_MISMATCH) return undefined;
     const entry = required.accepts.find((accept) => accept.scheme === BATCH_SETTLEMENT_SCHEME);
     const { channelState, voucherState } = (entry?.extra ?? {}) as {
-      channelState?: { channelId?: string; balance?: string; totalClaimed?: string; chargedCumulativeAmount?: string };
+      channelState?: { channelId?: string; totalClaimed?: string; chargedCumulativeAmount?: string };
       voucherState?: { signedMaxClaimable?: string; signature?: string };
     };
     if (channelState?.chargedCumulativeAmount === undefined || voucherState?.signedMaxClaimable === undefined || voucherState.signature === undefined) return undefined;
@@ -275,7 +276,6 @@ function correctiveStateOf(required: PaymentRequired) {
       charged: BigInt(channelState.chargedCumulativeAmount),
       signed: BigInt(voucherState.signedMaxClaimable),
       signature: voucherState.signature,
-      balance: optional(channelState.balance),
       totalClaimed: optional(channelState.totalClaimed),
     };
   } catch {

@@ -59,7 +59,8 @@ async function startSeller(accepted: { extra: Record<string, unknown> }) {
       ...accepted,
       extra: {
         ...accepted.extra,
-        channelState: { channelId: decided.channelId, balance: DEPOSIT.toString(), totalClaimed: "0", chargedCumulativeAmount: decided.charged.toString() },
+        // The balance claimed is ten deposits: the agent never takes the seller's word for it.
+        channelState: { channelId: decided.channelId, balance: (10n * DEPOSIT).toString(), totalClaimed: "0", chargedCumulativeAmount: decided.charged.toString() },
         voucherState: { signedMaxClaimable: decided.signed.toString(), signature: decided.signature },
       },
     };
@@ -144,7 +145,7 @@ describe("a private tab takes a seller's corrective 402 only for totals its own 
     ]);
     const { tab: funded, channel } = await agent.kept();
     expect(funded.funded).to.equal(true);
-    expect(channel).to.deep.include({ chargedCumulativeAmount: (2n * PRICE).toString() });
+    expect(channel).to.deep.include({ chargedCumulativeAmount: (2n * PRICE).toString(), balance: DEPOSIT.toString() });
   });
 
   for (const [forgery, forge] of [

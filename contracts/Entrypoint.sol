@@ -9,14 +9,10 @@ import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/Reentrancy
 import {IEIP3009} from "./interfaces/IEIP3009.sol";
 import {IEntrypoint} from "./interfaces/IEntrypoint.sol";
 import {IPrivacyPool} from "./interfaces/IPrivacyPool.sol";
+import {IX402BatchSettlement} from "./interfaces/IX402BatchSettlement.sol";
 import {ProofLib} from "./lib/ProofLib.sol";
 import {RootHistory} from "./lib/RootHistory.sol";
 import {SpendRecord} from "./lib/SpendRecord.sol";
-
-/// @dev The one view of x402's batch-settlement contract that a tab's refund reads.
-interface IBatchSettlementChannels {
-    function channels(bytes32 channelId) external view returns (uint128 balance, uint128 totalClaimed);
-}
 
 /// @title Entrypoint
 /// @notice Registry of one privacy pool per asset, deposits, relayed withdrawals with a relay fee, the ASP root
@@ -217,7 +213,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         if (payment.amount == 0) revert ZeroRefund();
         if (keccak256(abi.encode(channelId, depositSalt)) != payment.nonce) revert TabChannelMismatch();
         if (!IEIP3009(address(asset)).authorizationState(payment.payer, payment.nonce)) revert TabNotOpened();
-        (uint128 balance, uint128 totalClaimed) = IBatchSettlementChannels(BATCH_SETTLEMENT).channels(channelId);
+        (uint128 balance, uint128 totalClaimed) = IX402BatchSettlement(BATCH_SETTLEMENT).channels(channelId);
         if (balance > totalClaimed) revert TabNotDrained();
         // Vouchers never exceed the deposit, so the seller claims at most the payout; more would be a stranger's
         // deposit claimed, and then nothing of the payout is left.

@@ -7,6 +7,7 @@ import {Multicall} from "@openzeppelin/contracts/utils/Multicall.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
+import {IX402BatchSettlement} from "../interfaces/IX402BatchSettlement.sol";
 import {IDepositCollector} from "./IDepositCollector.sol";
 
 /// @title X402BatchSettlement
@@ -14,18 +15,8 @@ import {IDepositCollector} from "./IDepositCollector.sol";
 ///         ABI x402's EVM package (2.27) calls: unidirectional channels funded by a payer, claimed by cumulative
 ///         vouchers, swept to receivers, refunded to the payer. It lives only at the address that package expects, on a local chain
 ///         (x402-peers/batch-settlement.ts), so its EIP-712 domain is read from `address(this)` at each call.
-contract X402BatchSettlement is Multicall, ReentrancyGuardTransient {
+contract X402BatchSettlement is IX402BatchSettlement, Multicall, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
-
-    struct ChannelConfig {
-        address payer;
-        address payerAuthorizer;
-        address receiver;
-        address receiverAuthorizer;
-        address token;
-        uint40 withdrawDelay;
-        bytes32 salt;
-    }
 
     struct Voucher {
         ChannelConfig channel;

@@ -1,6 +1,6 @@
 import { BATCH_SETTLEMENT_ADDRESS } from "@x402/evm";
 import { hexlify, randomBytes, type Wallet } from "ethers";
-import { IBatchSettlementPayerSide__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
+import { IX402BatchSettlement__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import { RelayerError } from "../errors.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { paymentRecordHash, paymentRecordOf, REFUNDED_RECORD, type PaymentRecord } from "../settlement/payment-record.js";
@@ -123,7 +123,7 @@ async function tabStillOpen(chain: PoolChain, lease: LeaseRecord, openSince: num
   if (tab === undefined || lease.payment!.validBefore <= openSince) return false;
   const usdc = TestUSDC__factory.connect(chain.deployment.usdc, chain.provider);
   if (!(await chain.call(() => usdc.authorizationState(lease.recipient, lease.payment!.nonce)))) return false;
-  return (await tabRest(chain, tab, lease.gross - lease.fee)) === "open";
+  return restOf(await tabChannel(chain, tab), lease.gross - lease.fee) === "open";
 }
 
 /**
@@ -191,15 +191,16 @@ async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease:
   if (used && tab === undefined) return record("used");
   let value = payment.amount;
   if (tab !== undefined) {
-    let rest = await tabRest(chain, tab, payment.amount);
-    if (rest === "open") {
+    let channel = await tabChannel(chain, tab);
+    if (restOf(channel, payment.amount) === "open") {
       const withdrawAfterSeconds = deps.tabWithdrawAfterSeconds ?? DEFAULT_TAB_WITHDRAW_AFTER_SECONDS;
-      const step = await advanceIdleTabWithdrawal(chain, payer, tab, { now, withdrawAfterSeconds });
+      const step = await advanceIdleTabWithdrawal(chain, payer, tab, { unclaimed: channel.balance - channel.totalClaimed, now, withdrawAfterSeconds });
       if (step !== undefined) deps.log?.(`${payer.address}: the tab's withdrawal ${step}`);
       if (step !== "finalized") return undefined;
-      rest = await tabRest(chain, tab, payment.amount);
-      if (rest === "open") return undefined;
+      channel = await tabChannel(chain, tab);
     }
+    const rest = restOf(channel, payment.amount);
+    if (rest === "open") return undefined;
     if (rest === "claimed") return record("used");
     value = rest;
   }
@@ -239,14 +240,19 @@ function paymentOf(lease: LeaseRecord, recorded: string): PaymentRecord | null {
   return recorded === paymentRecordHash(payment) ? payment : null;
 }
 
+/** What a tab's channel holds and what its seller claimed of it, as x402BatchSettlement reads now. */
+async function tabChannel(chain: PoolChain, tab: TabLeasePayment): Promise<{ balance: bigint; totalClaimed: bigint }> {
+  const settlement = IX402BatchSettlement__factory.connect(BATCH_SETTLEMENT_ADDRESS, chain.provider);
+  const [balance, totalClaimed] = await chain.call(() => settlement.channels(tab.channelId));
+  return { balance, totalClaimed };
+}
+
 /**
  * What a tab's channel gave back of the `payout` once it is drained (its balance down to its claimed total, as
  * depositTabRefund requires): the payout less the seller's claims. "open" while the channel holds more than the
  * claims, "claimed" when the seller claimed the whole payout.
  */
-async function tabRest(chain: PoolChain, tab: TabLeasePayment, payout: bigint): Promise<bigint | "claimed" | "open"> {
-  const settlement = IBatchSettlementPayerSide__factory.connect(BATCH_SETTLEMENT_ADDRESS, chain.provider);
-  const [balance, totalClaimed] = await chain.call(() => settlement.channels(tab.channelId));
+function restOf({ balance, totalClaimed }: { balance: bigint; totalClaimed: bigint }, payout: bigint): bigint | "claimed" | "open" {
   if (balance > totalClaimed) return "open";
   return totalClaimed >= payout ? "claimed" : payout - totalClaimed;
 }

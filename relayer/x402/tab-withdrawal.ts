@@ -1,6 +1,6 @@
 import { BATCH_SETTLEMENT_ADDRESS } from "@x402/evm";
 import type { Wallet } from "ethers";
-import { IBatchSettlementPayerSide__factory } from "../../types/ethers-contracts/index.js";
+import { IX402BatchSettlement__factory } from "../../types/ethers-contracts/index.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import type { TabLeasePayment } from "./tab-lease.js";
 
@@ -21,23 +21,23 @@ export type TabWithdrawalStep = "initiated" | "finalized" | "waiting";
  * return as the agent's refund note. During the delay the seller can still claim every voucher it holds, as the scheme
  * promises it. The payer holds no ETH: the relaying key sends it what each call costs, when it lacks it.
  *
- * Undefined while the tab is younger than that, or its lease was made before leases kept the channel's terms.
+ * `unclaimed`: what the channel holds beyond its claims, read by the caller. Undefined while the tab is younger than
+ * that, or its lease was made before leases kept the channel's terms.
  */
 export async function advanceIdleTabWithdrawal(
   chain: PoolChain,
   payer: Wallet,
   tab: TabLeasePayment,
-  { now, withdrawAfterSeconds }: { now: number; withdrawAfterSeconds: number },
+  { unclaimed, now, withdrawAfterSeconds }: { unclaimed: bigint; now: number; withdrawAfterSeconds: number },
 ): Promise<TabWithdrawalStep | undefined> {
   const { channelConfig } = tab;
   const validBefore = Number(tab.deposit.authorization.erc3009Authorization.validBefore);
   if (channelConfig === undefined || now < validBefore + withdrawAfterSeconds) return undefined;
-  const settlement = IBatchSettlementPayerSide__factory.connect(BATCH_SETTLEMENT_ADDRESS, payer.connect(chain.provider));
+  const settlement = IX402BatchSettlement__factory.connect(BATCH_SETTLEMENT_ADDRESS, payer.connect(chain.provider));
   const [, initiatedAt] = await chain.call(() => settlement.pendingWithdrawals(tab.channelId));
   if (initiatedAt === 0n) {
-    const [balance, totalClaimed] = await chain.call(() => settlement.channels(tab.channelId));
     await fundPayerGas(chain, payer.address);
-    await mined(chain, () => settlement.initiateWithdraw(channelConfig, balance - totalClaimed, { gasLimit: PAYER_CALL_GAS }));
+    await mined(chain, () => settlement.initiateWithdraw(channelConfig, unclaimed, { gasLimit: PAYER_CALL_GAS }));
     return "initiated";
   }
   if (now < Number(initiatedAt) + channelConfig.withdrawDelay) return "waiting";

@@ -7,6 +7,7 @@ import { getAddress, hexlify, randomBytes, verifyTypedData, Wallet, type TypedDa
 import type { OpenTabAnswer } from "../client/facilitator-client.js";
 import { tabChannelOf, type BatchSettlementRequirement } from "../x402/batch-settlement.js";
 import type { ResourceInfo } from "../x402/index.js";
+import { chainIdOfNetwork } from "../x402/networks.js";
 import { X402AgentError } from "./errors.js";
 import { fetchSameOrigin } from "./same-origin-fetch.js";
 import { tabSellerOf, type StoredTab, type TabStore } from "./tab-record.js";
@@ -147,10 +148,9 @@ export class PrivateTabs {
     if (corrective === undefined) return false;
     const { channelId } = this.channelOf(tab, accepted);
     const { charged, signed, signature, totalClaimed } = corrective;
-    if (corrective.channelId !== undefined && corrective.channelId.toLowerCase() !== channelId.toLowerCase()) return false;
     if (charged > signed || signed > BigInt(tab.opened!.deposit.amount)) return false;
-    const chainId = BigInt(accepted.network.split(":")[1]!);
-    const domain = { ...BATCH_SETTLEMENT_DOMAIN, chainId, verifyingContract: BATCH_SETTLEMENT_ADDRESS };
+    // The voucher is checked on this tab's channel: one the key signed for another channel does not verify here.
+    const domain = { ...BATCH_SETTLEMENT_DOMAIN, chainId: chainIdOfNetwork(accepted.network), verifyingContract: BATCH_SETTLEMENT_ADDRESS };
     let signer: string;
     try {
       signer = verifyTypedData(domain, { Voucher: [...voucherTypes.Voucher] }, { channelId, maxClaimableAmount: signed }, signature);
@@ -266,13 +266,12 @@ function correctiveStateOf(required: PaymentRequired) {
     if (required.error !== CUMULATIVE_AMOUNT_MISMATCH) return undefined;
     const entry = required.accepts.find((accept) => accept.scheme === BATCH_SETTLEMENT_SCHEME);
     const { channelState, voucherState } = (entry?.extra ?? {}) as {
-      channelState?: { channelId?: string; totalClaimed?: string; chargedCumulativeAmount?: string };
+      channelState?: { totalClaimed?: string; chargedCumulativeAmount?: string };
       voucherState?: { signedMaxClaimable?: string; signature?: string };
     };
     if (channelState?.chargedCumulativeAmount === undefined || voucherState?.signedMaxClaimable === undefined || voucherState.signature === undefined) return undefined;
     const optional = (value: string | undefined) => (value === undefined ? undefined : BigInt(value));
     return {
-      channelId: channelState.channelId,
       charged: BigInt(channelState.chargedCumulativeAmount),
       signed: BigInt(voucherState.signedMaxClaimable),
       signature: voucherState.signature,

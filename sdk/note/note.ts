@@ -62,13 +62,8 @@ export function assertNoteValue(value: bigint, name = "value"): void {
 }
 
 export function createNote(value: bigint, label: bigint, secrets: NoteSecrets, form: NoteForm = "deposit"): Note {
-  assertNoteValue(value);
-  assertFieldElement(label, "label");
-  assertFieldElement(secrets.nullifier, "nullifier");
-  assertFieldElement(secrets.secret, "secret");
-  const precommitment = precommitmentOf(secrets);
-  const commitment = form === "refund" ? refundCommitmentOf(value, refundAnchorOf(label, precommitment)) : commitmentOf(value, label, precommitment);
-  return { ...secrets, value, label, form, commitment };
+  assertNoteParts(value, label, secrets);
+  return { ...secrets, value, label, form, commitment: leafOf(value, label, precommitmentOf(secrets), form) };
 }
 
 /**
@@ -76,11 +71,22 @@ export function createNote(value: bigint, label: bigint, secrets: NoteSecrets, f
  * makes it. For notes handed over with their commitment (a vault file, a custodial request).
  */
 export function noteWithCommitment(value: bigint, label: bigint, secrets: NoteSecrets, commitment: bigint): Note | undefined {
-  for (const form of ["deposit", "refund"] as const) {
-    const note = createNote(value, label, secrets, form);
-    if (note.commitment === commitment) return note;
-  }
-  return undefined;
+  assertNoteParts(value, label, secrets);
+  const precommitment = precommitmentOf(secrets);
+  const form = (["deposit", "refund"] as const).find((each) => leafOf(value, label, precommitment, each) === commitment);
+  return form === undefined ? undefined : { ...secrets, value, label, form, commitment };
+}
+
+function assertNoteParts(value: bigint, label: bigint, secrets: NoteSecrets): void {
+  assertNoteValue(value);
+  assertFieldElement(label, "label");
+  assertFieldElement(secrets.nullifier, "nullifier");
+  assertFieldElement(secrets.secret, "secret");
+}
+
+/** The leaf of a note of these parts in `form`. */
+function leafOf(value: bigint, label: bigint, precommitment: bigint, form: NoteForm): bigint {
+  return form === "refund" ? refundCommitmentOf(value, refundAnchorOf(label, precommitment)) : commitmentOf(value, label, precommitment);
 }
 
 /**

@@ -33,6 +33,22 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     await world?.close();
   });
 
+  /** What an agent of this world is built with: the relayer as facilitator, its chain's USDC, proving itself. */
+  const agentOptions = (notes: NoteVault) => ({
+    facilitator: new FacilitatorClient(world.relayer.url),
+    notes,
+    network: { chainId: world.chainId, asset: world.asset },
+    acceptNotPrivate: true,
+    custody: "non-custodial" as const,
+  });
+
+  /** The seller's batch-settlement entry and resource, from its unpaid 402. */
+  async function tabEntryOf(url: string) {
+    const required = decodePaymentRequiredHeader((await fetch(url)).headers.get("PAYMENT-REQUIRED") ?? "");
+    const accepted = required.accepts.find((entry) => entry.scheme === "batch-settlement") as unknown as BatchSettlementRequirement;
+    return { accepted, resource: required.resource };
+  }
+
   const relays = async () => (await world.chain.facilitator.privacyPool.queryFilter(world.chain.facilitator.privacyPool.filters.Withdrawn())).length;
 
   async function fetchReports(agent: X402Agent, count: number, { concurrently = false } = {}) {
@@ -61,8 +77,7 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     expect(seller.served() - served).to.equal(14);
 
     // The tab's key is in the vault, encrypted: neither the vault file nor @x402/evm's channel files show it.
-    const required = decodePaymentRequiredHeader((await fetch(seller.resourceUrl)).headers.get("PAYMENT-REQUIRED") ?? "");
-    const accepted = required.accepts.find((entry) => entry.scheme === "batch-settlement") as unknown as BatchSettlementRequirement;
+    const { accepted } = await tabEntryOf(seller.resourceUrl);
     const tab = (await vault.tab(tabSellerOf(accepted)))!;
     expect(tab).to.include({ funded: true });
     const tabKeyHex = tab.tabKey.slice(2);
@@ -75,15 +90,7 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     await vault.close();
     const reopened = await NoteVault.open(vaultFile, AGENT_PASSPHRASE);
     const restartedEvents: AgentEvent[] = [];
-    const restarted = new X402Agent({
-      facilitator: new FacilitatorClient(world.relayer.url),
-      notes: reopened,
-      network: { chainId: world.chainId, asset: world.asset },
-      acceptNotPrivate: true,
-      custody: "non-custodial",
-      tabs,
-      onEvent: (event) => restartedEvents.push(event),
-    });
+    const restarted = new X402Agent({ ...agentOptions(reopened), tabs, onEvent: (event) => restartedEvents.push(event) });
     await fetchReports(restarted, 5);
     expect(restartedEvents.filter((event) => event.step === "proved")).to.have.length(0);
     expect(await relays()).to.equal(relaysBefore + 1);
@@ -97,14 +104,7 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
 
   it("pays through an @x402/core client with the private-tab scheme: one proof for many requests, the seller claims what it served", async function () {
     const { vault } = await world.newAgent(world.chain.depositors.carol, 1_000_000n);
-    const scheme = new PrivateTabScheme({
-      facilitator: new FacilitatorClient(world.relayer.url),
-      notes: vault,
-      network: { chainId: world.chainId, asset: world.asset },
-      acceptNotPrivate: true,
-      custody: "non-custodial",
-      tabs: { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: DEPOSIT },
-    });
+    const scheme = new PrivateTabScheme({ ...agentOptions(vault), tabs: { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: DEPOSIT } });
     const fetchPaid = wrapFetchWithPayment(fetch, registerPrivateTabScheme(new x402Client(), scheme));
     const other = await world.startTabSeller({ price: PRICE });
     try {
@@ -161,12 +161,11 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     const { agent, vault, vaultFile } = await world.newAgent(world.chain.depositors.dave, 1_000_000n, { custody: "non-custodial", tabs });
     const relaysBefore = await relays();
     const served = seller.served();
-    const required = decodePaymentRequiredHeader((await fetch(seller.resourceUrl)).headers.get("PAYMENT-REQUIRED") ?? "");
-    const accepted = required.accepts.find((entry) => entry.scheme === "batch-settlement") as unknown as BatchSettlementRequirement;
+    const { accepted, resource } = await tabEntryOf(seller.resourceUrl);
     /** Sends a prepared tab payment and never records the answer: the agent stops right after the seller served it. */
     const servedAndLost = async (payer: X402Agent) => {
       const payment = await payer.prepareTabPayment(seller.resourceUrl, accepted);
-      const header = encodePaymentSignatureHeader({ x402Version: 2, resource: required.resource, accepted, payload: payment.payload } as unknown as PaymentPayload);
+      const header = encodePaymentSignatureHeader({ x402Version: 2, resource, accepted, payload: payment.payload } as unknown as PaymentPayload);
       const response = await fetch(seller.resourceUrl, { headers: { "PAYMENT-SIGNATURE": header } });
       expect(response.status, await response.clone().text()).to.equal(200);
       return payment.payload as { type: string };
@@ -177,9 +176,7 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     await vault.close();
     const restart = async () => {
       const notes = await NoteVault.open(vaultFile, AGENT_PASSPHRASE);
-      const facilitator = new FacilitatorClient(world.relayer.url);
-      const network = { chainId: world.chainId, asset: world.asset };
-      return { notes, agent: new X402Agent({ facilitator, notes, network, acceptNotPrivate: true, custody: "non-custodial", tabs }) };
+      return { notes, agent: new X402Agent({ ...agentOptions(notes), tabs }) };
     };
     const first = await restart();
     // Its next request is the deposit again; the seller's corrective 402 names its total under the tab key's voucher,
@@ -195,14 +192,7 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     expect(await servedAndLost(second.agent)).to.include({ type: "voucher" });
     await second.notes.close();
     const third = await NoteVault.open(vaultFile, AGENT_PASSPHRASE);
-    const scheme = new PrivateTabScheme({
-      facilitator: new FacilitatorClient(world.relayer.url),
-      notes: third,
-      network: { chainId: world.chainId, asset: world.asset },
-      acceptNotPrivate: true,
-      custody: "non-custodial",
-      tabs,
-    });
+    const scheme = new PrivateTabScheme({ ...agentOptions(third), tabs });
     const fetchPaid = wrapFetchWithPayment(fetch, registerPrivateTabScheme(new x402Client(), scheme));
     for (let i = 0; i < 2; i++) {
       const response = await fetchPaid(seller.resourceUrl);
@@ -225,8 +215,7 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     const tabs = { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: DEPOSIT };
     const { agent, vault, seed } = await world.newAgent(world.chain.depositors.carol, 1_000_000n, { custody: "non-custodial", tabs });
     await fetchReports(agent, 5);
-    const required = decodePaymentRequiredHeader((await fetch(seller.resourceUrl)).headers.get("PAYMENT-REQUIRED") ?? "");
-    const accepted = required.accepts.find((entry) => entry.scheme === "batch-settlement") as unknown as BatchSettlementRequirement;
+    const { accepted } = await tabEntryOf(seller.resourceUrl);
     const { opened } = (await vault.tab(tabSellerOf(accepted)))!;
     const ofTab = (channel: { channelId: string }) => channel.channelId.toLowerCase() === opened!.channelId.toLowerCase();
     await seller.channels.claimAndSettle({ selectClaimChannels: (channels) => channels.filter(ofTab) });
@@ -255,13 +244,7 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     // Spent like any note: proven by the agent (non-custodial) to pay a plain x402 seller from the pool.
     const restVault = await NoteVault.create(path.join(mkdtempSync(path.join(tmpdir(), "rest-vault-")), "notes.vault"), AGENT_PASSPHRASE);
     await restVault.save(refund!.latest);
-    const restAgent = new X402Agent({
-      facilitator: new FacilitatorClient(world.relayer.url),
-      notes: restVault,
-      network: { chainId: world.chainId, asset: world.asset },
-      acceptNotPrivate: true,
-      custody: "non-custodial",
-    });
+    const restAgent = new X402Agent(agentOptions(restVault));
     const paid = await restAgent.fetch(world.sellers.v2.resourceUrl);
     expect(paid.status, await paid.clone().text()).to.equal(200);
     const [change] = await world.unspentNotes(restVault);

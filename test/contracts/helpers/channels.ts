@@ -1,10 +1,10 @@
 import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, claimBatchTypes, ERC3009_DEPOSIT_COLLECTOR_ADDRESS, refundTypes, voucherTypes } from "@x402/evm";
 import { AbiCoder, hexlify, keccak256, randomBytes, type Signer, type TypedDataDomain, type TypedDataField } from "ethers";
 import type { TestUSDC } from "../../../types/ethers-contracts/index.js";
-import type { X402BatchSettlement } from "../../../types/ethers-contracts/contracts/x402-peers/X402BatchSettlement.js";
+import type { IX402BatchSettlement } from "../../../types/ethers-contracts/contracts/interfaces/IX402BatchSettlement.js";
 import { signAuthorization } from "./authorizations.js";
 
-export type ChannelConfig = X402BatchSettlement.ChannelConfigStruct & { withdrawDelay: number; salt: string };
+export type ChannelConfig = IX402BatchSettlement.ChannelConfigStruct & { withdrawDelay: number; salt: string };
 
 const coder = AbiCoder.defaultAbiCoder();
 

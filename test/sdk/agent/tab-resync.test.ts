@@ -4,19 +4,22 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
-import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, voucherTypes } from "@x402/evm";
 import { getChannel } from "@x402/evm/batch-settlement/client";
 import { FileClientChannelStorage } from "@x402/evm/batch-settlement/client/file-storage";
 import { expect } from "chai";
-import { hexlify, randomBytes, Wallet } from "ethers";
+import { hexlify, randomBytes, Wallet, type Signer } from "ethers";
 import { PrivateTabs, type OpenTab } from "../../../sdk/agent/private-tab.js";
 import type { StoredTab, TabStore } from "../../../sdk/agent/tab-record.js";
 import { tabChannelOf, type BatchSettlementRequirement } from "../../../sdk/x402/batch-settlement.js";
+import { signVoucher as signVoucherOn } from "../../contracts/helpers/channels.js";
 
 const PRICE = 1_000n;
 const DEPOSIT = 100_000n;
 const CHAIN_ID = 31337n;
 const CUMULATIVE_AMOUNT_MISMATCH = "invalid_batch_settlement_evm_cumulative_amount_mismatch";
+
+/** The tab key's voucher of `amount` on `channelId`, on the test chain. */
+const signVoucher = (key: Signer, channelId: string, amount: bigint) => signVoucherOn(key, CHAIN_ID, channelId, amount);
 
 /** A tab store in memory: what the vault keeps, without the encryption. */
 class MemoryTabStore implements TabStore {
@@ -77,12 +80,6 @@ async function startSeller(accepted: { extra: Record<string, unknown> }) {
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-}
-
-/** The tab key's EIP-712 voucher of `amount` on `channelId`, as the agent signs it. */
-function signVoucher(key: Pick<Wallet, "signTypedData">, channelId: string, amount: bigint) {
-  const domain = { ...BATCH_SETTLEMENT_DOMAIN, chainId: CHAIN_ID, verifyingContract: BATCH_SETTLEMENT_ADDRESS };
-  return key.signTypedData(domain, { Voucher: [...voucherTypes.Voucher] }, { channelId, maxClaimableAmount: amount });
 }
 
 describe("a private tab takes a seller's corrective 402 only for totals its own key signed", function () {

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.28;
 
-/// @title IBatchSettlementPayerSide
-/// @notice What the payer side of an x402 batch-settlement channel calls on x402BatchSettlement (the scheme's published
-///         ABI): the channel's state and its timed withdrawal. The relayer's payer sweep uses it to take back a private
-///         tab that nobody drains (docs/design.md 13).
-interface IBatchSettlementPayerSide {
+/// @title IX402BatchSettlement
+/// @notice What this project calls on x402's x402BatchSettlement (the scheme's published ABI): a channel's state, which
+///         the entrypoint reads before a tab's refund, and the payer side's timed withdrawal, by which the relayer's
+///         payer sweep takes back a private tab nobody drains (docs/design.md 13). The local chain's peer
+///         (contracts/x402-peers/X402BatchSettlement.sol) implements it.
+interface IX402BatchSettlement {
     /// @notice A channel's immutable terms; its id is their EIP-712 digest.
     struct ChannelConfig {
         address payer;

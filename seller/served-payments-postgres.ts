@@ -65,6 +65,11 @@ export class PostgresServedPayments implements ServedPayments {
     return known.served ? { outcome: "served" } : { outcome: "busy", untilSeconds: Number(known.lease_until) };
   }
 
+  async renew(id: string, token: string, leaseSeconds: number): Promise<boolean> {
+    const renewed = await this.pool.query(`UPDATE ${TABLE} SET lease_until = $1 WHERE payment_id = $2 AND token = $3 AND NOT served`, [this.nowSeconds() + leaseSeconds, id, token]);
+    return renewed.rowCount === 1;
+  }
+
   async finish(id: string): Promise<void> {
     await this.pool.query(`UPDATE ${TABLE} SET served = TRUE WHERE payment_id = $1`, [id]);
   }

@@ -44,6 +44,11 @@ export class SqliteServedPayments implements ServedPayments {
     return known.served === 1 ? { outcome: "served" } : { outcome: "busy", untilSeconds: Number(known.lease_until) };
   }
 
+  async renew(id: string, token: string, leaseSeconds: number): Promise<boolean> {
+    const renewed = this.db.prepare("UPDATE served_payments SET lease_until = ? WHERE payment_id = ? AND token = ? AND NOT served").run(this.nowSeconds() + leaseSeconds, id, token);
+    return Number(renewed.changes) === 1;
+  }
+
   async finish(id: string): Promise<void> {
     this.db.prepare("UPDATE served_payments SET served = 1 WHERE payment_id = ?").run(id);
   }

@@ -15,6 +15,11 @@ export interface ServedPayments {
    * serving it leaves the payment to the next presentation). `validBefore` (unix seconds) is the payment's window.
    */
   begin(id: string, validBefore: number, leaseSeconds: number): Promise<ServeStart>;
+  /**
+   * Extends the lease of `token` on payment `id` to `leaseSeconds` from now, while the request holding it is handled:
+   * true while that request still holds it, false once it was given back, taken over after it ended, or served.
+   */
+  renew(id: string, token: string, leaseSeconds: number): Promise<boolean>;
   /** The request paid by `id` was answered: the payment is spent on it for good. */
   finish(id: string): Promise<void>;
   /** The request was not answered (refused, failed, not settled): the lease of `token` is given back. */
@@ -61,6 +66,13 @@ export class MemoryServedPayments implements ServedPayments {
     const token = leaseToken();
     this.payments.set(id, { validBefore, served: false, token, leaseUntil: now + leaseSeconds });
     return { outcome: "serve", token };
+  }
+
+  async renew(id: string, token: string, leaseSeconds: number): Promise<boolean> {
+    const known = this.payments.get(id);
+    if (known === undefined || known.served || known.token !== token) return false;
+    known.leaseUntil = this.nowSeconds() + leaseSeconds;
+    return true;
   }
 
   async finish(id: string): Promise<void> {

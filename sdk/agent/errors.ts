@@ -40,7 +40,13 @@ export type X402AgentErrorCode =
    * The seller did not answer a request paid on a private tab with 2xx: the voucher (or the tab's deposit, which
    * the payer sweep refunds after its window when the seller never takes it) bought nothing.
    */
-  | "TAB_PAYMENT_REFUSED";
+  | "TAB_PAYMENT_REFUSED"
+  /**
+   * A request paid on a private tab got no answer from the seller (the connection failed after it was sent). The tab
+   * keeps the payment as unanswered: repeat the request, and it is paid from the same total (a seller that answered
+   * it names it in its corrective 402, and the agent pays the request once more).
+   */
+  | "TAB_ANSWER_LOST";
 
 
 export class X402AgentError extends Error {

@@ -53,9 +53,9 @@ export interface TabPayment {
   answered(settle: SettleResponse | undefined): Promise<void>;
   /**
    * Takes the seller's running total from its corrective 402 (`required`, its decoded PAYMENT-REQUIRED), when the
-   * seller is ahead of the agent: an answer the agent never recorded (it stopped between the seller's answer and its
-   * record, the tab's deposit included). Only a total the tab's own key signed is taken. Whether the tab's totals
-   * moved, so that the request is paid again from them.
+   * seller answered a payment of an earlier request whose answer the agent never recorded (it stopped, or the answer
+   * was lost, between the seller's answer and its record, the tab's deposit included): only that payment's total,
+   * signed by the tab's own key, and once. Whether the tab's totals moved, so that the request is paid again from them.
    */
   resync(required: PaymentRequired): Promise<boolean>;
   /** Why a request `url` answered `status` (not 2xx) bought nothing; `reason`: the seller's, when it gave one. */
@@ -83,11 +83,11 @@ export class PrivateTabs {
   pay(request: TabRequest): Promise<Response> {
     return this.inTurn(tabSellerOf(request.accepted), async () => {
       let payment = await this.paymentNow(request.accepted);
-      let response = await send(request, payment.payload);
+      let response = await sendOrLost(request, payment.payload);
       const required = paymentRequiredOf(response);
       if (required !== undefined && (await payment.resync(required))) {
         payment = await this.paymentNow(request.accepted);
-        response = await send(request, payment.payload);
+        response = await sendOrLost(request, payment.payload);
       }
       const settle = response.headers.get("PAYMENT-RESPONSE");
       await payment.answered(response.ok && settle !== null ? decodePaymentResponseHeader(settle) : undefined);
@@ -115,40 +115,47 @@ export class PrivateTabs {
   private async paymentNow(accepted: BatchSettlementRequirement): Promise<TabPayment> {
     const seller = tabSellerOf(accepted);
     const kept = await this.deps.store.tab(seller);
-    const tab = kept !== undefined && (await this.canPay(kept, BigInt(accepted.amount))) ? kept : await this.openTab(seller, accepted);
-    const { channelId } = this.channelOf(tab, accepted);
-    const local: ChannelSettleLocal = { channelId, requestAmount: accepted.amount, ...(!tab.funded && { depositAmount: tab.opened!.deposit.amount }) };
+    const chosen = kept !== undefined && (await this.canPay(kept, BigInt(accepted.amount))) ? kept : await this.openTab(seller, accepted);
+    // A payment of an earlier request still unanswered: the one total a corrective 402 of this request may name.
+    const { unanswered: earlier, ...settled } = chosen;
+    const { channelId } = this.channelOf(settled, accepted);
+    const local: ChannelSettleLocal = { channelId, requestAmount: accepted.amount, ...(!settled.funded && { depositAmount: settled.opened!.deposit.amount }) };
+    const payload = settled.funded ? await this.voucherPayload(settled, accepted) : await this.depositPayload(settled, accepted);
+    // Kept before it is sent: a crash before the seller's answer is recorded leaves the tab marked.
+    await this.deps.store.saveTab({ ...settled, unanswered: { maxClaimableAmount: voucherTotalOf(payload) } });
     return {
-      payload: tab.funded ? await this.voucherPayload(tab, accepted) : await this.depositPayload(tab, accepted),
+      payload,
       answered: async (settle) => {
-        if (settle?.success !== true) return;
-        const { chargedAmount, channelState } = (settle.extra ?? {}) as { chargedAmount?: string; channelState?: { chargedCumulativeAmount?: string } };
-        await updateChannelFromSettle(this.storage, { server: { chargedAmount, chargedCumulativeAmount: channelState?.chargedCumulativeAmount }, local });
-        if (!tab.funded) await this.deps.store.saveTab({ ...tab, funded: true });
+        if (settle?.success === true) {
+          const { chargedAmount, channelState } = (settle.extra ?? {}) as { chargedAmount?: string; channelState?: { chargedCumulativeAmount?: string } };
+          await updateChannelFromSettle(this.storage, { server: { chargedAmount, chargedCumulativeAmount: channelState?.chargedCumulativeAmount }, local });
+        }
+        await this.deps.store.saveTab({ ...settled, funded: settled.funded || settle?.success === true });
       },
-      resync: (required) => this.resync(tab, accepted, required),
+      resync: (required) => this.resync(settled, earlier, accepted, required),
       refusal: (url, status, reason) =>
         new X402AgentError(
           "TAB_PAYMENT_REFUSED",
           `${url} answered a request paid on the private tab ${channelId} with ${status}${reason === undefined ? "" : ` (${reason})`}. ` +
-            (tab.funded ? "The voucher bought nothing." : "The seller did not take the tab's deposit: it is refunded whole to the note's refund after its window."),
+            (settled.funded ? "The voucher bought nothing." : "The seller did not take the tab's deposit: it is refunded whole to the note's refund after its window."),
         ),
     };
   }
 
   /**
    * TabPayment.resync: the seller's corrective 402 names its running total and the voucher of the tab's key it holds
-   * for it. A total the key signed was paid for by the agent already (the seller served it, or it is the seller's loss
-   * to claim), so the agent takes it as its own, and a seller that holds a voucher of the tab has taken its deposit.
-   * Anything else (another reason, another channel, a signature of another key, a total above what was signed or the
-   * deposit) moves nothing.
+   * for it. The agent takes it only for the payment of an earlier request it sent and never saw answered (`earlier`,
+   * the tab's durable mark): the voucher the seller holds must be that one, so the seller answered it (served it, or
+   * it is the seller's loss to claim) and, for a deposit, took the deposit. A corrective 402 naming the voucher of the
+   * request in flight, a second one, or any other (another reason, another channel, a signature of another key, a
+   * total above what was signed or the deposit) moves nothing.
    */
-  private async resync(tab: StoredTab, accepted: BatchSettlementRequirement, required: PaymentRequired): Promise<boolean> {
+  private async resync(tab: StoredTab, earlier: StoredTab["unanswered"], accepted: BatchSettlementRequirement, required: PaymentRequired): Promise<boolean> {
     const corrective = correctiveStateOf(required);
-    if (corrective === undefined) return false;
+    if (corrective === undefined || earlier === undefined) return false;
     const { channelId } = this.channelOf(tab, accepted);
     const { charged, signed, signature, totalClaimed } = corrective;
-    if (charged > signed || signed > BigInt(tab.opened!.deposit.amount)) return false;
+    if (signed !== BigInt(earlier.maxClaimableAmount) || charged > signed || signed > BigInt(tab.opened!.deposit.amount)) return false;
     // The voucher is checked on this tab's channel: one the key signed for another channel does not verify here.
     const domain = { ...BATCH_SETTLEMENT_DOMAIN, chainId: chainIdOfNetwork(accepted.network), verifyingContract: BATCH_SETTLEMENT_ADDRESS };
     let signer: string;
@@ -166,7 +173,8 @@ export class PrivateTabs {
       balance: tab.opened!.deposit.amount,
       totalClaimed: (totalClaimed ?? 0n).toString(),
     });
-    if (!tab.funded) await this.deps.store.saveTab({ ...tab, funded: true });
+    // The mark is spent: the request is paid again once, and a second corrective 402 finds none.
+    await this.deps.store.saveTab({ ...tab, funded: true });
     return true;
   }
 
@@ -239,6 +247,19 @@ function send({ url, init, accepted, resource }: TabRequest, payload: PaymentPay
   return fetchSameOrigin(url, { ...init, headers });
 }
 
+/** send, where a request that left and got no answer is TAB_ANSWER_LOST: its payment stays marked unanswered. */
+async function sendOrLost(request: TabRequest, payload: PaymentPayload["payload"]): Promise<Response> {
+  try {
+    return await send(request, payload);
+  } catch (error) {
+    if (error instanceof X402AgentError) throw error;
+    throw new X402AgentError(
+      "TAB_ANSWER_LOST",
+      `${request.url} gave no answer to a request paid on a private tab (${(error as Error).message}). The tab keeps the payment as unanswered: repeat the request, and it is paid from the same total.`,
+    );
+  }
+}
+
 /** The tab's key as @x402/evm's signer of its vouchers. */
 function voucherSignerOf(tab: StoredTab): ClientEvmSigner {
   const wallet = new Wallet(tab.tabKey);
@@ -247,6 +268,11 @@ function voucherSignerOf(tab: StoredTab): ClientEvmSigner {
     signTypedData: async ({ domain, types, primaryType, message }) =>
       (await wallet.signTypedData(domain, { [primaryType]: types[primaryType] as TypedDataField[] }, message)) as `0x${string}`,
   };
+}
+
+/** The running total a tab payment's voucher signs. */
+function voucherTotalOf(payload: PaymentPayload["payload"]): string {
+  return String((payload as { voucher: { maxClaimableAmount: string } }).voucher.maxClaimableAmount);
 }
 
 /** The seller's PAYMENT-REQUIRED of a 402 answer, decoded; undefined for any other answer. */

@@ -37,6 +37,12 @@ export const StoredTabSchema = z
       .optional(),
     /** The seller took the deposit with the tab's first request: every later request is a voucher. */
     funded: z.boolean(),
+    /**
+     * A payment sent on the tab whose answer the agent has not recorded (kept before it is sent, cleared by the
+     * seller's answer): the running total its voucher signed. Only while it is set may a seller's corrective 402 move
+     * the tab to that total (PrivateTabs).
+     */
+    unanswered: z.object({ maxClaimableAmount: atomic }).strict().optional(),
   })
   .strict();
 export type StoredTab = z.infer<typeof StoredTabSchema>;

@@ -92,6 +92,28 @@ describe("a seller's record of served payments", function () {
         }
       });
 
+      it("renews a lease for its holder only, while it holds it: a renewed lease does not lapse, one taken over or served renews no more", async function () {
+        const backend = await make();
+        try {
+          const served = await backend.open();
+          const first = (await served.begin("4", now + 600, 120)) as { token: string };
+          now += 100;
+          expect(await served.renew("4", first.token, 120)).to.equal(true);
+          expect(await served.renew("4", "not-the-holder", 120), "a stranger's token renews nothing").to.equal(false);
+          now += 100;
+          expect((await served.begin("4", now + 600, 120)).outcome, "renewed: 200 s after it was taken, still held").to.equal("busy");
+          now += 121;
+          const second = (await served.begin("4", now + 600, 120)) as { outcome: string; token: string };
+          expect(second.outcome, "lapsed unrenewed: the next presentation takes it").to.equal("serve");
+          expect(await served.renew("4", first.token, 120), "taken over: the first holder renews no more").to.equal(false);
+          expect(await served.renew("4", second.token, 120)).to.equal(true);
+          await served.finish("4");
+          expect(await served.renew("4", second.token, 120), "served: nothing to renew").to.equal(false);
+        } finally {
+          await backend.close();
+        }
+      });
+
       it("forgets a payment whose window closed longer ago than it keeps records", async function () {
         const backend = await make();
         try {

@@ -46,11 +46,16 @@ interface SellerView {
  */
 async function startSeller(accepted: { extra: Record<string, unknown> }) {
   const payloads: { type: string; voucher: { maxClaimableAmount: string } }[] = [];
-  let answer: (sent: number) => Promise<SellerView | "paid"> = async () => "paid";
+  let answer: (sent: number) => Promise<SellerView | "paid" | "lost"> = async () => "paid";
   const server: Server = createServer(async (request, response) => {
     const header = request.headers["payment-signature"];
     if (typeof header === "string") payloads.push(decodePaymentSignatureHeader(header).payload as (typeof payloads)[number]);
     const decided = await answer(payloads.length);
+    if (decided === "lost") {
+      // The seller took the payment, and its answer never reaches the agent.
+      request.socket.destroy();
+      return;
+    }
     if (decided === "paid") {
       // As @x402/evm's server answers a paid voucher: the charge and the running total it reached.
       const total = payloads.at(-1)?.voucher.maxClaimableAmount ?? "0";
@@ -75,14 +80,14 @@ async function startSeller(accepted: { extra: Record<string, unknown> }) {
   return {
     url,
     payloads,
-    answerWith(next: (sent: number) => Promise<SellerView | "paid">) {
+    answerWith(next: (sent: number) => Promise<SellerView | "paid" | "lost">) {
       answer = next;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
 
-describe("a private tab takes a seller's corrective 402 only for totals its own key signed", function () {
+describe("a private tab takes a seller's corrective 402 only for a payment it sent and never saw answered, signed by its own key", function () {
   const payTo = Wallet.createRandom().address;
   const entry = {
     scheme: "batch-settlement" as const,
@@ -124,49 +129,108 @@ describe("a private tab takes a seller's corrective 402 only for totals its own 
     return { pay, kept };
   }
 
-  it("pays again from the seller's total when the voucher it holds is the tab key's own, once: the deposit was taken", async function () {
+  /** The agent's payment, refused: the error it threw. */
+  const refusalOf = (paid: Promise<unknown>) =>
+    paid.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  /** What the seller can claim on chain: the largest total the tab's key signed for it. */
+  const claimable = (from: number) => seller.payloads.slice(from).reduce((most, payload) => (BigInt(payload.voucher.maxClaimableAmount) > most ? BigInt(payload.voucher.maxClaimableAmount) : most), 0n);
+
+  it("pays again from the seller's total after an answer it never got, once: the voucher the seller holds is the one it sent", async function () {
     const agent = agentTabs();
     const before = seller.payloads.length;
-    // The seller served a first request whose answer the agent never recorded: it holds the tab key's voucher of PRICE,
-    // and answers the agent's deposit, sent again, with that total.
+    // The seller takes the tab's deposit with its first voucher and serves it; its answer is lost. The agent's next
+    // request sends the deposit again, which the seller answers with its total under that voucher.
     seller.answerWith(async (sent) => {
-      if (sent !== before + 1) return "paid";
+      if (sent === before + 1) return "lost";
+      if (sent !== before + 2) return "paid";
       const { key, channelId } = await agent.kept();
       return { channelId, charged: PRICE, signed: PRICE, signature: await signVoucher(key, channelId, PRICE) };
     });
+    expect(await refusalOf(agent.pay())).to.include({ code: "TAB_ANSWER_LOST" });
+    expect((await agent.kept()).tab.unanswered).to.deep.equal({ maxClaimableAmount: PRICE.toString() });
     expect((await agent.pay()).status).to.equal(200);
 
     expect(seller.payloads.slice(before).map((payload) => [payload.type, payload.voucher.maxClaimableAmount])).to.deep.equal([
+      ["deposit", PRICE.toString()],
       ["deposit", PRICE.toString()],
       ["voucher", (2n * PRICE).toString()],
     ]);
     const { tab: funded, channel } = await agent.kept();
     expect(funded.funded).to.equal(true);
+    expect(funded.unanswered).to.equal(undefined);
     expect(channel).to.deep.include({ chargedCumulativeAmount: (2n * PRICE).toString(), balance: DEPOSIT.toString() });
   });
 
+  it("refuses a corrective 402 quoting the voucher of the request in flight: a seller answering each request once with it is paid one price per request it served", async function () {
+    const agent = agentTabs();
+    const before = seller.payloads.length;
+    // The seller answers every total the first time with a corrective 402 under the voucher just sent for it, and serves
+    // the same total presented again.
+    const seen = new Set<string>();
+    let served = 0;
+    seller.answerWith(async (sent) => {
+      const total = seller.payloads[sent - 1]!.voucher.maxClaimableAmount;
+      if (seen.has(total)) {
+        served += 1;
+        return "paid";
+      }
+      seen.add(total);
+      const { key, channelId } = await agent.kept();
+      return { channelId, charged: BigInt(total), signed: BigInt(total), signature: await signVoucher(key, channelId, BigInt(total)) };
+    });
+    for (let request = 0; request < 5; request++) {
+      const refused = await refusalOf(agent.pay());
+      expect(refused).to.include({ code: "TAB_PAYMENT_REFUSED" });
+      expect((refused as Error).message).to.contain(CUMULATIVE_AMOUNT_MISMATCH);
+      expect((await agent.pay()).status).to.equal(200);
+    }
+    expect(served).to.equal(5);
+    expect(claimable(before)).to.equal(5n * PRICE);
+    expect((await agent.kept()).channel).to.deep.include({ chargedCumulativeAmount: (5n * PRICE).toString() });
+  });
+
+  it("takes a corrective total once: a second corrective 402 after the request is paid again moves nothing", async function () {
+    const agent = agentTabs();
+    const before = seller.payloads.length;
+    seller.answerWith(async (sent) => {
+      if (sent === before + 1) return "lost";
+      const { key, channelId } = await agent.kept();
+      const total = BigInt(seller.payloads[sent - 1]!.voucher.maxClaimableAmount);
+      return { channelId, charged: total, signed: total, signature: await signVoucher(key, channelId, total) };
+    });
+    expect(await refusalOf(agent.pay())).to.include({ code: "TAB_ANSWER_LOST" });
+    expect(await refusalOf(agent.pay())).to.include({ code: "TAB_PAYMENT_REFUSED" });
+    expect(seller.payloads.length - before).to.equal(3);
+    expect(claimable(before)).to.equal(2n * PRICE);
+    const kept = await agent.kept();
+    expect(kept.channel).to.deep.include({ chargedCumulativeAmount: PRICE.toString() });
+    expect(kept.tab.unanswered).to.equal(undefined);
+  });
+
   for (const [forgery, forge] of [
-    ["a voucher of another key", async (_key: Wallet, channelId: string) => ({ channelId, charged: 50_000n, signed: 50_000n, signature: await signVoucher(Wallet.createRandom(), channelId, 50_000n) })],
+    ["a voucher of another key", async (_key: Wallet, channelId: string) => ({ channelId, charged: PRICE, signed: PRICE, signature: await signVoucher(Wallet.createRandom(), channelId, PRICE) })],
     ["the tab key's voucher of another channel", async (key: Wallet, channelId: string) => {
       const other = hexlify(randomBytes(32));
-      return { channelId, charged: 50_000n, signed: 50_000n, signature: await signVoucher(key, other, 50_000n) };
+      return { channelId, charged: PRICE, signed: PRICE, signature: await signVoucher(key, other, PRICE) };
     }],
-    ["a total above what the tab key signed", async (key: Wallet, channelId: string) => ({ channelId, charged: 50_000n, signed: 40_000n, signature: await signVoucher(key, channelId, 40_000n) })],
+    ["a total above what the tab key signed", async (key: Wallet, channelId: string) => ({ channelId, charged: 2n * PRICE, signed: PRICE, signature: await signVoucher(key, channelId, PRICE) })],
     ["a total above the deposit, signed", async (key: Wallet, channelId: string) => ({ channelId, charged: DEPOSIT + PRICE, signed: DEPOSIT + PRICE, signature: await signVoucher(key, channelId, DEPOSIT + PRICE) })],
+    ["another total than the unanswered payment's, signed", async (key: Wallet, channelId: string) => ({ channelId, charged: 3n * PRICE, signed: 3n * PRICE, signature: await signVoucher(key, channelId, 3n * PRICE) })],
   ] as const) {
-    it(`refuses ${forgery}: TAB_PAYMENT_REFUSED, the tab's totals unmoved and nothing paid again`, async function () {
+    it(`refuses ${forgery} after an answer it never got: TAB_PAYMENT_REFUSED, the tab's totals unmoved and nothing paid again`, async function () {
       const agent = agentTabs();
       const before = seller.payloads.length;
-      seller.answerWith(async () => {
+      seller.answerWith(async (sent) => {
+        if (sent === before + 1) return "lost";
         const { key, channelId } = await agent.kept();
         return forge(key, channelId);
       });
-      const refused = await agent.pay().then(
-        () => undefined,
-        (error: unknown) => error,
-      );
-      expect(refused).to.include({ code: "TAB_PAYMENT_REFUSED" });
-      expect(seller.payloads.length - before).to.equal(1);
+      expect(await refusalOf(agent.pay())).to.include({ code: "TAB_ANSWER_LOST" });
+      expect(await refusalOf(agent.pay())).to.include({ code: "TAB_PAYMENT_REFUSED" });
+      expect(seller.payloads.length - before).to.equal(2);
       const kept = await agent.kept();
       expect(kept.tab.funded).to.equal(false);
       expect(kept.channel).to.equal(undefined);

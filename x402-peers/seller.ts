@@ -51,6 +51,8 @@ export interface SellerOptions {
   referenceSecret?: Uint8Array;
   /** How long one request holds its payment (ShieldedServerScheme's serveLeaseSeconds); 120 s by default. */
   serveLeaseSeconds?: number;
+  /** How long the paid route's handler works before it answers (a slow handler: an LLM answer, a report); 0 by default. */
+  handlerDelayMs?: number;
 }
 
 export interface Seller extends LocalServer {
@@ -58,7 +60,8 @@ export interface Seller extends LocalServer {
   resourceUrl: string;
 }
 
-type ResolvedSellerOptions = Required<Omit<SellerOptions, "served" | "referenceSecret" | "serveLeaseSeconds">> & Pick<SellerOptions, "served" | "referenceSecret" | "serveLeaseSeconds">;
+type ResolvedSellerOptions = Required<Omit<SellerOptions, "served" | "referenceSecret" | "serveLeaseSeconds" | "handlerDelayMs">> &
+  Pick<SellerOptions, "served" | "referenceSecret" | "serveLeaseSeconds" | "handlerDelayMs">;
 
 const DESCRIPTION = "Weather report";
 const MIME_TYPE = "application/json";
@@ -138,7 +141,8 @@ export async function startSeller(options: SellerOptions): Promise<Seller> {
   const app = express();
   // One middleware for every paid route: one server, one reference secret.
   const paid = resolved.x402Version === 2 ? v2Middleware(resolved) : v1Middleware(resolved);
-  app.get(PAID_PATH, paid, (_request, response) => {
+  app.get(PAID_PATH, paid, async (_request, response) => {
+    if (resolved.handlerDelayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, resolved.handlerDelayMs));
     response.json(WEATHER_REPORT);
   });
   if (resolved.x402Version === 2) {

@@ -72,6 +72,28 @@ describe("paid means served: a shielded-proof payment interrupted between paid a
     }
   });
 
+  it("a handler slower than the lease serves one payment once under two presentations: the lease is held while it works", async function () {
+    // A 2-second lease and a 7-second handler: unrenewed, the lease would lapse before the handler answers.
+    const seller = await world.startShieldedSeller({ facilitator: "relayer", serveLeaseSeconds: 2, handlerDelayMs: 7_000 });
+    try {
+      const { agent } = await world.newAgent(world.chain.depositors.carol, 1_000_000n);
+      const { payment } = await paymentFor(agent, seller.resourceUrl);
+      const slow = send(seller.resourceUrl, payment);
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      const second = await send(seller.resourceUrl, payment);
+      expect(second.status).to.equal(402);
+      expect(reasonOf(second), "the first request still holds the payment").to.equal("shielded_payment_in_progress");
+      const first = await slow;
+      expect(first.status, await first.clone().text()).to.equal(200);
+      const third = await send(seller.resourceUrl, payment);
+      expect(third.status).to.equal(402);
+      expect(reasonOf(third)).to.equal("invalid_shielded_payment_already_used");
+      expect(await world.usdcBalance(seller.payTo)).to.equal(world.price);
+    } finally {
+      await seller.close();
+    }
+  });
+
   it("a relay the relayer sent and never answered (its claim kept, the seller answered nothing): the same payment presented again is served once", async function () {
     const seller = await world.startShieldedSeller({ facilitator: "relayer" });
     try {

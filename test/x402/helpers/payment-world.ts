@@ -174,6 +174,9 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     metrics?: Registry;
     /** How long the reference facilitator's plug-in waits for a relay it sent (60 s by default). */
     inclusionTimeoutMs?: number;
+    /** How long one request holds its payment, and how long the paid route's handler works (SellerOptions). */
+    serveLeaseSeconds?: number;
+    handlerDelayMs?: number;
   }) => {
     const keys = [Wallet.createRandom(), Wallet.createRandom()];
     for (const key of keys) await networkHelpers.setBalance(key.address, 10n ** 18n);
@@ -207,6 +210,8 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
       ...(options.served !== undefined && { served: options.served }),
       ...(options.referenceSecret !== undefined && { referenceSecret: options.referenceSecret }),
       ...(options.maxTimeoutSeconds !== undefined && { maxTimeoutSeconds: options.maxTimeoutSeconds }),
+      ...(options.serveLeaseSeconds !== undefined && { serveLeaseSeconds: options.serveLeaseSeconds }),
+      ...(options.handlerDelayMs !== undefined && { handlerDelayMs: options.handlerDelayMs }),
     });
     return {
       ...seller,

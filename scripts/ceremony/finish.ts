@@ -49,12 +49,32 @@ export async function finishCeremony({ dir, ptau, circuit, development, paths = 
   });
   if (lacks.length > 0 && !development) throw new DevelopmentKeyError(lacks);
 
-  const { ok, transcript } = await verifyCeremony({ transcriptFile, ptau, r1cs: circuit.r1cs, say });
+  const { ok } = await verifyCeremony({ transcriptFile, ptau, r1cs: circuit.r1cs, say });
   if (!ok) throw new Error("the ceremony does not verify (see above); nothing was written");
-  const steps = phaseTwoSteps(transcript);
+  const manifest = await writeCeremonyKey({ dir, wasm: circuit.wasm, paths, say });
 
+  // What the deploy will say of it, judged from the files just written.
+  const assessment = await assessProvingKey(paths, { publicPhase1File: ptau });
+  if (assessment.inconsistencies.length > 0) throw new Error(`the written files disagree: ${assessment.inconsistencies.join("; ")}`);
+  say(`proving key: ${assessment.description}`);
+  if (assessment.lacks.length > 0) {
+    say(`done: a DEVELOPMENT key, NOT for production chains (the deploy refuses it there): ${assessment.lacks.join("; ")}`);
+  } else {
+    say("done: commit sdk/artifacts/ and contracts/verifiers/ together, and deploy a new pool (its verifier is inlined)");
+  }
+  return manifest;
+}
+
+/**
+ * What finish writes for the ceremony in `dir`, once verified: its last zkey with everything derived from it, a copy
+ * of its transcript, and the manifest recording them.
+ */
+export async function writeCeremonyKey({ dir, wasm, paths, say }: { dir: string; wasm: string; paths: ArtifactPaths; say: (line: string) => void }): Promise<ArtifactManifest> {
+  const transcriptFile = path.join(dir, TRANSCRIPT_FILE);
+  const transcript = await readTranscript(transcriptFile);
+  const steps = phaseTwoSteps(transcript);
   say(`writing the keys, verifiers and manifest under ${paths.root}`);
-  const files = await exportArtifacts(paths, path.join(dir, latestZkey(transcript).file), circuit.wasm);
+  const files = await exportArtifacts(paths, path.join(dir, latestZkey(transcript).file), wasm);
   await copyFile(transcriptFile, paths.transcript);
   const beacon = steps.find((step) => step.kind === "beacon");
   const { phase1 } = transcript;
@@ -71,15 +91,5 @@ export async function finishCeremony({ dir, ptau, circuit, development, paths = 
     },
   };
   await writeManifest(manifest, paths.manifest);
-
-  // What the deploy will say of it, judged from the files just written.
-  const assessment = await assessProvingKey(paths);
-  if (assessment.inconsistencies.length > 0) throw new Error(`the written files disagree: ${assessment.inconsistencies.join("; ")}`);
-  say(`proving key: ${assessment.description}`);
-  if (assessment.lacks.length > 0) {
-    say(`done: a DEVELOPMENT key, NOT for production chains (the deploy refuses it there): ${assessment.lacks.join("; ")}`);
-  } else {
-    say("done: commit sdk/artifacts/ and contracts/verifiers/ together, and deploy a new pool (its verifier is inlined)");
-  }
   return manifest;
 }

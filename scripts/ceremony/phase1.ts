@@ -62,7 +62,7 @@ export async function fileHashes(file: string): Promise<{ blake2b: string; sha25
 }
 
 /** The power of a ptau file (its header, section 1: n8, q, power, ceremonyPower) and whether it is prepared. */
-async function ptauHeader(file: string): Promise<{ power: number; prepared: boolean }> {
+export async function ptauHeader(file: string): Promise<{ power: number; prepared: boolean }> {
   const sections = await readSections(file, "ptau");
   const header = await sections.read(1);
   const n8 = header.readUInt32LE(0);

@@ -20,15 +20,6 @@ const NAME_PARAM = 1;
 const ITERATIONS_PARAM = 2;
 const BEACON_PARAM = 3;
 
-interface PointCodec {
-  fromRprLEM(buff: Uint8Array, offset: number): unknown;
-  toRprUncompressed(buff: Uint8Array, offset: number, point: unknown): void;
-}
-interface Bn128 {
-  G1: PointCodec;
-  G2: PointCodec;
-}
-
 const G1_BYTES = 64;
 const G2_BYTES = 128;
 const TRANSCRIPT_BYTES = 64;
@@ -40,8 +31,8 @@ const TRANSCRIPT_BYTES = 64;
  */
 export async function readZkeyContributions(file: string): Promise<ZkeyContribution[]> {
   const mpc = await (await readSections(file, "zkey")).read(MPC_SECTION);
-  const curve = (await snarkjs.curves.getCurveFromName("bn128")) as Bn128;
-  const uncompressed = (codec: PointCodec, lem: Uint8Array) => {
+  const curve = await snarkjs.curves.getCurveFromName("bn128");
+  const uncompressed = (codec: snarkjs.CurveGroup, lem: Uint8Array) => {
     const out = new Uint8Array(lem.length);
     codec.toRprUncompressed(out, 0, codec.fromRprLEM(lem, 0));
     return out;

@@ -4,7 +4,8 @@ import { isDeepStrictEqual } from "node:util";
 import * as snarkjs from "snarkjs";
 import { sha256File } from "../../sdk/circuit/artifacts.js";
 import { chainProblems, contributionMismatches } from "../ceremony/chain.js";
-import { KNOWN_PHASE1 } from "../ceremony/phase1.js";
+import { fileHashes, KNOWN_PHASE1, ptauHeader } from "../ceremony/phase1.js";
+import { keyPhase1Points, ptauPhase1Points, samePhase1Points, type Phase1Points } from "../ceremony/phase1-points.js";
 import { latestZkey, phaseTwoSteps, readTranscript, type Transcript } from "../ceremony/transcript.js";
 import { readZkeyContributions, type ZkeyContribution } from "../ceremony/zkey-contributions.js";
 import { generateBatchVerifier } from "./batch-verifier.js";
@@ -18,14 +19,47 @@ export const PRODUCTION_MIN_CONTRIBUTIONS = 3;
 /** The public phase-1 files a production key may start from, BLAKE2b-512 by power (default: Hermez', phase1.ts). */
 export type AcceptedPhase1 = Readonly<Record<number, { file: string; blake2b: string }>>;
 
+/** A phase-1 file one party made, who may know its toxic waste: known by each hash a transcript can carry, and by its points. */
+export interface DevelopmentPhase1 {
+  description: string;
+  sha256: string;
+  blake2b?: string;
+  /** The alpha and beta every key made from it carries, whatever its transcript says. */
+  points: Phase1Points;
+}
+
 /**
- * Phase-1 files known to be development files, by SHA-256: one party made each, and may know its toxic waste.
- * `npm run circuits:setup` makes a new one each time it finds none; any file not in KNOWN_PHASE1 counts as
- * development whether listed here or not, this list only names it.
+ * Phase-1 files known to be development files: the ones this project's development keys were set up from.
+ * `npm run circuits:setup` makes a new one each time it finds none; any file not proven public counts as development
+ * whether listed here or not, this list only names it, and a key made from one of them is named by its own points.
  */
-export const KNOWN_DEVELOPMENT_PHASE1: Readonly<Record<string, string>> = {
-  "119bd03e86f33c069a41721ac4182d0b462b3483942c2ca056bb36c25be1714d": "the local power-15 file the first development key was set up from",
-};
+export const KNOWN_DEVELOPMENT_PHASE1: readonly DevelopmentPhase1[] = [
+  {
+    description: "the local power-15 file the first development key was set up from",
+    sha256: "119bd03e86f33c069a41721ac4182d0b462b3483942c2ca056bb36c25be1714d",
+    points: {
+      alpha1: ["5592168535436428456966962950948608335721328635482294080137630456090296329776", "1763322754748672878380669810488564132407570556101009460206532482789560328485", "1"],
+      beta2: [
+        ["4846559972974208886610751182661091032148135886387229623290146399227813463866", "18028629733886947165567153017594474203231671291928731163580061074434890496929"],
+        ["20424985289002922862573326105715211113848368230412872618625661423862794782843", "20330770209754234797700278258461176913684545041818810254082463940602925153007"],
+        ["1", "0"],
+      ],
+    },
+  },
+  {
+    description: "the local power-15 file of the development key with the refund anchor",
+    sha256: "3a06095dbfe0fb63de48a695911cee4c2452431fab2a9f6f07486a002c0995f8",
+    blake2b: "851a5e20e1d24752469b53f35d11e13a6cbdb18f8d4b548735190f9ed78bf20bd69a1217b9f5254e58e70711d796df77e87fe44370c8432b829fcd8bbc616db6",
+    points: {
+      alpha1: ["14657160463037057449127930035460367683530879197140840093060140244360590363493", "19109821116161541095241842730106814896361147053129874104181028596337756062303", "1"],
+      beta2: [
+        ["19626514077724795383068757398951127900639457557889352611427379600320251680380", "3911091752349822907378347820758290958093793477303842789602861602343150528991"],
+        ["1437405364624899259051464327351793466101594234810404613194956723657551640562", "2484023025711813933161619940554342152669596331573987455930366174983768972395"],
+        ["1", "0"],
+      ],
+    },
+  },
+];
 
 /** What the committed files say about the proving key, read from the files themselves rather than from a flag. */
 export interface ProvingKeyAssessment {
@@ -39,13 +73,47 @@ export interface ProvingKeyAssessment {
   contributions: ZkeyContribution[];
 }
 
-/** Where a phase 1 comes from, judged by its hashes alone: an accepted public file, or a development one. */
+/**
+ * Where a phase 1 comes from by the hashes its record claims: an accepted public file, or a development one. A claim
+ * only: what the ceremony's `finish` checks the file against, and what a manifest must agree with. The key's own
+ * phase 1 is judged by its points (phase1OfKey).
+ */
 export function phase1Origin(ptau: { power: number; sha256: string; blake2b?: string }, accepted: AcceptedPhase1 = KNOWN_PHASE1): { public: boolean; text: string } {
   const known = accepted[ptau.power];
   if (known !== undefined && ptau.blake2b === known.blake2b) return { public: true, text: `the public ${known.file}` };
-  const development = KNOWN_DEVELOPMENT_PHASE1[ptau.sha256];
-  if (development !== undefined) return { public: false, text: `a development file (${development}; SHA-256 ${ptau.sha256.slice(0, 16)}...)` };
+  const development = KNOWN_DEVELOPMENT_PHASE1.find((file) => file.sha256 === ptau.sha256 || (file.blake2b !== undefined && file.blake2b === ptau.blake2b));
+  if (development !== undefined) return { public: false, text: `a development file (${development.description}; SHA-256 ${development.sha256.slice(0, 16)}...)` };
   return { public: false, text: `a development file: no public file of power ${ptau.power} has its hash (SHA-256 ${ptau.sha256.slice(0, 16)}...)` };
+}
+
+/**
+ * Where the key's phase 1 comes from, by the alpha and beta the key itself carries (which no edit of a transcript
+ * changes): a known development file's points name it; a public phase 1 is only ever one proven by its file
+ * (`publicFile`): the BLAKE2b-512 its publisher states for its power, and the same alpha and beta as the key's.
+ * Without the file the transcript's claim is not enough.
+ */
+export async function phase1OfKey(
+  points: Phase1Points,
+  claimed: { power: number; sha256: string; blake2b?: string },
+  publicFile: string | undefined,
+  accepted: AcceptedPhase1 = KNOWN_PHASE1,
+): Promise<{ public: boolean; text: string }> {
+  const development = KNOWN_DEVELOPMENT_PHASE1.find((file) => samePhase1Points(file.points, points));
+  if (development !== undefined) return { public: false, text: `a development file (${development.description}), as the key's own alpha and beta show` };
+  if (publicFile === undefined) {
+    const claim = phase1Origin(claimed, accepted);
+    if (!claim.public) return claim;
+    return { public: false, text: `${claim.text} by its transcript's word only: name that file (PHASE1_PTAU) so that the key's alpha and beta are checked against it` };
+  }
+  const { power } = await ptauHeader(publicFile);
+  const known = accepted[power];
+  if (known === undefined || known.blake2b !== (await fileHashes(publicFile)).blake2b) {
+    return { public: false, text: `a development file: ${path.basename(publicFile)} is no public phase 1 (no published file of power ${power} has its BLAKE2b-512)` };
+  }
+  if (!samePhase1Points(await ptauPhase1Points(publicFile), points)) {
+    return { public: false, text: `another file than the public ${known.file}: the key's alpha and beta are not that file's` };
+  }
+  return { public: true, text: `the public ${known.file}, its alpha and beta checked against the key's` };
 }
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? "" : "s"}`;
@@ -79,12 +147,11 @@ async function pinProblems(paths: ArtifactPaths, manifest: ArtifactManifest): Pr
   return problems;
 }
 
-/** The verification key and both verifiers against what the zkey derives (export-artifacts.ts), each a phrase. */
-async function derivationProblems(paths: ArtifactPaths): Promise<string[]> {
+/** The verification key and both verifiers against what the zkey derives (`fromZkey`, export-artifacts.ts), each a phrase. */
+async function derivationProblems(paths: ArtifactPaths, fromZkey: unknown): Promise<string[]> {
   const problems: string[] = [];
   const name = (file: string) => path.relative(paths.root, file);
   const vkeyText = await read(paths.vkey);
-  const fromZkey: unknown = JSON.parse(JSON.stringify(await snarkjs.zKey.exportVerificationKey(paths.zkey)));
   if (vkeyText === undefined || !isDeepStrictEqual(JSON.parse(vkeyText), fromZkey)) problems.push(`${name(paths.vkey)} is not the verification key of ${name(paths.zkey)}`);
   if ((await read(paths.verifier)) !== (await generateVerifier(paths.zkey))) problems.push(`${name(paths.verifier)} is not the verifier of ${name(paths.zkey)}`);
   const batch = vkeyText === undefined ? undefined : await generateBatchVerifier(paths.vkey).catch(() => undefined);
@@ -113,30 +180,42 @@ async function transcriptProblems(paths: ArtifactPaths, manifest: ArtifactManife
   };
 }
 
+/** What the assessment is told beyond the checkout: the public phase-1 file, and which files count as public. */
+export interface KeyAssessmentOptions {
+  /** The public phase-1 file the key claims to come from (PHASE1_PTAU): without it no key is judged public. */
+  publicPhase1File?: string;
+  /** The public phase-1 files accepted, BLAKE2b-512 by power; default KNOWN_PHASE1. */
+  accepted?: AcceptedPhase1;
+}
+
 /**
  * Judges the proving key under `paths` from evidence no single edit can fake: the contributions and beacon the zkey
- * itself carries, the transcript whose steps chain to the zkey's hash, the phase-1 file's hash against the public
- * ones accepted (`accepted`, default KNOWN_PHASE1) and the known development ones, the verification key and both
- * verifiers derived again from the zkey and each pinned by the manifest. The manifest's own claims (its
- * `development` flag, its list of contributions) only count where the files agree with them.
+ * itself carries, the transcript whose steps chain to the zkey's hash, the phase 1 by the alpha and beta the key
+ * carries (phase1OfKey: a known development file's, or those of the public file named, its published hash checked),
+ * the verification key and both verifiers derived again from the zkey and each pinned by the manifest. The
+ * manifest's own claims (its `development` flag, its list of contributions) only count where the files agree with
+ * them.
  */
-export async function assessProvingKey(paths: ArtifactPaths = artifactPaths(), accepted: AcceptedPhase1 = KNOWN_PHASE1): Promise<ProvingKeyAssessment> {
+export async function assessProvingKey(paths: ArtifactPaths = artifactPaths(), { publicPhase1File, accepted = KNOWN_PHASE1 }: KeyAssessmentOptions = {}): Promise<ProvingKeyAssessment> {
   const manifest = await readManifest(paths.manifest);
   const contributions = await readZkeyContributions(paths.zkey);
   const beacon = contributions.at(-1)?.beacon === undefined ? undefined : contributions.at(-1);
   const parties = contributions.filter((contribution) => contribution.beacon === undefined);
   const { transcript, problems } = await transcriptProblems(paths, manifest, contributions);
-  const origin = phase1Origin(transcript?.phase1 ?? manifest.ptau, accepted);
+  const vkey: unknown = JSON.parse(JSON.stringify(await snarkjs.zKey.exportVerificationKey(paths.zkey)));
+  const claimedPhase1 = transcript?.phase1 ?? manifest.ptau;
+  const claimed = phase1Origin(claimedPhase1, accepted);
+  const origin = await phase1OfKey(keyPhase1Points(vkey as Parameters<typeof keyPhase1Points>[0]), claimedPhase1, publicPhase1File, accepted);
   const recorded = [...manifest.phase2.contributions, ...(manifest.phase2.beacon === null ? [] : [manifest.phase2.beacon])];
 
   const inconsistencies = [
     ...(await pinProblems(paths, manifest)),
-    ...(await derivationProblems(paths)),
+    ...(await derivationProblems(paths, vkey)),
     ...problems,
     ...(isDeepStrictEqual(recorded.map(({ name, hash }) => ({ name, hash })), contributions.map(({ name, hash }) => ({ name, hash })))
       ? []
       : [`the manifest lists ${plural(recorded.length, "contribution")} (${names(recorded)}), the zkey carries ${contributions.length} (${names(contributions)})`]),
-    ...(manifest.ptau.development === !origin.public ? [] : [`the manifest calls its phase 1 ${manifest.ptau.development ? "development" : "public"}, but its hash makes it ${origin.text}`]),
+    ...(manifest.ptau.development === !claimed.public ? [] : [`the manifest calls its phase 1 ${manifest.ptau.development ? "development" : "public"}, but its hash makes it ${claimed.text}`]),
   ];
   const lacks = productionLacks({ origin, parties: parties.length, beacon: beacon !== undefined, transcript: manifest.phase2.transcript !== null });
   const beaconText =

@@ -12,6 +12,7 @@ export const DEPLOY_ENV = {
   accessFeeTreasury: "ACCESS_FEE_TREASURY",
   refunder: "REFUNDER_ADDRESS",
   allowUntrustedKey: "ALLOW_UNTRUSTED_KEY",
+  phase1File: "PHASE1_PTAU",
 } as const;
 
 export const DEPLOY_DEFAULT_RPC_URL = "http://127.0.0.1:8545";
@@ -32,6 +33,11 @@ export const DeployConfigSchema = z
     refunder: AddressSchema.optional(),
     /** Deploy to a production chain with a proving key the ceremony did not make (scripts/deploy/key-guard.ts). */
     allowUntrustedKey: z.stringbool().default(false),
+    /**
+     * The public phase-1 file the key was made from (powersOfTau28_hez_final_<power>.ptau): a production chain takes a
+     * key only when its alpha and beta are this file's and the file's hash is the published one.
+     */
+    phase1File: z.string().min(1).optional(),
   })
   .strict();
 

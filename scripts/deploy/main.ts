@@ -41,8 +41,9 @@ async function main(): Promise<void> {
     const chainId = Number((await provider.getNetwork()).chainId);
     log(`RPC ${new URL(config.rpcUrl).origin}, chain ${chainId}`);
 
-    log("checking the proving key: its zkey, transcript, phase-1 hash and both verifiers");
-    const verdict = judgeProvingKey(await assessProvingKey(), chainId, { allowUntrustedKey: config.allowUntrustedKey });
+    log(`checking the proving key: its zkey, transcript, both verifiers, and its phase 1 by its own alpha and beta${config.phase1File === undefined ? "" : ` against ${config.phase1File}`}`);
+    const assessment = await assessProvingKey(undefined, { publicPhase1File: config.phase1File });
+    const verdict = judgeProvingKey(assessment, chainId, { allowUntrustedKey: config.allowUntrustedKey });
     for (const line of verdict.lines) (verdict.deploy ? log : (text: string) => console.error(`[deploy] ${text}`))(line);
     if (!verdict.deploy) {
       process.exitCode = 1;

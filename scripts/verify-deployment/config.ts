@@ -10,6 +10,7 @@ export const VERIFY_DEPLOYMENT_ENV = {
   roleHolders: "ROLE_HOLDERS",
   pastRoleHolders: "PAST_ROLE_HOLDERS",
   maxBlockRange: "MAX_BLOCK_RANGE",
+  phase1File: "PHASE1_PTAU",
 } as const;
 
 /** `ROLE=0xA,0xB;OTHER_ROLE=0xC`: accounts by role name (ROLE_HOLDERS: the holders now; PAST_ROLE_HOLDERS: earlier ones). */
@@ -28,6 +29,8 @@ export const VerifyDeploymentConfigSchema = z
     pastRoleHolders: RoleHoldersSchema.optional(),
     /** Blocks per eth_getLogs request; lower it for a provider with a smaller cap. */
     maxBlockRange: z.coerce.number().int().positive().default(2_000),
+    /** The public phase-1 file the key was made from: on a production chain the key passes only against it (key-trust.ts). */
+    phase1File: z.string().min(1).optional(),
   })
   .strict();
 

@@ -8,7 +8,8 @@
 // Env (scripts/verify-deployment/config.ts): RPC_URL (default http://127.0.0.1:8545), ADDRESS_BOOK (default
 // deployments/<chainId>.json), ROLE_HOLDERS (`REFUNDER_ROLE=0xA,0xB;POSTMAN_ROLE=0xC`: holders that replace the
 // address book's for those roles, after a rotation), PAST_ROLE_HOLDERS (same form: earlier holders the history check
-// accepts, such as a rotated-out key), MAX_BLOCK_RANGE (blocks per eth_getLogs, default 2000).
+// accepts, such as a rotated-out key), MAX_BLOCK_RANGE (blocks per eth_getLogs, default 2000), PHASE1_PTAU (the public
+// phase-1 file the key was made from: on a production chain the key passes only with it, scripts/circuits/key-trust.ts).
 import { JsonRpcProvider } from "ethers";
 import hre from "hardhat";
 import { releaseProverThreads } from "../../sdk/circuit/prover.js";
@@ -25,7 +26,7 @@ async function main(): Promise<void> {
     const chainId = Number((await provider.getNetwork()).chainId);
     const book = await resolveAddressBook(chainId, config.addressBook, VERIFY_DEPLOYMENT_ENV.addressBook);
     console.log(`verifying the deployment of chain ${chainId} (entrypoint ${book.entrypoint}, pool ${book.privacyPool}) against this checkout`);
-    const checks = await verifyDeployment({ provider, book, artifacts: hre.artifacts, roleHolders: config.roleHolders, pastRoleHolders: config.pastRoleHolders, maxBlockRange: config.maxBlockRange, progress: console.log });
+    const checks = await verifyDeployment({ provider, book, artifacts: hre.artifacts, roleHolders: config.roleHolders, pastRoleHolders: config.pastRoleHolders, maxBlockRange: config.maxBlockRange, progress: console.log, phase1File: config.phase1File });
     console.log(formatChecks(checks));
     const mismatches = checks.filter((check) => !check.ok);
     console.log(mismatches.length === 0 ? `all ${checks.length} checks pass` : `${mismatches.length} of ${checks.length} checks do not match: ${mismatches.map((check) => check.check).join("; ")}`);

@@ -4,7 +4,7 @@ import { DEFAULT_MAX_RELAY_FEE_BPS, DEFAULT_MINIMUM_DEPOSIT_AMOUNT } from "../..
 import type { AddressBook } from "../../lib/address-book.js";
 import { SNARK_SCALAR_FIELD } from "../../sdk/crypto/field.js";
 import { Entrypoint__factory } from "../../types/ethers-contracts/index.js";
-import { WITHDRAW_ARTIFACTS } from "../../sdk/circuit/artifacts.js";
+import { artifactPaths, type ArtifactPaths } from "../circuits/export-artifacts.js";
 import { assessProvingKey } from "../circuits/key-trust.js";
 import { isProductionChain } from "../deploy/key-guard.js";
 import { CIRCLE_USDC } from "../deploy/usdc.js";
@@ -27,6 +27,10 @@ export interface VerifyDeploymentOptions {
   maxBlockRange?: number;
   /** Hears how reading the history goes (it can take many requests on a long-lived chain). */
   progress?: (line: string) => void;
+  /** Where the proving key's files are: this checkout's sdk/artifacts and verifiers by default. */
+  keyPaths?: ArtifactPaths;
+  /** The public phase-1 file the key was made from (PHASE1_PTAU): a production chain's key passes only against it. */
+  phase1File?: string;
 }
 
 /** PrivacyPool's SCOPE: keccak256(pool, chain id, asset) mod the scalar field, as its constructor computes it. */
@@ -43,7 +47,7 @@ const failure = (error: unknown) => `call failed: ${error instanceof Error ? err
  * parameters and the address book's access-fee treasury; each role is held by exactly whom the address book names,
  * and nobody else ever held one, read from the entrypoint's whole history (role-checks.ts).
  */
-export async function verifyDeployment({ provider, book, artifacts, roleHolders = {}, pastRoleHolders = {}, maxBlockRange = 2_000, progress }: VerifyDeploymentOptions): Promise<DeploymentCheck[]> {
+export async function verifyDeployment({ provider, book, artifacts, roleHolders = {}, pastRoleHolders = {}, maxBlockRange = 2_000, progress, keyPaths = artifactPaths(), phase1File }: VerifyDeploymentOptions): Promise<DeploymentCheck[]> {
   const { checks, add } = checkList();
 
   const chainId = Number((await provider.getNetwork()).chainId);
@@ -53,7 +57,7 @@ export async function verifyDeployment({ provider, book, artifacts, roleHolders 
   add(circle === undefined ? "USDC (the address book's, no Circle USDC on this chain id)" : "USDC (Circle's on this chain)", usdc, book.usdc, sameAddress(usdc, book.usdc));
 
   // The pool inlines the verifier, so its bytecode carries the key; these say which key that is, from its files.
-  const key = await assessProvingKey();
+  const key = await assessProvingKey(keyPaths, { publicPhase1File: phase1File });
   add("proving key files agree (zkey, transcript, verification key, both verifiers, manifest)", "nothing contradicts", key.inconsistencies.join("; ") || "nothing contradicts");
   const production = isProductionChain(chainId);
   add(
@@ -73,7 +77,7 @@ export async function verifyDeployment({ provider, book, artifacts, roleHolders 
   const immutables = {
     PrivacyPool: { ENTRYPOINT: addressWord(book.entrypoint), WITHDRAWAL_BATCH_VERIFIER: addressWord(book.batchVerifier), ASSET: addressWord(usdc), SCOPE: uintWord(scope) },
   };
-  checks.push(...(await checkKeyInCode(provider, WITHDRAW_ARTIFACTS.vkey, key.description, deployed.slice(1))));
+  checks.push(...(await checkKeyInCode(provider, keyPaths.vkey, key.description, deployed.slice(1))));
   checks.push(...(await checkContractCode(provider, artifacts, deployed, { immutables, libraries: book.poseidon })));
 
   const entrypoint = Entrypoint__factory.connect(book.entrypoint, provider);

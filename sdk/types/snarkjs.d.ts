@@ -44,5 +44,18 @@ declare module "snarkjs" {
   export const r1cs: {
     info(r1cs: string, logger?: Logger): Promise<{ nConstraints: number; nVars: number; nPubInputs: number; nOutputs: number; nPrvInputs: number }>;
   };
-  export const curves: { getCurveFromName(name: string): Promise<unknown> };
+  /** An ffjavascript group, as far as this project reads points with it (Montgomery form, little-endian). */
+  export interface CurveGroup {
+    F: { n8: number };
+    fromRprLEM(buffer: Uint8Array, offset: number): unknown;
+    toRprUncompressed(buffer: Uint8Array, offset: number, point: unknown): void;
+    toAffine(point: unknown): unknown;
+    /** [x, y, z] of bigints (G2: pairs), as verification keys write them. */
+    toObject(point: unknown): unknown;
+  }
+  export interface Curve {
+    G1: CurveGroup;
+    G2: CurveGroup;
+  }
+  export const curves: { getCurveFromName(name: string): Promise<Curve> };
 }

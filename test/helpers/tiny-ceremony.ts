@@ -2,7 +2,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { compileCircom, REPO_ROOT, type CompiledCircuit } from "../../scripts/circuits/compile.js";
 import { artifactPaths, type ArtifactPaths } from "../../scripts/circuits/export-artifacts.js";
-import type { AcceptedPhase1 } from "../../scripts/circuits/key-trust.js";
+import type { AcceptedPhase1, KeyAssessmentOptions } from "../../scripts/circuits/key-trust.js";
 import { applyBeacon, contribute } from "../../scripts/ceremony/contribute.js";
 import { finishCeremony } from "../../scripts/ceremony/finish.js";
 import { createDevelopmentPhase1 } from "../../scripts/ceremony/phase1.js";
@@ -23,6 +23,8 @@ export interface TinyCeremony {
   paths: ArtifactPaths;
   /** Its phase 1 as if it were a public file: what a ceremony on a public phase 1 would be judged with. */
   acceptedAsPublic: AcceptedPhase1;
+  /** The assessment of a key on that public file, the file named as PHASE1_PTAU names it. */
+  asPublic: KeyAssessmentOptions;
 }
 
 /**
@@ -43,5 +45,6 @@ export async function runTinyCeremony(work: string, parties = ["Alice", "Bob", "
   const ceremonyCircuit = { name: "ceremony-tiny", r1cs: circuit.r1cs, wasm: circuit.wasm };
   await finishCeremony({ dir, ptau, circuit: ceremonyCircuit, development: true, paths, say });
   const transcript = await readTranscript(path.join(dir, TRANSCRIPT_FILE));
-  return { circuit, ptau, dir, transcript, paths, acceptedAsPublic: { 5: { file: "pot5_dev.ptau", blake2b: transcript.phase1.blake2b } } };
+  const acceptedAsPublic = { 5: { file: "pot5_dev.ptau", blake2b: transcript.phase1.blake2b } };
+  return { circuit, ptau, dir, transcript, paths, acceptedAsPublic, asPublic: { publicPhase1File: ptau, accepted: acceptedAsPublic } };
 }

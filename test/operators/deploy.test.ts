@@ -9,6 +9,8 @@ import { assessProvingKey } from "../../scripts/circuits/key-trust.js";
 import { CIRCLE_USDC } from "../../scripts/deploy/usdc.js";
 import { answers, freePort, startService, waitFor, type ServiceProcess } from "../../scripts/demo/processes.js";
 import { TestUSDC__factory } from "../../types/ethers-contracts/index.js";
+import { verifyDeployment } from "../../scripts/verify-deployment/verify-deployment.js";
+import { forgeLaunchKey } from "../helpers/forged-launch-key.js";
 import { runCommand } from "../helpers/run-command.js";
 
 const BASE = 8453;
@@ -120,6 +122,17 @@ describe("deploy: any RPC by RPC_URL", function () {
     const verified = await runScript("scripts/verify-deployment/main.ts", { RPC_URL: rpcUrl, ADDRESS_BOOK: addressBookPath(BASE, dir) });
     expect(verified.code, verified.output).to.equal(1);
     expect(verified.output).to.match(/proving key \(sdk\/artifacts\) .*\| MISMATCH/).and.to.match(/USDC \(Circle's on this chain\) .*\| ok/);
+
+    // The committed development key dressed as a launch key, every file of it consistent: verify:deployment judges its
+    // phase 1 by the key's own alpha and beta on this production chain, as the guard does.
+    const { paths: forged } = await forgeLaunchKey(await mkdtemp(path.join(dir, "forged-")));
+    const onChain = new JsonRpcProvider(rpcUrl, undefined, { staticNetwork: true });
+    const checks = await verifyDeployment({ provider: onChain, book, artifacts: hre.artifacts, keyPaths: forged });
+    onChain.destroy();
+    expect(checks.find((check) => check.check.startsWith("proving key files agree"))).to.deep.include({ ok: true });
+    const judged = checks.find((check) => check.check === "proving key (sdk/artifacts)");
+    expect(judged).to.deep.include({ ok: false });
+    expect(judged!.found).to.contain("Mallory, Mallory's friend)").and.to.contain("as the key's own alpha and beta show");
   });
 
   it("git-ignores the Ignition journals of a DEPLOYMENT_ID run and of the local chain, and no other chain's", async function () {

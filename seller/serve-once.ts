@@ -1,5 +1,5 @@
 import type { SchemeServerHooks } from "@x402/core/types";
-import { SettleError } from "@x402/core/types";
+import { SettleError, VerifyError } from "@x402/core/types";
 import { ShieldedPayloadSchema } from "../sdk/x402/shielded.js";
 import type { ServeMetrics } from "./serve-metrics.js";
 import type { ServedPayments } from "./served-payments.js";
@@ -174,7 +174,12 @@ export class ServeOnce {
         return undefined;
       },
       onVerifyFailure: async (context) => {
-        if (!shielded(context)) return inner?.onVerifyFailure?.(context);
+        if (!shielded(context)) {
+          // A plain payment whose facilitator gave no answer is an outage too: a retryable reason, not a bare 402.
+          const recovered = await inner?.onVerifyFailure?.(context);
+          if (recovered !== undefined || context.error instanceof VerifyError) return recovered;
+          return { recovered: true, result: verifyUnavailable(`it did not answer the verify: ${context.error.message}`) };
+        }
         await this.giveBack(context.paymentPayload.payload);
         return { recovered: true, result: verifyUnavailable(`it did not answer the verify: ${context.error.message}`) };
       },
@@ -187,7 +192,11 @@ export class ServeOnce {
         return this.confirm(context.paymentPayload.payload);
       },
       onSettleFailure: async (context) => {
-        if (!shielded(context)) return inner?.onSettleFailure?.(context);
+        if (!shielded(context)) {
+          const recovered = await inner?.onSettleFailure?.(context);
+          if (recovered !== undefined || context.error instanceof SettleError) return recovered;
+          return { recovered: true, result: settleUnavailable(context.requirements.network, `it did not answer the settle: ${context.error.message}`) };
+        }
         await this.giveBack(context.paymentPayload.payload);
         // A facilitator's answer is its own reason; no answer at all is an outage, and says so.
         if (context.error instanceof SettleError) return undefined;

@@ -372,6 +372,7 @@ function revertOf(error: unknown): { data: string; message: string } | undefined
  */
 export async function spendingTransaction(pool: IPrivacyPool, nullifierHash: bigint, lookbackBlocks = 10_000): Promise<string | undefined> {
   const latest = await pool.runner!.provider!.getBlockNumber();
-  const events = await pool.queryFilter(pool.filters.Withdrawn(), Math.max(0, latest - lookbackBlocks), latest);
+  // Up to the chain's latest block, not the provider's cached number: a spend mined a moment ago is in it.
+  const events = await pool.queryFilter(pool.filters.Withdrawn(), Math.max(0, latest - lookbackBlocks), "latest");
   return events.find((event) => event.args.spentNullifierHash === nullifierHash)?.transactionHash;
 }

@@ -3,7 +3,7 @@
 // storage (they survive a restart), claims through @x402/evm's channel manager. No glue besides the route.
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { Network } from "@x402/core/types";
-import { BatchSettlementChannelManager, BatchSettlementEvmScheme } from "@x402/evm/batch-settlement/server";
+import { BatchSettlementChannelManager, BatchSettlementEvmScheme, type ChannelStorage } from "@x402/evm/batch-settlement/server";
 import { FileChannelStorage } from "@x402/evm/batch-settlement/server/file-storage";
 import { paymentMiddleware, x402ResourceServer } from "@x402/express";
 import express, { type RequestHandler } from "express";
@@ -23,12 +23,16 @@ export interface BatchSettlementSellerOptions {
   receiverAuthorizerKey: `0x${string}`;
   /** Where @x402/evm's FileChannelStorage keeps the seller's channels. */
   storageDirectory: string;
+  /** The seller's channel storage, in place of FileChannelStorage under storageDirectory (a test's, to stop at a write). */
+  storage?: ChannelStorage;
   /** How long a payment may take, in seconds (default 60); @x402/evm's server holds a channel this long for a request. */
   maxTimeoutSeconds?: number;
   /** 0 (default) picks a free port. */
   port?: number;
   /** What the paid route does once paid; by default it serves the weather report. */
   serve?: RequestHandler;
+  /** How long the seller trusts its record of a channel before reading it from the chain again (@x402/evm's onchainStateTtlMs). */
+  onchainStateTtlMs?: number;
 }
 
 export interface BatchSettlementSeller extends LocalServer {
@@ -45,7 +49,8 @@ export async function startBatchSettlementSeller(options: BatchSettlementSellerO
   const facilitator = new HTTPFacilitatorClient({ url: options.facilitatorUrl });
   const scheme = new BatchSettlementEvmScheme(options.payTo, {
     receiverAuthorizerSigner: privateKeyToAccount(options.receiverAuthorizerKey),
-    storage: new FileChannelStorage({ directory: options.storageDirectory }),
+    storage: options.storage ?? new FileChannelStorage({ directory: options.storageDirectory }),
+    ...(options.onchainStateTtlMs !== undefined && { onchainStateTtlMs: options.onchainStateTtlMs }),
   });
   const server = new x402ResourceServer(facilitator).register(network, scheme);
   const price = { amount: options.amountAtomic, asset: options.asset, extra: { name: "USDC", version: "2" } };

@@ -14,6 +14,11 @@ export type X402AgentErrorCode =
   | "NO_NOTE"
   /** The settlement's outcome is still unknown after the retries: retry later, the note may be spent. */
   | "SETTLEMENT_UNCERTAIN"
+  /**
+   * The facilitator answered every attempt with a 503 (its store, chain, indexer or prover unavailable): nothing was
+   * spent, the note is free. Retry later.
+   */
+  | "FACILITATOR_UNAVAILABLE"
   /** The payer was funded but the seller did not answer the paid request with 2xx (PaymentNotAcceptedError). */
   | "PAYMENT_NOT_ACCEPTED"
   /** custody "non-custodial", and the facilitator does not relay proofs of this circuit: nothing was sent. */
@@ -46,7 +51,13 @@ export type X402AgentErrorCode =
    * keeps the payment as unanswered: repeat the request, and it is paid from the same total (a seller that answered
    * it names it in its corrective 402, and the agent pays the request once more).
    */
-  | "TAB_ANSWER_LOST";
+  | "TAB_ANSWER_LOST"
+  /**
+   * The seller answered a request paid on a private tab without deciding it (its facilitator could not read or reach
+   * the chain, or the channel was held by a request in flight): no refusal. Repeat the request: the same payment is
+   * sent again.
+   */
+  | "TAB_SELLER_UNAVAILABLE";
 
 
 export class X402AgentError extends Error {

@@ -58,18 +58,20 @@ export class PrivateTabScheme implements SchemeNetworkClient {
   }
 
   /**
-   * The seller's answer to a payment of this scheme: its running total moves; or the seller's corrective 402 moves the
-   * tab to the seller's total (TabPayment.resync) and the client pays the request again, once; or TAB_PAYMENT_REFUSED
-   * is thrown.
+   * The seller's answer to a payment of this scheme: its running total moves; or the tab recovers from an earlier
+   * payment's lost answer (TabPayment.recover) and the client pays the request again, once; or TAB_PAYMENT_REFUSED
+   * (TAB_SELLER_UNAVAILABLE for an outage) is thrown.
    */
   private async onPaymentResponse({ paymentPayload, settleResponse, paymentRequired }: PaymentResponseContext): Promise<void | { recovered: true }> {
     const key = pendingKey(paymentPayload.payload as VoucherOf);
     const pending = this.pending.get(key);
     if (pending === undefined) return;
     this.pending.delete(key);
-    if (paymentRequired !== undefined && (await pending.payment.resync(paymentRequired))) return { recovered: true };
-    await pending.payment.answered(settleResponse);
-    if (settleResponse?.success !== true && (settleResponse !== undefined || paymentRequired !== undefined)) throw pending.payment.refusal(pending.url, 402, settleResponse?.errorReason ?? paymentRequired?.error);
+    const reason = settleResponse?.success === true ? undefined : (settleResponse?.errorReason ?? paymentRequired?.error);
+    const answer = { ...(settleResponse !== undefined && { settle: settleResponse }), ...(paymentRequired !== undefined && { required: paymentRequired }), ...(reason !== undefined && { reason }) };
+    if (settleResponse?.success !== true && (await pending.payment.recover(answer))) return { recovered: true };
+    await pending.payment.answered(answer);
+    if (settleResponse?.success !== true && (settleResponse !== undefined || paymentRequired !== undefined)) throw pending.payment.refusal(pending.url, 402, reason);
   }
 }
 

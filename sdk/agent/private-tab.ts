@@ -5,7 +5,7 @@ import { BatchSettlementEvmScheme, getChannel, signVoucher, updateChannelFromSet
 import { FileClientChannelStorage } from "@x402/evm/batch-settlement/client/file-storage";
 import { getAddress, hexlify, randomBytes, verifyTypedData, Wallet, type TypedDataField } from "ethers";
 import type { OpenTabAnswer } from "../client/facilitator-client.js";
-import { tabChannelOf, type BatchSettlementRequirement } from "../x402/batch-settlement.js";
+import { tabChannelOf, tabDepositAuthorization, tabDepositNonceOf, WITHDRAW_DELAY_SECONDS, type BatchSettlementRequirement } from "../x402/batch-settlement.js";
 import type { ResourceInfo } from "../x402/index.js";
 import { chainIdOfNetwork } from "../x402/networks.js";
 import { X402AgentError } from "./errors.js";
@@ -20,10 +20,25 @@ export interface TabOptions {
   depositAtomic?: bigint;
   /** How long the agent pays with one tab before it opens another, seconds. Default 1 day. */
   lifetimeSeconds?: number;
+  /**
+   * The longest withdraw delay of a seller's channel the agent opens a tab on, seconds: what the seller leaves
+   * unclaimed stays in the channel that long after a withdrawal starts. Default 1 day (x402 allows up to 30).
+   */
+  maxWithdrawDelaySeconds?: number;
 }
 
 /** The default deposit of a tab: 1 USDC, ten requests at the default maxPaymentAtomic, hundreds at API prices. */
 export const DEFAULT_TAB_DEPOSIT_ATOMIC = 1_000_000n;
+
+/** The longest withdraw delay a tab accepts by default: one day. */
+export const DEFAULT_TAB_MAX_WITHDRAW_DELAY_SECONDS = 86_400;
+
+/** Why the agent opens no tab on `accepted` (its withdraw delay above the agent's cap), or undefined when it may. */
+export function tabTermsProblem(accepted: BatchSettlementRequirement, options: TabOptions): string | undefined {
+  const delay = accepted.extra.withdrawDelay ?? WITHDRAW_DELAY_SECONDS.minimum;
+  const cap = options.maxWithdrawDelaySeconds ?? DEFAULT_TAB_MAX_WITHDRAW_DELAY_SECONDS;
+  return delay <= cap ? undefined : `its channel's withdrawDelay of ${delay} s is above the agent's maxWithdrawDelaySeconds (${cap} s): what the seller leaves unclaimed would stay locked that long`;
+}
 
 /** The default lifetime of a tab: one day. What the seller did not claim comes back as the agent's refund note once its channel is drained (docs/design.md 13). */
 export const DEFAULT_TAB_LIFETIME_SECONDS = 86_400;
@@ -45,22 +60,59 @@ export interface TabRequest {
   resource: ResourceInfo;
 }
 
+/** The seller's answer to a tab payment, as x402 carries it: its settle response, its new 402, and the reason it gave. */
+export interface TabAnswer {
+  settle?: SettleResponse;
+  required?: PaymentRequired;
+  reason?: string;
+}
+
 /** One request's payment on a tab, until the seller answers it. */
 export interface TabPayment {
   /** The x402 payload: the tab's deposit with its first voucher, or a voucher. */
   payload: PaymentPayload["payload"];
-  /** Records the seller's answer: its settle response when it took the payment (the running total moves), else nothing. */
-  answered(settle: SettleResponse | undefined): Promise<void>;
   /**
-   * Takes the seller's running total from its corrective 402 (`required`, its decoded PAYMENT-REQUIRED), when the
-   * seller answered a payment of an earlier request whose answer the agent never recorded (it stopped, or the answer
-   * was lost, between the seller's answer and its record, the tab's deposit included): only that payment's total,
-   * signed by the tab's own key, and once. Whether the tab's totals moved, so that the request is paid again from them.
+   * Records the seller's answer: the running total moves when it took the payment; an outage (the seller's facilitator
+   * could not read or reach the chain, or the channel is busy) leaves the payment unanswered, to be sent again.
    */
-  resync(required: PaymentRequired): Promise<boolean>;
+  answered(answer: TabAnswer): Promise<void>;
+  /**
+   * Whether the request is paid again, once, after the seller refused this payment for a payment of an earlier
+   * request it answered and the agent never saw answered (it stopped, or the answer was lost, between the seller's
+   * answer and its record): the seller's corrective 402 names that payment's total, signed by the tab's own key; or
+   * the seller refused the tab's deposit sent again after the first one was lost (the seller stopped between the
+   * deposit and its record of it): the deposit is on chain, and the request is paid with the first voucher alone.
+   */
+  recover(answer: TabAnswer): Promise<boolean>;
   /** Why a request `url` answered `status` (not 2xx) bought nothing; `reason`: the seller's, when it gave one. */
   refusal(url: string, status: number, reason?: string): X402AgentError;
 }
+
+/**
+ * What @x402/evm's batch-settlement answers when the seller or its facilitator could not decide (the chain unread or
+ * unreached, the channel held by a request in flight): no refusal, the same payment is sent again.
+ */
+const OUTAGE_REASONS: ReadonlySet<string> = new Set([
+  "invalid_batch_settlement_evm_rpc_read_failed",
+  "invalid_batch_settlement_evm_verification_state_unavailable",
+  "invalid_batch_settlement_evm_channel_busy",
+  "invalid_batch_settlement_evm_deposit_transaction_failed",
+]);
+
+/**
+ * @x402/evm's facilitator checks a deposit authorization's signature through the chain (a payer may be a contract),
+ * and answers a failed read as a bad signature: an outage, for a signature the agent checks holds.
+ */
+const RECEIVE_AUTHORIZATION_SIGNATURE = "invalid_batch_settlement_evm_receive_authorization_signature";
+
+/**
+ * A seller that stopped between a deposit and its record keeps the channel's balance from before the deposit, and
+ * refuses the first voucher against it until it reads the channel from the chain again: @x402/evm's seller does at
+ * least every 5 minutes (its onchainStateTtlMs is at most that). Until then past the deposit's window, such a
+ * refusal of a tab taken to hold its deposit is an outage; after it, the deposit is not on chain.
+ */
+const CUMULATIVE_EXCEEDS_BALANCE = "invalid_batch_settlement_evm_cumulative_exceeds_balance";
+const SELLER_CHANNEL_TTL_SECONDS = 300;
 
 /**
  * The agent's private tabs (docs/design.md 13): one per seller, opened by one proof of its deposit, then every
@@ -84,14 +136,13 @@ export class PrivateTabs {
     return this.inTurn(tabSellerOf(request.accepted), async () => {
       let payment = await this.paymentNow(request.accepted);
       let response = await sendOrLost(request, payment.payload);
-      const required = paymentRequiredOf(response);
-      if (required !== undefined && (await payment.resync(required))) {
+      if (!response.ok && (await payment.recover(answerOf(response)))) {
         payment = await this.paymentNow(request.accepted);
         response = await sendOrLost(request, payment.payload);
       }
-      const settle = response.headers.get("PAYMENT-RESPONSE");
-      await payment.answered(response.ok && settle !== null ? decodePaymentResponseHeader(settle) : undefined);
-      if (!response.ok) throw payment.refusal(request.url, response.status, sellerReasonOf(response));
+      const answer = answerOf(response);
+      await payment.answered(answer);
+      if (!response.ok) throw payment.refusal(request.url, response.status, answer.reason);
       return response;
     });
   }
@@ -113,6 +164,8 @@ export class PrivateTabs {
   }
 
   private async paymentNow(accepted: BatchSettlementRequirement): Promise<TabPayment> {
+    const problem = tabTermsProblem(accepted, this.deps.options);
+    if (problem !== undefined) throw new X402AgentError("NO_USABLE_ENTRY", `The seller at ${accepted.payTo} offers a tab the agent does not open: ${problem}. Nothing was paid.`);
     const seller = tabSellerOf(accepted);
     const kept = await this.deps.store.tab(seller);
     const chosen = kept !== undefined && (await this.canPay(kept, BigInt(accepted.amount))) ? kept : await this.openTab(seller, accepted);
@@ -121,29 +174,67 @@ export class PrivateTabs {
     const { channelId } = this.channelOf(settled, accepted);
     const local: ChannelSettleLocal = { channelId, requestAmount: accepted.amount, ...(!settled.funded && { depositAmount: settled.opened!.deposit.amount }) };
     const payload = settled.funded ? await this.voucherPayload(settled, accepted) : await this.depositPayload(settled, accepted);
+    const unanswered = { maxClaimableAmount: voucherTotalOf(payload) };
+    const outage = (reason: string | undefined) =>
+      reason !== undefined &&
+      (OUTAGE_REASONS.has(reason) ||
+        (reason === RECEIVE_AUTHORIZATION_SIGNATURE && !settled.funded && depositSignedByPayer(settled, accepted)) ||
+        (reason === CUMULATIVE_EXCEEDS_BALANCE && settled.depositUnconfirmed === true && Date.now() / 1000 < depositWindowOf(settled) + SELLER_CHANNEL_TTL_SECONDS));
     // Kept before it is sent: a crash before the seller's answer is recorded leaves the tab marked.
-    await this.deps.store.saveTab({ ...settled, unanswered: { maxClaimableAmount: voucherTotalOf(payload) } });
+    await this.deps.store.saveTab({ ...settled, unanswered });
     return {
       payload,
-      answered: async (settle) => {
+      answered: async ({ settle, reason }) => {
         if (settle?.success === true) {
           const { chargedAmount, channelState } = (settle.extra ?? {}) as { chargedAmount?: string; channelState?: { chargedCumulativeAmount?: string } };
           await updateChannelFromSettle(this.storage, { server: { chargedAmount, chargedCumulativeAmount: channelState?.chargedCumulativeAmount }, local });
+          const { depositUnconfirmed: _, ...confirmed } = settled;
+          await this.deps.store.saveTab({ ...confirmed, funded: true });
+          return;
         }
-        await this.deps.store.saveTab({ ...settled, funded: settled.funded || settle?.success === true });
+        if (outage(reason)) return;
+        if (settled.depositUnconfirmed !== true) return this.deps.store.saveTab(settled);
+        // The deposit the tab was taken to hold is not on chain after all: the tab goes back to its deposit.
+        const { depositUnconfirmed: _, ...unfunded } = settled;
+        await this.storage.delete(channelId.toLowerCase());
+        await this.deps.store.saveTab({ ...unfunded, funded: false });
       },
-      resync: (required) => this.resync(settled, earlier, accepted, required),
-      refusal: (url, status, reason) =>
-        new X402AgentError(
+      recover: async ({ required, reason }) => {
+        // A corrective 402 says the seller holds a record of the channel; any other refusal may be a seller that lost it.
+        if (required?.error === CUMULATIVE_AMOUNT_MISMATCH) return this.resync(settled, earlier, accepted, required);
+        return !outage(reason) && this.takeDepositAsMade(settled, earlier, unanswered);
+      },
+      refusal: (url, status, reason) => {
+        const answered = `${url} answered a request paid on the private tab ${channelId} with ${status}${reason === undefined ? "" : ` (${reason})`}.`;
+        if (outage(reason)) {
+          return new X402AgentError("TAB_SELLER_UNAVAILABLE", `${answered} The seller could not take the payment now: repeat the request, and the same payment is sent again.`);
+        }
+        return new X402AgentError(
           "TAB_PAYMENT_REFUSED",
-          `${url} answered a request paid on the private tab ${channelId} with ${status}${reason === undefined ? "" : ` (${reason})`}. ` +
-            (settled.funded ? "The voucher bought nothing." : "The seller did not take the tab's deposit: it is refunded whole to the note's refund after its window."),
-        ),
+          `${answered} ` +
+            (settled.funded
+              ? "The voucher bought nothing."
+              : "The seller did not take the tab's deposit: a deposit that never reaches the chain comes back into the pool as the agent's refund note after its window."),
+        );
+      },
     };
   }
 
   /**
-   * TabPayment.resync: the seller's corrective 402 names its running total and the voucher of the tab's key it holds
+   * TabPayment.recover for a refused deposit: when the same deposit (with the same first voucher) was sent before and
+   * never answered, the seller may have made it and stopped before recording it. The tab is taken as holding it, until
+   * a refusal of its first voucher says otherwise (`depositUnconfirmed`), and the request is paid with that voucher:
+   * the seller's facilitator checks it against the channel on chain.
+   */
+  private async takeDepositAsMade(tab: StoredTab, earlier: StoredTab["unanswered"], sent: NonNullable<StoredTab["unanswered"]>): Promise<boolean> {
+    if (tab.funded || earlier?.maxClaimableAmount !== sent.maxClaimableAmount) return false;
+    await this.storage.set(tab.opened!.channelId.toLowerCase(), { chargedCumulativeAmount: "0", balance: tab.opened!.deposit.amount, totalClaimed: "0" });
+    await this.deps.store.saveTab({ ...tab, funded: true, depositUnconfirmed: true });
+    return true;
+  }
+
+  /**
+   * TabPayment.recover for a corrective 402: the seller's corrective 402 names its running total and the voucher of the tab's key it holds
    * for it. The agent takes it only for the payment of an earlier request it sent and never saw answered (`earlier`,
    * the tab's durable mark): the voucher the seller holds must be that one, so the seller answered it (served it, or
    * it is the seller's loss to claim) and, for a deposit, took the deposit. A corrective 402 naming the voucher of the
@@ -184,8 +275,10 @@ export class PrivateTabs {
     const lifetimeMs = (this.deps.options.lifetimeSeconds ?? DEFAULT_TAB_LIFETIME_SECONDS) * 1000;
     if (opened === undefined || Date.now() > tab.createdAt + lifetimeMs) return false;
     if (!tab.funded) {
-      const validBefore = Number(opened.deposit.authorization.erc3009Authorization.validBefore);
-      return Date.now() / 1000 + DEPOSIT_MARGIN_SECONDS < validBefore && BigInt(opened.deposit.amount) >= price;
+      const validBefore = depositWindowOf(tab);
+      // A deposit sent and never answered may be on chain whatever its window: the tab pays on until the seller says not.
+      const usable = tab.unanswered !== undefined || Date.now() / 1000 + DEPOSIT_MARGIN_SECONDS < validBefore;
+      return usable && BigInt(opened.deposit.amount) >= price;
     }
     const channel = await getChannel(this.storage, opened.channelId);
     return channel !== undefined && BigInt(channel.balance ?? "0") - BigInt(channel.chargedCumulativeAmount ?? "0") >= price;
@@ -270,6 +363,31 @@ function voucherSignerOf(tab: StoredTab): ClientEvmSigner {
   };
 }
 
+/** When the tab's deposit authorization stops being valid (unix seconds): no deposit of it reaches the chain after. */
+function depositWindowOf(tab: StoredTab): number {
+  return Number(tab.opened!.deposit.authorization.erc3009Authorization.validBefore);
+}
+
+/** Whether the tab's deposit authorization is its payer's own signature under the seller's token domain, checked here. */
+function depositSignedByPayer(tab: StoredTab, accepted: BatchSettlementRequirement): boolean {
+  const { payer, channelId, deposit } = tab.opened!;
+  const authorization = deposit.authorization.erc3009Authorization;
+  const { name, version } = accepted.extra as { name?: unknown; version?: unknown };
+  if (typeof name !== "string" || typeof version !== "string" || authorization.validAfter !== "0") return false;
+  const { types, message } = tabDepositAuthorization({
+    payer,
+    value: BigInt(deposit.amount),
+    validBefore: BigInt(authorization.validBefore),
+    nonce: tabDepositNonceOf(channelId, authorization.salt),
+  });
+  const domain = { name, version, chainId: chainIdOfNetwork(accepted.network), verifyingContract: accepted.asset };
+  try {
+    return getAddress(verifyTypedData(domain, types, message, authorization.signature)) === getAddress(payer);
+  } catch {
+    return false;
+  }
+}
+
 /** The running total a tab payment's voucher signs. */
 function voucherTotalOf(payload: PaymentPayload["payload"]): string {
   return String((payload as { voucher: { maxClaimableAmount: string } }).voucher.maxClaimableAmount);
@@ -308,15 +426,16 @@ function correctiveStateOf(required: PaymentRequired) {
   }
 }
 
-/** The reason a seller's x402 answer gives for refusing a payment: its settle response's, else its new 402's. */
-function sellerReasonOf(response: Response): string | undefined {
-  const settle = response.headers.get("PAYMENT-RESPONSE");
-  const required = response.headers.get("PAYMENT-REQUIRED");
+/** The seller's x402 answer: its settle response, its new 402, and the reason it gave for refusing (the settle's, else the 402's). */
+function answerOf(response: Response): TabAnswer {
+  const header = response.headers.get("PAYMENT-RESPONSE");
+  let settle: SettleResponse | undefined;
   try {
-    if (settle !== null) return decodePaymentResponseHeader(settle).errorReason;
-    if (required !== null) return decodePaymentRequiredHeader(required).error;
+    settle = header === null ? undefined : decodePaymentResponseHeader(header);
   } catch {
-    // An answer that is not x402's gives no reason.
+    // An answer that is not x402's gives no settle response.
   }
-  return undefined;
+  const required = paymentRequiredOf(response);
+  const reason = response.ok ? undefined : (settle?.errorReason ?? required?.error);
+  return { ...(settle !== undefined && { settle: response.ok ? settle : { ...settle, success: false } }), ...(required !== undefined && { required }), ...(reason !== undefined && { reason }) };
 }

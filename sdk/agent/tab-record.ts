@@ -43,6 +43,11 @@ export const StoredTabSchema = z
      * the tab to that total (PrivateTabs).
      */
     unanswered: z.object({ maxClaimableAmount: atomic }).strict().optional(),
+    /**
+     * Set while the tab is taken to hold a deposit the seller never recorded (sent before, its answer lost, then
+     * refused as sent again): a refusal of the first voucher that follows puts the tab back to its deposit.
+     */
+    depositUnconfirmed: z.literal(true).optional(),
   })
   .strict();
 export type StoredTab = z.infer<typeof StoredTabSchema>;

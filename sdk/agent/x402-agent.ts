@@ -44,7 +44,7 @@ import { BatchSettlementRequirementSchema, type BatchSettlementRequirement } fro
 import { X402AgentError } from "./errors.js";
 import { proveLocally, type QuoteExpectation } from "./local-proof.js";
 import type { NoteReservation, NoteStore } from "./note-reservation.js";
-import { PrivateTabs, type OpenTab, type TabOptions, type TabPayment } from "./private-tab.js";
+import { PrivateTabs, tabTermsProblem, type OpenTab, type TabOptions, type TabPayment } from "./private-tab.js";
 import type { TabStore } from "./tab-record.js";
 import { fetchSameOrigin } from "./same-origin-fetch.js";
 import { changeLanded, proveShieldedPayment, type AgentPool, type ShieldedProof } from "./shielded-proof.js";
@@ -404,15 +404,18 @@ export class X402Agent {
   }
 
   /**
-   * The seller's `batch-settlement` entry in the facilitator's USDC on its chain, when the agent pays by tab and the
-   * 402 offers one; undefined otherwise.
+   * The seller's `batch-settlement` entry in the facilitator's USDC on its chain, on terms the agent opens a tab on
+   * (TabOptions.maxWithdrawDelaySeconds), when the agent pays by tab and the 402 offers one; undefined otherwise.
    */
   tabEntryOf(required: PaymentRequired): BatchSettlementRequirement | undefined {
-    if (this.tabs === undefined || required.x402Version !== 2) return undefined;
+    const { tabs } = this.options;
+    if (this.tabs === undefined || tabs === undefined || required.x402Version !== 2) return undefined;
     const { chainId, asset } = this.options.network;
     for (const entry of required.accepts) {
       const parsed = BatchSettlementRequirementSchema.safeParse(entry);
-      if (parsed.success && parsed.data.network === `eip155:${chainId}` && parsed.data.asset.toLowerCase() === asset.toLowerCase()) return parsed.data;
+      // A tab on terms the agent does not open is no way to pay: another entry of the 402 may be.
+      if (!parsed.success || tabTermsProblem(parsed.data, tabs) !== undefined) continue;
+      if (parsed.data.network === `eip155:${chainId}` && parsed.data.asset.toLowerCase() === asset.toLowerCase()) return parsed.data;
     }
     return undefined;
   }
@@ -852,7 +855,8 @@ export class X402Agent {
       }
       const { error, at } = attempt;
       // Quoting and proving spend nothing, nor does a refusal; SETTLEMENT_UNCERTAIN may have, and stays counted.
-      const refused = at === "prepare" || (error instanceof FacilitatorError && !error.retryable);
+      const refused =
+        at === "prepare" || (error instanceof FacilitatorError && !error.retryable) || (error instanceof X402AgentError && error.code === "FACILITATOR_UNAVAILABLE");
       // A facilitator that says the note is spent is not taken at its word: the chain decides (reconcile).
       const spentElsewhere = error instanceof FacilitatorError && error.code === "ALREADY_SPENT";
       await (refused && !spentElsewhere ? held.released() : held.unsettled());
@@ -980,6 +984,8 @@ export class X402Agent {
    */
   private async untilSettled<T>(settle: () => Promise<T>): Promise<T> {
     const retries = this.options.settleRetries ?? 4;
+    // Whether any attempt may have spent the note: a lost answer or one in flight, not a 503 (nothing was spent).
+    let maySpend = false;
     for (let attempt = 0; ; attempt++) {
       try {
         return await settle();
@@ -987,6 +993,13 @@ export class X402Agent {
         const lostAnswer = !(error instanceof FacilitatorError);
         const retryable = lostAnswer || error.retryable;
         if (!retryable) throw error;
+        maySpend ||= lostAnswer || error.status !== 503;
+        if (attempt >= retries && !maySpend) {
+          throw new X402AgentError(
+            "FACILITATOR_UNAVAILABLE",
+            `The facilitator could not take the payment in ${retries + 1} attempts (${(error as Error).message}); it spent nothing and the note is free: retry later.`,
+          );
+        }
         if (attempt >= retries) {
           throw new X402AgentError(
             "SETTLEMENT_UNCERTAIN",

@@ -5,15 +5,21 @@ import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import { wrapFetchWithPayment } from "@x402/fetch";
+import type { ChannelStorage } from "@x402/evm/batch-settlement/server";
+import { FileChannelStorage } from "@x402/evm/batch-settlement/server/file-storage";
 import { expect } from "chai";
 import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
-import { NoteVault, PrivateTabScheme, recoverNotes, registerPrivateTabScheme, tabSellerOf, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
+import { NoteVault, PrivateTabScheme, recoverNotes, registerPrivateTabScheme, tabSellerOf, X402Agent, X402AgentError, type AgentEvent } from "../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
 import type { BatchSettlementRequirement } from "../../sdk/x402/batch-settlement.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
 import { PAYER_KEY_SECRET, relayerKey } from "../relayer/helpers/relayer-harness.js";
+import { startTcpProxy } from "../helpers/tcp-proxy.js";
+import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { AGENT_PASSPHRASE, startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
+
+type BatchSeller = Awaited<ReturnType<PaymentWorld["startTabSeller"]>>;
 
 const PRICE = 1_000n;
 const DEPOSIT = 100_000n;
@@ -208,6 +214,98 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     const ofTab = (channel: { channelId: string }) => channel.channelId.toLowerCase() === opened!.channelId.toLowerCase();
     await seller.channels.claimAndSettle({ selectClaimChannels: (channels) => channels.filter(ofTab) });
     expect(await seller.settlement.channels(opened!.channelId)).to.deep.equal([DEPOSIT, 10n * PRICE]);
+  });
+
+  /** Repeats `fetchOnce` while the seller answers it as an outage (TAB_SELLER_UNAVAILABLE), for up to `forMs`. */
+  async function retryWhileUnavailable(fetchOnce: () => Promise<Response>, forMs: number): Promise<Response> {
+    const deadline = Date.now() + forMs;
+    for (;;) {
+      const answer = await fetchOnce().catch((error: unknown) => error);
+      if (!(answer instanceof X402AgentError && answer.code === "TAB_SELLER_UNAVAILABLE") || Date.now() > deadline) {
+        if (answer instanceof Response) return answer;
+        throw answer;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+
+  it("survives the seller stopping between the tab's deposit and its record of it: one deposit, every request served after a plain retry, nothing frozen", async function () {
+    // The seller's channel storage stops the seller at its record of the tab's deposit: the deposit is on chain, the
+    // record is not, and the agent's request is dropped. Its reservation of the channel outlives it until it times out.
+    const PENDING_SECONDS = 20;
+    let armed = true;
+    let crashing: BatchSeller | undefined;
+    const crashAtRecord = (directory: string): ChannelStorage => {
+      const files = new FileChannelStorage({ directory });
+      let writes = 0;
+      return {
+        get: (channelId) => files.get(channelId),
+        list: () => files.list(),
+        updateChannel: (channelId, update) => {
+          // The reservation (after verify), then the record (after settle).
+          if (armed && ++writes === 2) {
+            armed = false;
+            void crashing!.stop();
+            return new Promise(() => {});
+          }
+          return files.updateChannel(channelId, update);
+        },
+      };
+    };
+    // Its record keeps the channel's balance from before the deposit until it reads the chain again: 10 s here, at
+    // most 5 minutes by @x402/evm's default, for which the agent's retries are answered TAB_SELLER_UNAVAILABLE.
+    const CHANNEL_TTL_MS = 10_000;
+    crashing = await world.startTabSeller({ price: PRICE, maxTimeoutSeconds: PENDING_SECONDS, storage: crashAtRecord, onchainStateTtlMs: CHANNEL_TTL_MS });
+    try {
+      const tabs = { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: DEPOSIT };
+      const { agent, vault } = await world.newAgent(world.chain.depositors.erin, 1_000_000n, { custody: "non-custodial", tabs });
+      const relaysBefore = await relays();
+      expect(await rejectionOf(agent.fetch(crashing.resourceUrl))).to.include({ code: "TAB_ANSWER_LOST" });
+      await crashing.restart();
+      const { accepted } = await tabEntryOf(crashing.resourceUrl);
+      const { opened } = (await vault.tab(tabSellerOf(accepted)))!;
+      expect(await crashing.settlement.channels(opened!.channelId), "the deposit is on chain").to.deep.equal([DEPOSIT, 0n]);
+
+      // A plain retry: the deposit sent again is refused (its payer holds nothing now), the first voucher alone is
+      // taken once the seller's reservation of the lost request has timed out and it read the channel again.
+      const first = await retryWhileUnavailable(() => agent.fetch(crashing!.resourceUrl), 3 * PENDING_SECONDS * 1000 + CHANNEL_TTL_MS);
+      expect(first.status, await first.clone().text()).to.equal(200);
+      for (let i = 0; i < 3; i++) expect((await agent.fetch(crashing.resourceUrl)).status).to.equal(200);
+
+      expect(await relays(), "one proof, one relay: no second tab").to.equal(relaysBefore + 1);
+      expect((await vault.tab(tabSellerOf(accepted)))!.opened!.channelId).to.equal(opened!.channelId);
+      expect(crashing.served()).to.equal(4);
+      await crashing.channels.claimAndSettle();
+      expect(await crashing.settlement.channels(opened!.channelId)).to.deep.equal([DEPOSIT, 4n * PRICE]);
+      await vault.close();
+    } finally {
+      await crashing.close();
+    }
+  });
+
+  it("answers an RPC outage of the seller's facilitator during the tab's deposit as retryable, and pays the same tab once the chain is back: one deposit", async function () {
+    const rpc = await startTcpProxy(world.chain.rpc.url);
+    const cut = await world.startTabSeller({ price: PRICE, rpcUrl: rpc.url });
+    try {
+      const tabs = { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: DEPOSIT };
+      const { agent, vault } = await world.newAgent(world.chain.depositors.erin, 1_000_000n, { custody: "non-custodial", tabs });
+      const relaysBefore = await relays();
+      await rpc.cut();
+      const outage = await rejectionOf(agent.fetch(cut.resourceUrl));
+      expect(outage, String(outage)).to.include({ code: "TAB_SELLER_UNAVAILABLE" });
+      await rpc.restore();
+      for (let i = 0; i < 3; i++) expect((await agent.fetch(cut.resourceUrl)).status).to.equal(200);
+
+      const { accepted } = await tabEntryOf(cut.resourceUrl);
+      const { opened } = (await vault.tab(tabSellerOf(accepted)))!;
+      expect(await relays(), "one proof, one relay: no second tab").to.equal(relaysBefore + 1);
+      await cut.channels.claimAndSettle();
+      expect(await cut.settlement.channels(opened!.channelId)).to.deep.equal([DEPOSIT, 3n * PRICE]);
+      await vault.close();
+    } finally {
+      await cut.close();
+      await rpc.cut();
+    }
   });
 
   // Last: the chain's clock moves past the tab's deposit window, which would expire later payments' windows.

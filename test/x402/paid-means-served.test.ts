@@ -1,11 +1,16 @@
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { copyFileSync } from "node:fs";
 import { expect } from "chai";
 import { toQuantity, Wallet } from "ethers";
 import pg from "pg";
 import { nullifierHashOf } from "../../sdk/index.js";
 import { NoteVault, ShieldedPaymentRefusedError, type AgentEvent } from "../../sdk/agent/index.js";
-import { encodeXPayment, parsePaymentRequired, paymentHeaders, readPaymentRequired, settlementErrorOf, type ShieldedPaymentPayload } from "../../sdk/x402/index.js";
+import { buildProbePayment } from "../../sdk/x402/probe.js";
+import { caip2NetworkOf, encodeXPayment, parsePaymentRequired, paymentHeaders, readPaymentRequired, selectExactRequirement, settlementErrorOf, type ResourceInfo, type ShieldedPaymentPayload } from "../../sdk/x402/index.js";
+import { startSeller } from "../../x402-peers/seller.js";
 import { PostgresServedPayments } from "../../seller/index.js";
 import { createTestSchema, type TestSchema } from "../helpers/database.js";
 import { startTcpProxy } from "../helpers/tcp-proxy.js";
@@ -53,22 +58,59 @@ describe("paid means served: a shielded-proof payment interrupted between paid a
   };
   const servedRecord = () => PostgresServedPayments.open(new pg.Pool({ connectionString: schema.connectionString, options: `-c search_path=${schema.schema}` }));
 
-  it("a stranger holding the payment header settles it at the relayer's seller routes first: the agent is still served, once, and the seller paid once", async function () {
-    const seller = await world.startShieldedSeller({ facilitator: "relayer" });
-    try {
-      const { agent } = await world.newAgent(world.chain.depositors.alice, 1_000_000n);
-      const { payment, nullifierHash } = await paymentFor(agent, seller.resourceUrl);
-      expect(await settledAtFacilitator(seller.facilitatorUrl, payment), "the stranger's settle relays it").to.equal(true);
-      expect(await world.chain.facilitator.privacyPool.isNullifierSpent(nullifierHash)).to.equal(true);
+  for (const [facilitator, where] of [
+    ["relayer", "the relayer's seller routes"],
+    ["reference", "the seller's own facilitator with the plug-in"],
+  ] as const) {
+    it(`a stranger holding the payment header settles it at ${where} first: the agent is still served at once, once, and the seller paid once`, async function () {
+      const seller = await world.startShieldedSeller({ facilitator });
+      try {
+        const { agent } = await world.newAgent(world.chain.depositors.alice, 1_000_000n);
+        const { payment, nullifierHash } = await paymentFor(agent, seller.resourceUrl);
+        expect(await settledAtFacilitator(seller.facilitatorUrl, payment), "the stranger's settle relays it").to.equal(true);
+        expect(await world.chain.facilitator.privacyPool.isNullifierSpent(nullifierHash)).to.equal(true);
 
-      const served = await send(seller.resourceUrl, payment);
-      expect(served.status, "the agent's presentation is served").to.equal(200);
-      const again = await send(seller.resourceUrl, payment);
-      expect(again.status).to.equal(402);
-      expect(reasonOf(again)).to.equal("invalid_shielded_payment_already_used");
-      expect(await world.usdcBalance(seller.payTo)).to.equal(world.price);
+        const served = await send(seller.resourceUrl, payment);
+        expect(served.status, `the agent's presentation is served: ${reasonOf(served)}`).to.equal(200);
+        const again = await send(seller.resourceUrl, payment);
+        expect(again.status).to.equal(402);
+        expect(reasonOf(again)).to.equal("invalid_shielded_payment_already_used");
+        expect(await world.usdcBalance(seller.payTo)).to.equal(world.price);
+      } finally {
+        await seller.close();
+      }
+    });
+  }
+
+  it("a plain buyer whose payment the seller's facilitator does not answer (its store or chain away) gets a retryable reason, not a bare 402", async function () {
+    // The seller's facilitator: the relayer's supported kinds, and 503 to every verify and settle.
+    const down = createServer((request, response) => {
+      if (request.method === "GET" && request.url === "/supported") {
+        void fetch(`${world.relayer.url}/api/seller/supported`).then(async (answer) => response.writeHead(200, { "content-type": "application/json" }).end(await answer.text()));
+        return;
+      }
+      response.writeHead(503, { "content-type": "application/json" }).end(JSON.stringify({ code: "STORE_UNAVAILABLE", error: "the relayer's database is unavailable" }));
+    });
+    down.listen(0, "127.0.0.1");
+    await once(down, "listening");
+    const seller = await startSeller({
+      facilitatorUrl: `http://127.0.0.1:${(down.address() as AddressInfo).port}`,
+      x402Version: 2,
+      network: caip2NetworkOf(world.chainId),
+      payTo: Wallet.createRandom().address,
+      asset: world.asset,
+      amountAtomic: world.price.toString(),
+      offers: "both",
+    });
+    try {
+      const required = await readPaymentRequired(await fetch(seller.resourceUrl));
+      const plain = selectExactRequirement(required!, { chainId: world.chainId, asset: world.asset })!;
+      const response = await fetch(seller.resourceUrl, { headers: paymentHeaders(encodeXPayment(await buildProbePayment(plain, required!.resource as ResourceInfo))) });
+      expect(response.status).to.equal(402);
+      expect(reasonOf(response)).to.equal("shielded_facilitator_unavailable");
     } finally {
       await seller.close();
+      down.close();
     }
   });
 

@@ -202,6 +202,23 @@ describe("a wallet of several notes: concurrent payments, crashes and recovery (
     });
   });
 
+  it("frees the note when the facilitator answers every attempt 503 (its store unavailable): nothing was spent, FACILITATOR_UNAVAILABLE, not uncertain", async function () {
+    let attempts = 0;
+    const { agent, vault, deposit } = await world.newAgent(world.chain.depositors.bob, 1_000_000n, {
+      settleRetries: 1,
+      facilitator: new InterruptedFacilitator(world.relayer.url, async () => {
+        attempts += 1;
+        // As the relayer answers it: 503 with a Retry-After of 2 s.
+        throw new FacilitatorError(503, "STORE_UNAVAILABLE", "the relayer's store did not answer", {}, 2);
+      }),
+    });
+    const unavailable = await rejectionOf(pay(agent));
+    expect(unavailable).to.have.property("code", "FACILITATOR_UNAVAILABLE");
+    expect(attempts).to.equal(2);
+    expect((await vault.list()).map(({ note, reserved }) => ({ value: note.value, reserved: reserved !== undefined }))).to.deep.equal([{ value: deposit.note.value, reserved: false }]);
+    expect(await world.chain.facilitator.privacyPool.isNullifierSpent(nullifierHashOf(deposit.note.nullifier))).to.equal(false);
+  });
+
   it("keeps a note whose spend is uncertain out of later payments until reconcile reads the chain", async function () {
     const { agent, vault, deposits } = await world.newAgent(world.chain.depositors.alice, [1_000_000n, 2_000_000n], {
       settleRetries: 0,

@@ -40,13 +40,16 @@ interface SellerView {
   signature: string;
 }
 
+/** How the seller answers a payment: served, its answer lost, refused for `refuse`, or a corrective 402. */
+type SellerAnswer = SellerView | "paid" | "lost" | { refuse: string };
+
 /**
  * A seller that answers each payment with `answer`: a corrective 402 naming `view` (its running total and the voucher
  * it claims to hold), or 200. It keeps the payloads it was sent.
  */
 async function startSeller(accepted: { extra: Record<string, unknown> }) {
   const payloads: { type: string; voucher: { maxClaimableAmount: string } }[] = [];
-  let answer: (sent: number) => Promise<SellerView | "paid" | "lost"> = async () => "paid";
+  let answer: (sent: number) => Promise<SellerAnswer> = async () => "paid";
   const server: Server = createServer(async (request, response) => {
     const header = request.headers["payment-signature"];
     if (typeof header === "string") payloads.push(decodePaymentSignatureHeader(header).payload as (typeof payloads)[number]);
@@ -54,6 +57,11 @@ async function startSeller(accepted: { extra: Record<string, unknown> }) {
     if (decided === "lost") {
       // The seller took the payment, and its answer never reaches the agent.
       request.socket.destroy();
+      return;
+    }
+    if (typeof decided === "object" && "refuse" in decided) {
+      const required = { x402Version: 2, error: decided.refuse, resource: { url: "", description: "", mimeType: "" }, accepts: [accepted] };
+      response.writeHead(402, { "PAYMENT-REQUIRED": encodePaymentRequiredHeader(required as never) }).end("{}");
       return;
     }
     if (decided === "paid") {
@@ -80,7 +88,7 @@ async function startSeller(accepted: { extra: Record<string, unknown> }) {
   return {
     url,
     payloads,
-    answerWith(next: (sent: number) => Promise<SellerView | "paid" | "lost">) {
+    answerWith(next: (sent: number) => Promise<SellerAnswer>) {
       answer = next;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
@@ -236,4 +244,93 @@ describe("a private tab takes a seller's corrective 402 only for a payment it se
       expect(kept.channel).to.equal(undefined);
     });
   }
+
+  describe("a deposit the seller made and never recorded, and outages", function () {
+    const INSUFFICIENT_BALANCE = "invalid_batch_settlement_evm_insufficient_balance";
+    const payloadsSince = (from: number) => seller.payloads.slice(from).map((payload) => [payload.type, payload.voucher.maxClaimableAmount]);
+
+    it("pays with the first voucher alone when the deposit sent again after a lost answer is refused: the seller taking it funds the tab", async function () {
+      const agent = agentTabs();
+      const before = seller.payloads.length;
+      // The seller made the deposit and stopped before recording it; sent again, the deposit is refused (its payer
+      // holds nothing any more), and the channel on chain pays the first voucher.
+      seller.answerWith(async (sent) => (sent === before + 1 ? "lost" : sent === before + 2 ? { refuse: INSUFFICIENT_BALANCE } : "paid"));
+      expect(await refusalOf(agent.pay())).to.include({ code: "TAB_ANSWER_LOST" });
+      expect((await agent.pay()).status).to.equal(200);
+      expect(payloadsSince(before)).to.deep.equal([
+        ["deposit", PRICE.toString()],
+        ["deposit", PRICE.toString()],
+        ["voucher", PRICE.toString()],
+      ]);
+      const { tab, channel } = await agent.kept();
+      expect(tab).to.deep.include({ funded: true });
+      expect(tab.depositUnconfirmed).to.equal(undefined);
+      expect(channel).to.deep.include({ chargedCumulativeAmount: PRICE.toString(), balance: DEPOSIT.toString() });
+      expect((await agent.pay()).status).to.equal(200);
+      expect(payloadsSince(before).at(-1)).to.deep.equal(["voucher", (2n * PRICE).toString()]);
+    });
+
+    it("puts the tab back to its deposit when the first voucher is refused too: the deposit never reached the chain", async function () {
+      const agent = agentTabs();
+      const before = seller.payloads.length;
+      seller.answerWith(async (sent) => (sent === before + 1 ? "lost" : sent <= before + 3 ? { refuse: INSUFFICIENT_BALANCE } : "paid"));
+      expect(await refusalOf(agent.pay())).to.include({ code: "TAB_ANSWER_LOST" });
+      expect(await refusalOf(agent.pay())).to.include({ code: "TAB_PAYMENT_REFUSED" });
+      const refused = await agent.kept();
+      expect(refused.tab).to.deep.include({ funded: false });
+      expect(refused.tab.depositUnconfirmed).to.equal(undefined);
+      expect(refused.channel).to.equal(undefined);
+      expect((await agent.pay()).status).to.equal(200);
+      expect(payloadsSince(before)).to.deep.equal([
+        ["deposit", PRICE.toString()],
+        ["deposit", PRICE.toString()],
+        ["voucher", PRICE.toString()],
+        ["deposit", PRICE.toString()],
+      ]);
+    });
+
+    it("sends a refused deposit once when no earlier answer was lost", async function () {
+      const agent = agentTabs();
+      const before = seller.payloads.length;
+      seller.answerWith(async () => ({ refuse: INSUFFICIENT_BALANCE }));
+      const refused = await refusalOf(agent.pay());
+      expect(refused).to.include({ code: "TAB_PAYMENT_REFUSED" });
+      expect((refused as Error).message).to.contain(INSUFFICIENT_BALANCE);
+      expect(seller.payloads.length - before).to.equal(1);
+      expect((await agent.kept()).tab.unanswered).to.equal(undefined);
+    });
+
+    it("answers an outage of the seller's facilitator as retryable, the payment still unanswered, and pays it when the chain is back", async function () {
+      const agent = agentTabs();
+      const before = seller.payloads.length;
+      seller.answerWith(async (sent) => (sent === before + 1 ? { refuse: "invalid_batch_settlement_evm_rpc_read_failed" } : "paid"));
+      expect(await refusalOf(agent.pay())).to.include({ code: "TAB_SELLER_UNAVAILABLE" });
+      expect((await agent.kept()).tab.unanswered).to.deep.equal({ maxClaimableAmount: PRICE.toString() });
+      expect((await agent.pay()).status).to.equal(200);
+      expect(payloadsSince(before)).to.deep.equal([
+        ["deposit", PRICE.toString()],
+        ["deposit", PRICE.toString()],
+      ]);
+      expect((await agent.kept()).tab).to.deep.include({ funded: true });
+    });
+  });
+
+  it("opens no tab on a seller whose withdraw delay is above the agent's cap: NO_USABLE_ENTRY, nothing proven or sent", async function () {
+    const store = new MemoryTabStore();
+    let opened = 0;
+    const tabs = new PrivateTabs({
+      store,
+      options: { channelDirectory: mkdtempSync(path.join(tmpdir(), "tab-terms-")), depositAtomic: DEPOSIT },
+      open: async () => {
+        opened += 1;
+        throw new Error("no tab is opened");
+      },
+    });
+    const before = seller.payloads.length;
+    const thirtyDays = { ...accepted, extra: { ...accepted.extra, withdrawDelay: 30 * 86_400 } };
+    const refused = await refusalOf(tabs.pay({ url: seller.url, init: {}, accepted: thirtyDays, resource: { url: seller.url, description: "", mimeType: "" } }));
+    expect(refused).to.include({ code: "NO_USABLE_ENTRY" });
+    expect((refused as Error).message).to.contain("withdrawDelay of 2592000 s is above the agent's maxWithdrawDelaySeconds (86400 s)");
+    expect([opened, seller.payloads.length - before, store.tabs.size]).to.deep.equal([0, 0, 0]);
+  });
 });

@@ -1,6 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { ChannelStorage } from "@x402/evm/batch-settlement/server";
 import { JsonRpcProvider, Wallet, type Signer } from "ethers";
 import type { Registry } from "prom-client";
 import { depositNotes, NoteVault, X402Agent, type AgentEvent, type X402AgentOptions } from "../../../sdk/agent/index.js";
@@ -235,29 +236,58 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
    * x402-peers/batch-settlement-seller.ts), its facilitator the reference one with @x402/evm's batch-settlement
    * scheme; x402's contracts are placed on the chain first, once. Closing the seller closes its facilitator.
    */
-  const startTabSeller = async ({ price: requestPrice, maxTimeoutSeconds = 60 }: { price: bigint; maxTimeoutSeconds?: number }) => {
+  const startTabSeller = async ({
+    price: requestPrice,
+    maxTimeoutSeconds = 60,
+    rpcUrl = chain.rpc.url,
+    storage,
+    onchainStateTtlMs,
+  }: {
+    price: bigint;
+    maxTimeoutSeconds?: number;
+    /** The chain's JSON-RPC the seller's facilitator reads and settles through (a proxy a test can cut); the chain's own by default. */
+    rpcUrl?: string;
+    /** The seller's channel storage over its file storage in `directory` (a test's, to stop at a write); the file storage by default. */
+    storage?: (directory: string) => ChannelStorage;
+    /** How long the seller trusts its record of a channel (@x402/evm's default: a third of the withdraw delay, at most 5 minutes). */
+    onchainStateTtlMs?: number;
+  }) => {
     batchPeer ??= placeBatchSettlementPeer(chain.connection.ethers);
     const { settlement } = await batchPeer;
     const key = Wallet.createRandom();
     await networkHelpers.setBalance(key.address, 10n ** 18n);
-    const facilitator = await startReferenceFacilitator({ rpcUrl: chain.rpc.url, chainId, privateKey: key.privateKey as `0x${string}`, batchSettlement: true });
+    const facilitator = await startReferenceFacilitator({ rpcUrl, chainId, privateKey: key.privateKey as `0x${string}`, batchSettlement: true });
     const payTo = Wallet.createRandom().address as `0x${string}`;
-    const seller = await startBatchSettlementSeller({
+    const storageDirectory = mkdtempSync(path.join(tmpdir(), "batch-seller-"));
+    const options = {
       facilitatorUrl: facilitator.url,
       network: caip2NetworkOf(chainId),
       payTo,
       asset: asset as `0x${string}`,
       amountAtomic: requestPrice.toString(),
       receiverAuthorizerKey: Wallet.createRandom().privateKey as `0x${string}`,
-      storageDirectory: mkdtempSync(path.join(tmpdir(), "batch-seller-")),
+      storageDirectory,
       maxTimeoutSeconds,
-    });
+      ...(onchainStateTtlMs !== undefined && { onchainStateTtlMs }),
+    };
+    let seller = await startBatchSettlementSeller({ ...options, ...(storage !== undefined && { storage: storage(storageDirectory) }) });
     return {
-      ...seller,
+      get resourceUrl() {
+        return seller.resourceUrl;
+      },
+      get channels() {
+        return seller.channels;
+      },
+      served: () => seller.served(),
       payTo,
       settlement,
+      /** Stops the seller, dropping any request in flight; `restart` starts it again on the same port and file storage. */
+      stop: () => seller.close(),
+      async restart() {
+        seller = await startBatchSettlementSeller({ ...options, port: Number(new URL(seller.url).port) });
+      },
       async close() {
-        await seller.close();
+        await seller.close().catch(() => undefined);
         await facilitator.close();
       },
     };

@@ -168,7 +168,7 @@ export class PrivateTabs {
     if (problem !== undefined) throw new X402AgentError("NO_USABLE_ENTRY", `The seller at ${accepted.payTo} offers a tab the agent does not open: ${problem}. Nothing was paid.`);
     const seller = tabSellerOf(accepted);
     const kept = await this.deps.store.tab(seller);
-    const chosen = kept !== undefined && (await this.canPay(kept, BigInt(accepted.amount))) ? kept : await this.openTab(seller, accepted);
+    const chosen = kept !== undefined && (await this.canPay(kept, BigInt(accepted.amount))) ? kept : await this.openTab(seller, accepted, kept?.opened === undefined ? kept : undefined);
     // A payment of an earlier request still unanswered: the one total a corrective 402 of this request may name.
     const { unanswered: earlier, ...settled } = chosen;
     const { channelId } = this.channelOf(settled, accepted);
@@ -285,13 +285,15 @@ export class PrivateTabs {
   }
 
   /**
-   * A new tab: its key and salt are kept before the facilitator opens it (a tab opened for a key the agent lost could
-   * never be paid from), then the channel it opened, once checked to be the one the agent asked for.
+   * A new tab, or `unopened`: its key and salt are kept before the facilitator opens it (a tab opened for a key the
+   * agent lost could never be paid from), then the channel it opened, once checked to be the one the agent asked for.
    */
-  private async openTab(seller: string, accepted: BatchSettlementRequirement): Promise<StoredTab> {
-    const tabKey = new Wallet(hexlify(randomBytes(32)));
-    const tab: StoredTab = { seller, tabKey: tabKey.privateKey, salt: hexlify(randomBytes(32)), createdAt: Date.now(), funded: false };
-    await this.deps.store.saveTab(tab);
+  private async openTab(seller: string, accepted: BatchSettlementRequirement, unopened: StoredTab | undefined): Promise<StoredTab> {
+    // A tab kept without its channel is opened again under its own key and salt: an opening of it sent before and
+    // never answered is answered again (its proof kept with its note), never relayed a second time.
+    const tab: StoredTab = unopened ?? { seller, tabKey: hexlify(randomBytes(32)), salt: hexlify(randomBytes(32)), createdAt: Date.now(), funded: false };
+    const tabKey = new Wallet(tab.tabKey);
+    if (unopened === undefined) await this.deps.store.saveTab(tab);
     const depositAtomic = this.deps.options.depositAtomic ?? DEFAULT_TAB_DEPOSIT_ATOMIC;
     const answer = await this.deps.open({ accepted, payerAuthorizer: tabKey.address, salt: tab.salt, depositAtomic });
     const { channelId } = tabChannelOf({ accepted, payer: answer.payer, payerAuthorizer: tabKey.address, salt: tab.salt });

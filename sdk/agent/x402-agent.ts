@@ -43,7 +43,7 @@ import {
 import { BatchSettlementRequirementSchema, type BatchSettlementRequirement } from "../x402/batch-settlement.js";
 import { X402AgentError } from "./errors.js";
 import { proveLocally, type QuoteExpectation } from "./local-proof.js";
-import type { NoteReservation, NoteStore } from "./note-reservation.js";
+import type { NoteReservation, NoteStore, SendingHold, StoredPresentation } from "./note-reservation.js";
 import { PrivateTabs, tabTermsProblem, type OpenTab, type TabOptions, type TabPayment } from "./private-tab.js";
 import type { TabStore } from "./tab-record.js";
 import { fetchSameOrigin } from "./same-origin-fetch.js";
@@ -265,7 +265,15 @@ interface AccessFeeAsked {
 interface PreparedSettlement<T> {
   send: () => Promise<T>;
   changeNote: (answer: SettlementAnswer) => Note | undefined;
+  /** The request kept with the note while it is sent, to send again after a crash (NoteStore.resume). */
+  hold?: SendingHold;
 }
+
+/** How long after a tab's opening was sent a process that ended before its answer sends the same opening again. */
+const OPENING_RESUMABLE_MS = 3_600_000;
+
+/** The vault's key of a tab's opening: its channel salt, new for every tab. */
+const openingRequest = (salt: string) => `open-tab ${salt.toLowerCase()}`;
 
 /** Seconds to wait before retrying a settlement whose answer was lost (no Retry-After to go by). */
 const LOST_ANSWER_RETRY_SECONDS = 2;
@@ -453,8 +461,12 @@ export class X402Agent {
    * take leaves a note, counted against the budget as any payment. Only the agent proves a tab's opening.
    */
   private async openTab({ accepted, payerAuthorizer, salt, depositAtomic }: Parameters<OpenTab>[0]): Promise<OpenTabAnswer> {
-    const terms = await this.facilitatorTerms();
     const { facilitator } = this.options;
+    // The same tab's opening, sent by a process that ended before its answer: the facilitator answers it again from
+    // the note's lease, with no second relay or take.
+    const resumed = await this.options.notes.resume?.(openingRequest(salt));
+    if (resumed !== undefined) return this.resumeOpening(resumed);
+    const terms = await this.facilitatorTerms();
     const processooor = terms.provenThrough;
     if (processooor === undefined) {
       throw new X402AgentError("NON_CUSTODIAL_UNAVAILABLE", `${facilitator.url} does not relay this agent's proofs, and a private tab is opened by the agent's own proof. Nothing was paid.`);
@@ -473,10 +485,27 @@ export class X402Agent {
       gross,
       async (note) => {
         const { body, change } = await this.proveSpend(note, expected, fields);
-        return { send: () => facilitator.openTab(body), changeNote: () => change };
+        const presentation = { request: openingRequest(salt), headers: { body: JSON.stringify(body) }, withdrawnValue: gross };
+        return { send: () => facilitator.openTab(body), changeNote: () => change, hold: { untilMs: Date.now() + OPENING_RESUMABLE_MS, presentation } };
       },
       (opened) => BigInt(opened.gross),
     );
+  }
+
+  /** Sends again the opening a process that ended kept with its note, and ends the note's reservation by its answer. */
+  private async resumeOpening({ reservation, presentation }: { reservation: NoteReservation; presentation: StoredPresentation }): Promise<OpenTabAnswer> {
+    // What the earlier process's opening takes counts against this one's budget.
+    this.committed += presentation.withdrawnValue;
+    let answer: OpenTabAnswer;
+    try {
+      answer = await this.untilSettled(() => this.options.facilitator.openTab(JSON.parse(presentation.headers.body!) as Record<string, unknown>));
+    } catch (error) {
+      await reservation.unsettled();
+      throw error;
+    }
+    const change = changeNoteOf(reservation.note, presentation.withdrawnValue);
+    await reservation.spent(change.value > 0n ? change : undefined);
+    return answer;
   }
 
   /**
@@ -880,7 +909,7 @@ export class X402Agent {
     let prepared: PreparedSettlement<T>;
     try {
       prepared = await prepare(held.note);
-      await held.sending();
+      await held.sending(prepared.hold);
     } catch (error) {
       return { error, at: "prepare" };
     }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { x402Client } from "@x402/core/client";
@@ -11,7 +11,7 @@ import { expect } from "chai";
 import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
 import { NoteVault, PrivateTabScheme, recoverNotes, registerPrivateTabScheme, tabSellerOf, X402Agent, X402AgentError, type AgentEvent } from "../../sdk/agent/index.js";
-import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
+import { FacilitatorClient, FacilitatorError, type OpenTabAnswer } from "../../sdk/client/facilitator-client.js";
 import type { BatchSettlementRequirement } from "../../sdk/x402/batch-settlement.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
 import { PAYER_KEY_SECRET, relayerKey } from "../relayer/helpers/relayer-harness.js";
@@ -214,6 +214,38 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     const ofTab = (channel: { channelId: string }) => channel.channelId.toLowerCase() === opened!.channelId.toLowerCase();
     await seller.channels.claimAndSettle({ selectClaimChannels: (channels) => channels.filter(ofTab) });
     expect(await seller.settlement.channels(opened!.channelId)).to.deep.equal([DEPOSIT, 10n * PRICE]);
+  });
+
+  it("sends the same opening again after the agent stopped between open-tab's relay and its answer: one relay, one take, the same tab", async function () {
+    const channelDirectory = mkdtempSync(path.join(tmpdir(), "agent-tabs-"));
+    const tabs = { channelDirectory, depositAtomic: DEPOSIT };
+    // The agent stops the moment open-tab relayed its proof: its vault as it was then is what a restart finds.
+    let file = "";
+    const copy = () => `${file}.at-crash`;
+    class StopsAfterOpening extends FacilitatorClient {
+      override async openTab(body: Record<string, unknown>): Promise<OpenTabAnswer> {
+        await super.openTab(body);
+        copyFileSync(file, copy());
+        throw new FacilitatorError(400, "INVALID_REQUEST", "the agent's process is gone", {});
+      }
+    }
+    const { agent, vaultFile, deposit } = await world.newAgent(world.chain.depositors.bob, 1_000_000n, { custody: "non-custodial", tabs, facilitator: new StopsAfterOpening(world.relayer.url) });
+    file = vaultFile;
+    const relaysBefore = await relays();
+    await rejectionOf(agent.fetch(seller.resourceUrl));
+    expect(await relays(), "the opening was relayed").to.equal(relaysBefore + 1);
+
+    const notes = await NoteVault.open(copy(), AGENT_PASSPHRASE);
+    const restarted = new X402Agent({ ...agentOptions(notes), tabs });
+    await fetchReports(restarted, 3);
+    expect(await relays(), "no second relay").to.equal(relaysBefore + 1);
+    const { accepted } = await tabEntryOf(seller.resourceUrl);
+    const { opened } = (await notes.tab(tabSellerOf(accepted)))!;
+    const gross = grossForNet(DEPOSIT, takeBps);
+    expect((await world.unspentNotes(notes)).map((note) => note.value), "one take: the deposit's note less one gross").to.deep.equal([deposit.note.value - gross]);
+    await seller.channels.claimAndSettle({ selectClaimChannels: (channels) => channels.filter((channel) => channel.channelId.toLowerCase() === opened!.channelId.toLowerCase()) });
+    expect(await seller.settlement.channels(opened!.channelId)).to.deep.equal([DEPOSIT, 3n * PRICE]);
+    await notes.close();
   });
 
   /** Repeats `fetchOnce` while the seller answers it as an outage (TAB_SELLER_UNAVAILABLE), for up to `forMs`. */

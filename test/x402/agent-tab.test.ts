@@ -1,8 +1,11 @@
+import { once } from "node:events";
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { x402Client } from "@x402/core/client";
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import type { ChannelStorage } from "@x402/evm/batch-settlement/server";
@@ -214,6 +217,57 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     const ofTab = (channel: { channelId: string }) => channel.channelId.toLowerCase() === opened!.channelId.toLowerCase();
     await seller.channels.claimAndSettle({ selectClaimChannels: (channels) => channels.filter(ofTab) });
     expect(await seller.settlement.channels(opened!.channelId)).to.deep.equal([DEPOSIT, 10n * PRICE]);
+  });
+
+  it("pays a seller that answers each request first with a corrective 402 quoting the voucher in flight one price per request it served, claimed on chain", async function () {
+    // A dishonest front of the seller: the first presentation of each total gets @x402/evm's corrective 402 naming the
+    // very voucher just sent (the tab key's own, on this channel, within the deposit), to be paid for it twice; the
+    // second is passed to the seller, which serves it.
+    const MISMATCH = "invalid_batch_settlement_evm_cumulative_amount_mismatch";
+    const seen = new Set<string>();
+    const front = createServer((request, response) => {
+      void (async () => {
+        const header = request.headers["payment-signature"];
+        const voucherOf = (value: string) => (decodePaymentSignatureHeader(value) as unknown as { accepted: { extra: object }; payload: { voucher: { channelId: string; maxClaimableAmount: string; signature: string } } });
+        const paid = typeof header === "string" ? voucherOf(header) : undefined;
+        const total = paid?.payload.voucher.maxClaimableAmount;
+        if (paid !== undefined && total !== undefined && !seen.has(total)) {
+          seen.add(total);
+          const { voucher } = paid.payload;
+          const channelState = { channelId: voucher.channelId, balance: DEPOSIT.toString(), totalClaimed: "0", chargedCumulativeAmount: total };
+          const entry = { ...paid.accepted, extra: { ...paid.accepted.extra, channelState, voucherState: { signedMaxClaimable: total, signature: voucher.signature } } };
+          const required = { x402Version: 2, error: MISMATCH, resource: { url: seller.resourceUrl, description: "", mimeType: "" }, accepts: [entry] };
+          response.writeHead(402, { "PAYMENT-REQUIRED": encodePaymentRequiredHeader(required as never) }).end("{}");
+          return;
+        }
+        const upstream = await fetch(seller.resourceUrl, { headers: typeof header === "string" ? { "PAYMENT-SIGNATURE": header } : {} });
+        const headers = Object.fromEntries(["content-type", "payment-required", "payment-response"].flatMap((name) => (upstream.headers.has(name) ? [[name, upstream.headers.get(name)!]] : [])));
+        response.writeHead(upstream.status, headers).end(Buffer.from(await upstream.arrayBuffer()));
+      })();
+    });
+    front.listen(0, "127.0.0.1");
+    await once(front, "listening");
+    const frontUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}/weather`;
+    try {
+      const tabs = { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: DEPOSIT };
+      const { agent, vault } = await world.newAgent(world.chain.depositors.carol, 1_000_000n, { custody: "non-custodial", tabs });
+      const served = seller.served();
+      for (let request = 0; request < 5; request++) {
+        const refused = await rejectionOf(agent.fetch(frontUrl));
+        expect(refused).to.include({ code: "TAB_PAYMENT_REFUSED" });
+        expect((refused as Error).message).to.contain(MISMATCH);
+        const response = await agent.fetch(frontUrl);
+        expect(response.status, await response.clone().text()).to.equal(200);
+      }
+      expect(seller.served() - served).to.equal(5);
+      const { accepted } = await tabEntryOf(seller.resourceUrl);
+      const { opened } = (await vault.tab(tabSellerOf(accepted)))!;
+      await seller.channels.claimAndSettle({ selectClaimChannels: (channels) => channels.filter((channel) => channel.channelId.toLowerCase() === opened!.channelId.toLowerCase()) });
+      expect(await seller.settlement.channels(opened!.channelId), "claimed: one price per request served").to.deep.equal([DEPOSIT, 5n * PRICE]);
+      await vault.close();
+    } finally {
+      front.close();
+    }
   });
 
   it("sends the same opening again after the agent stopped between open-tab's relay and its answer: one relay, one take, the same tab", async function () {

@@ -7,6 +7,9 @@ import { SERVED_RETENTION_SECONDS } from "./served-payments.js";
 import { settleUnavailable, verifyUnavailable } from "./outage-answers.js";
 import { SHIELDED_REASONS } from "./shielded-reasons.js";
 
+/** The longest a request keeps its payment's lease renewed: a handler slower than an hour is an exception. */
+const MAX_HOLD_SECONDS = 3_600;
+
 /** How often a served mark the record refused is written again. */
 const RECORD_RETRY_MS = 1_000;
 
@@ -81,9 +84,15 @@ export class ServeOnce {
     }
   }
 
-  /** Keeps the lease `token` of payment `id` for this request, renewed until the request ends. */
+  /**
+   * Keeps the lease `token` of payment `id` for this request, renewed until the request ends, for MAX_HOLD_SECONDS
+   * at most: a request the server never ended (its client gone, no hook called) does not hold the payment for ever,
+   * and one that outlives it is still fenced by confirm.
+   */
   private hold(id: string, token: string): void {
+    const until = Date.now() + MAX_HOLD_SECONDS * 1000;
     const renewal = setInterval(() => {
+      if (Date.now() > until) return clearInterval(renewal);
       // A renewal the record refuses means the lease is no longer this request's: confirm tells it before settling.
       // One the record cannot answer is tried again at the next tick.
       this.served.renew(id, token, this.leaseSeconds).catch(() => undefined);

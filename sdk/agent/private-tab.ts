@@ -65,6 +65,8 @@ export interface TabAnswer {
   settle?: SettleResponse;
   required?: PaymentRequired;
   reason?: string;
+  /** The HTTP status, where the agent sent the request itself. */
+  status?: number;
 }
 
 /** One request's payment on a tab, until the seller answers it. */
@@ -175,16 +177,18 @@ export class PrivateTabs {
     const local: ChannelSettleLocal = { channelId, requestAmount: accepted.amount, ...(!settled.funded && { depositAmount: settled.opened!.deposit.amount }) };
     const payload = settled.funded ? await this.voucherPayload(settled, accepted) : await this.depositPayload(settled, accepted);
     const unanswered = { maxClaimableAmount: voucherTotalOf(payload) };
-    const outage = (reason: string | undefined) =>
-      reason !== undefined &&
-      (OUTAGE_REASONS.has(reason) ||
+    // A 5xx without x402's reason is no answer to the payment either: the seller failed while it held it.
+    const outage = (reason: string | undefined, status?: number) =>
+      (reason === undefined && status !== undefined && status >= 500) ||
+      (reason !== undefined &&
+        (OUTAGE_REASONS.has(reason) ||
         (reason === RECEIVE_AUTHORIZATION_SIGNATURE && !settled.funded && depositSignedByPayer(settled, accepted)) ||
-        (reason === CUMULATIVE_EXCEEDS_BALANCE && settled.depositUnconfirmed === true && Date.now() / 1000 < depositWindowOf(settled) + SELLER_CHANNEL_TTL_SECONDS));
+          (reason === CUMULATIVE_EXCEEDS_BALANCE && settled.depositUnconfirmed === true && Date.now() / 1000 < depositWindowOf(settled) + SELLER_CHANNEL_TTL_SECONDS)));
     // Kept before it is sent: a crash before the seller's answer is recorded leaves the tab marked.
     await this.deps.store.saveTab({ ...settled, unanswered });
     return {
       payload,
-      answered: async ({ settle, reason }) => {
+      answered: async ({ settle, reason, status }) => {
         if (settle?.success === true) {
           const { chargedAmount, channelState } = (settle.extra ?? {}) as { chargedAmount?: string; channelState?: { chargedCumulativeAmount?: string } };
           await updateChannelFromSettle(this.storage, { server: { chargedAmount, chargedCumulativeAmount: channelState?.chargedCumulativeAmount }, local });
@@ -192,21 +196,21 @@ export class PrivateTabs {
           await this.deps.store.saveTab({ ...confirmed, funded: true });
           return;
         }
-        if (outage(reason)) return;
+        if (outage(reason, status)) return;
         if (settled.depositUnconfirmed !== true) return this.deps.store.saveTab(settled);
         // The deposit the tab was taken to hold is not on chain after all: the tab goes back to its deposit.
         const { depositUnconfirmed: _, ...unfunded } = settled;
         await this.storage.delete(channelId.toLowerCase());
         await this.deps.store.saveTab({ ...unfunded, funded: false });
       },
-      recover: async ({ required, reason }) => {
+      recover: async ({ required, reason, status }) => {
         // A corrective 402 says the seller holds a record of the channel; any other refusal may be a seller that lost it.
         if (required?.error === CUMULATIVE_AMOUNT_MISMATCH) return this.resync(settled, earlier, accepted, required);
-        return !outage(reason) && this.takeDepositAsMade(settled, earlier, unanswered);
+        return !outage(reason, status) && this.takeDepositAsMade(settled, earlier, unanswered);
       },
       refusal: (url, status, reason) => {
         const answered = `${url} answered a request paid on the private tab ${channelId} with ${status}${reason === undefined ? "" : ` (${reason})`}.`;
-        if (outage(reason)) {
+        if (outage(reason, status)) {
           return new X402AgentError("TAB_SELLER_UNAVAILABLE", `${answered} The seller could not take the payment now: repeat the request, and the same payment is sent again.`);
         }
         return new X402AgentError(
@@ -439,5 +443,10 @@ function answerOf(response: Response): TabAnswer {
   }
   const required = paymentRequiredOf(response);
   const reason = response.ok ? undefined : (settle?.errorReason ?? required?.error);
-  return { ...(settle !== undefined && { settle: response.ok ? settle : { ...settle, success: false } }), ...(required !== undefined && { required }), ...(reason !== undefined && { reason }) };
+  return {
+    status: response.status,
+    ...(settle !== undefined && { settle: response.ok ? settle : { ...settle, success: false } }),
+    ...(required !== undefined && { required }),
+    ...(reason !== undefined && { reason }),
+  };
 }

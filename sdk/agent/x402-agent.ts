@@ -500,7 +500,11 @@ export class X402Agent {
     try {
       answer = await this.untilSettled(() => this.options.facilitator.openTab(JSON.parse(presentation.headers.body!) as Record<string, unknown>));
     } catch (error) {
-      await reservation.unsettled();
+      // Refused, the opening was never relayed (a relayed one is answered from its lease): the note is free, and the
+      // tab is opened afresh. Anything else leaves the note to reconcile.
+      const refused = error instanceof FacilitatorError && !error.retryable && error.code !== "ALREADY_SPENT";
+      if (refused) this.committed -= presentation.withdrawnValue;
+      await (refused ? reservation.released() : reservation.unsettled());
       throw error;
     }
     const change = changeNoteOf(reservation.note, presentation.withdrawnValue);

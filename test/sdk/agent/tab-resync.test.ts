@@ -40,8 +40,8 @@ interface SellerView {
   signature: string;
 }
 
-/** How the seller answers a payment: served, its answer lost, refused for `refuse`, or a corrective 402. */
-type SellerAnswer = SellerView | "paid" | "lost" | { refuse: string };
+/** How the seller answers a payment: served, its answer lost, a 500, refused for `refuse`, or a corrective 402. */
+type SellerAnswer = SellerView | "paid" | "lost" | "failed" | { refuse: string };
 
 /**
  * A seller that answers each payment with `answer`: a corrective 402 naming `view` (its running total and the voucher
@@ -57,6 +57,10 @@ async function startSeller(accepted: { extra: Record<string, unknown> }) {
     if (decided === "lost") {
       // The seller took the payment, and its answer never reaches the agent.
       request.socket.destroy();
+      return;
+    }
+    if (decided === "failed") {
+      response.writeHead(500, { "content-type": "text/plain" }).end("internal error");
       return;
     }
     if (typeof decided === "object" && "refuse" in decided) {
@@ -298,6 +302,15 @@ describe("a private tab takes a seller's corrective 402 only for a payment it se
       expect((refused as Error).message).to.contain(INSUFFICIENT_BALANCE);
       expect(seller.payloads.length - before).to.equal(1);
       expect((await agent.kept()).tab.unanswered).to.equal(undefined);
+    });
+
+    it("answers a seller failing with a 5xx and no x402 reason as an outage: retryable, the payment still unanswered", async function () {
+      const agent = agentTabs();
+      const before = seller.payloads.length;
+      seller.answerWith(async (sent) => (sent === before + 1 ? "failed" : "paid"));
+      expect(await refusalOf(agent.pay())).to.include({ code: "TAB_SELLER_UNAVAILABLE" });
+      expect((await agent.kept()).tab.unanswered).to.deep.equal({ maxClaimableAmount: PRICE.toString() });
+      expect((await agent.pay()).status).to.equal(200);
     });
 
     it("answers an outage of the seller's facilitator as retryable, the payment still unanswered, and pays it when the chain is back", async function () {

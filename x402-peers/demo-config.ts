@@ -27,12 +27,15 @@ export const SellerDemoConfigSchema = z
      * then listens on base port +4.
      */
     shieldedFacilitatorUrl: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
-    /** The facilitator listens here, the v2 seller on +1, the v1 seller on +2, the plain 402 on +3. */
+    /**
+     * The facilitator listens here, the v2 seller on +1, the v1 seller on +2, the plain 402 on +3 (the shielded-proof
+     * seller on +4, the tab seller on +5).
+     */
     basePort: z
       .string()
       .regex(/^[0-9]+$/, "must be a port number")
       .transform(Number)
-      .pipe(z.number().int().min(1).max(65_532))
+      .pipe(z.number().int().min(1).max(65_530))
       .default(4020),
   })
   .strict();

@@ -9,6 +9,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodePaymentResponseHeader } from "@x402/core/http";
+import { BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR_ADDRESS } from "@x402/evm";
 import { JsonRpcProvider, Wallet, parseEther, type Signer } from "ethers";
 import { ConfigError } from "../../lib/env-config.js";
 import { depositNote, NoteVault, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
@@ -106,15 +107,25 @@ async function pay(config: DemoConfig, stack: Stack): Promise<void> {
 
   let fundingTx: string | undefined;
   const seen = new Set<string>();
+  // A tab's requests are told in two lines, not a line each: its first 402 is printed, no retry.
+  let onTab = false;
+  let tabQuoted = false;
+  const shown = (event: AgentEvent) => {
+    if (!onTab) return true;
+    if (event.step === "paid" || (event.step === "payment-required" && tabQuoted)) return false;
+    tabQuoted ||= event.step === "payment-required";
+    return true;
+  };
   const agent = new X402Agent({
     facilitator: new FacilitatorClient(relayerUrl),
     notes: vault,
     network: { chainId, asset: book.usdc },
     acceptNotPrivate: true,
+    tabs: { channelDirectory: path.join(stack.logDir, "agent-tabs") },
     onEvent: (event) => {
       seen.add(event.step);
       if (event.step === "settled") fundingTx = (event.answer as SettleX402Answer | SettleX402ProofAnswer).fundingTxHash;
-      printAgentEvent(event);
+      if (shown(event)) printAgentEvent(event);
     },
   });
   for (const [version, url] of Object.entries(sellers)) {
@@ -130,10 +141,62 @@ async function pay(config: DemoConfig, stack: Stack): Promise<void> {
     await checkAgentAbsent(provider, agentAddress, direct ? [sellerTx!] : [fundingTx!, sellerTx!]);
   }
 
+  // 5. A private tab, where the chain has x402's batch-settlement contract: one proof, then a voucher per request.
+  if ((await provider.getCode(BATCH_SETTLEMENT_ADDRESS)) !== "0x") {
+    onTab = true;
+    await payOnTab(agent, `http://127.0.0.1:${sellerPort + 5}/weather`, provider, [book.entrypoint, book.privacyPool, BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR_ADDRESS]);
+  }
+
   const token = TestUSDC__factory.connect(book.usdc, provider);
   const left = (await vault.list()).filter((entry) => !entry.spent).map((entry) => entry.note.value);
   say("done", `seller holds ${usdc(await token.balanceOf(payTo))}; the agent's note holds ${usdc(left[0] ?? 0n)}; its wallet paid nobody directly`);
   provider.destroy();
+}
+
+/** How many requests the demo pays on its tab: the opening, then vouchers. */
+const TAB_REQUESTS = 20;
+
+/**
+ * Pays TAB_REQUESTS requests to the tab seller `url`, timing each and counting the transactions to the payment
+ * contracts (`paymentContracts`: the pool's, x402's batch-settlement and its deposit collector) each one caused.
+ */
+async function payOnTab(agent: X402Agent, url: string, provider: JsonRpcProvider, paymentContracts: string[]): Promise<void> {
+  say("agent", `GET ${url} ${TAB_REQUESTS} times (seller speaks x402's batch-settlement: a private tab)`);
+  const payments = new Set(paymentContracts.map((address) => address.toLowerCase()));
+  const requests: { ms: number; transactions: number }[] = [];
+  for (let i = 0; i < TAB_REQUESTS; i++) {
+    const before = await provider.getBlockNumber();
+    const started = performance.now();
+    const response = await agent.fetch(url);
+    const ms = Math.round(performance.now() - started);
+    if (response.status !== 200) throw new Error(`the tab seller answered ${response.status}: ${await response.text()}`);
+    await response.body?.cancel();
+    requests.push({ ms, transactions: await transactionsTo(provider, payments, before) });
+  }
+  const [opening, ...vouchers] = requests as [(typeof requests)[number], ...typeof requests];
+  const sorted = vouchers.map(({ ms }) => ms).sort((a, b) => a - b);
+  say("tab", `request 1 opened the tab: one proof, ${opening.transactions} transactions (the relay of its deposit out of the note, the deposit into the seller's channel), ${opening.ms} ms`);
+  say(
+    "tab",
+    `requests 2-${TAB_REQUESTS}: a voucher of the tab's key each, ${vouchers.reduce((sum, { transactions }) => sum + transactions, 0)} transactions, ` +
+      `p50 ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted.at(-1)} ms (${vouchers.map(({ ms }) => ms).join(", ")} ms)`,
+  );
+  say(
+    "who",
+    "the tab's deposit sits in x402's channel: the seller can claim up to the agent's last voucher, the agent's tab key alone signs vouchers, " +
+      "and the unclaimed rest comes back into the pool as the agent's refund note; the channel's payer is a single-use key the relayer derives, " +
+      "so until the pool itself is the payer its operator could also start the withdrawal of that rest",
+  );
+}
+
+/** Transactions to `contracts` mined since block `since`. */
+async function transactionsTo(provider: JsonRpcProvider, contracts: ReadonlySet<string>, since: number): Promise<number> {
+  let count = 0;
+  for (let number = since + 1; number <= (await provider.getBlockNumber()); number++) {
+    const block = await provider.getBlock(number, true);
+    count += block?.prefetchedTransactions.filter((tx) => tx.to !== null && contracts.has(tx.to.toLowerCase())).length ?? 0;
+  }
+  return count;
 }
 
 function printAgentEvent(event: AgentEvent): void {

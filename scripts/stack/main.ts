@@ -52,6 +52,8 @@ function printStack(stack: Stack): void {
     ["ENTRYPOINT", stack.contracts.entrypoint],
     ["PRIVACY_POOL", stack.contracts.privacyPool],
     ["USDC", stack.contracts.usdc],
+    ["BATCH_SETTLEMENT", stack.contracts.batchSettlement],
+    ...(stack.sellerEip3009Settler === undefined ? [] : [["SELLER_EIP3009_SETTLER", stack.sellerEip3009Settler] as const]),
   ] as const) {
     console.log(`  ${name}=${value}`);
   }

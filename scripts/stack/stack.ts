@@ -4,6 +4,7 @@ import { rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR_ADDRESS } from "@x402/evm";
 import { Wallet } from "ethers";
 import hre from "hardhat";
 import { ConfigError } from "../../lib/env-config.js";
@@ -19,6 +20,7 @@ import {
   waitForService,
   type ServiceProcess,
 } from "../demo/processes.js";
+import { placeBatchSettlementPeer } from "../../x402-peers/batch-settlement.js";
 import { DEV_ROLES, devAccount, LOCAL_CHAIN_ID } from "./dev-accounts.js";
 
 export interface StackOptions {
@@ -35,6 +37,11 @@ export interface StackOptions {
   /** Default on a local chain: its development accounts (dev-accounts.ts). */
   postmanPrivateKey?: string;
   relayerPrivateKey?: string;
+  /**
+   * The key that settles the seller routes' plain `exact` (EIP-3009) payments from its own gas
+   * (RELAYER_SELLER_EIP3009_KEY); default on a local chain: a development account. Without one the routes refuse them.
+   */
+  sellerEip3009PrivateKey?: string;
   treasury?: string;
   /** The environment variable behind each option above, for the messages that ask for one. */
   variables: {
@@ -68,7 +75,10 @@ export interface StackInfo {
   prometheusConfigFile: string;
   /** The Prometheus started with the stack, when asked for. */
   prometheusUrl?: string;
-  contracts: { entrypoint: string; privacyPool: string; usdc: string };
+  /** x402's batch-settlement contract a private tab's channel lives in: placed at its canonical address on a fresh node. */
+  contracts: { entrypoint: string; privacyPool: string; usdc: string; batchSettlement: string };
+  /** Who settles the plain (EIP-3009) payments of the relayer's seller routes (docs/accept-private-payments.md), if anyone. */
+  sellerEip3009Settler?: string;
   logDir: string;
   /** The process id of each service, by name. */
   pids: Record<string, number>;
@@ -242,13 +252,16 @@ async function startServices(options: StackOptions, run: Run) {
     INDEXER_URL: indexerUrl,
     INDEXER_TOKEN: indexerToken,
     TREASURY_ADDRESS: keys.treasury,
+    ...(keys.sellerEip3009 !== undefined && { RELAYER_SELLER_EIP3009_KEY: keys.sellerEip3009 }),
     PAYER_KEY_SECRET: `0x${randomBytes(32).toString("hex")}`,
     // Paid mode at the local chain's default ETH price (2 USDC/ETH, relayer/pricing/pricing.ts): the floor stays under a
     // 5% take of a 0.05 USDC price at this node's ~1 gwei.
     PRICING_MODE: "paid",
   });
   await waitForService(relayer, "the relayer's readiness", async () => (await fetch(`${relayerUrl}/health/ready`)).ok);
-  say("relayer", `${relayerUrl}: facilitator API (5% take to the treasury ${keys.treasury})`);
+  const sellerEip3009Settler = keys.sellerEip3009 === undefined ? undefined : new Wallet(keys.sellerEip3009).address;
+  const plainPayments = sellerEip3009Settler === undefined ? "refuse plain payments (no RELAYER_SELLER_EIP3009_KEY)" : `settle plain payments from ${sellerEip3009Settler}`;
+  say("relayer", `${relayerUrl}: facilitator API (5% take to the treasury ${keys.treasury}); its seller routes ${plainPayments}`);
 
   // 5. What Prometheus scrapes, and a Prometheus when asked for.
   const metricsUrl = (port: number) => `http://${LOOPBACK}:${port}/metrics`;
@@ -270,7 +283,8 @@ async function startServices(options: StackOptions, run: Run) {
     indexerMetricsUrl,
     prometheusConfigFile,
     ...(prometheusUrl !== undefined && { prometheusUrl }),
-    contracts: { entrypoint: book.entrypoint, privacyPool: book.privacyPool, usdc: book.usdc },
+    contracts: { entrypoint: book.entrypoint, privacyPool: book.privacyPool, usdc: book.usdc, batchSettlement: BATCH_SETTLEMENT_ADDRESS },
+    ...(sellerEip3009Settler !== undefined && { sellerEip3009Settler }),
     logDir: options.logDir,
   };
   return { info, book, deployerPrivateKey: keys.deployer };
@@ -300,19 +314,24 @@ function keysFor(options: StackOptions, chainId: number) {
     deployer: local ? devAccount(DEV_ROLES.deployer).privateKey : undefined,
     postman: key(options.postmanPrivateKey, "postman", options.variables.postmanPrivateKey),
     relayer: key(options.relayerPrivateKey, "relayer", options.variables.relayerPrivateKey),
+    sellerEip3009: options.sellerEip3009PrivateKey ?? (local ? devAccount(DEV_ROLES.sellerEip3009).privateKey : undefined),
     treasury,
   };
 }
 
 /**
  * A fresh node gets a fresh deployment, under an Ignition journal of its own that dies with it. The relaying key
- * gets REFUNDER_ROLE: the relayer's scheduled payer sweep deposits refunds with it.
+ * gets REFUNDER_ROLE: the relayer's scheduled payer sweep deposits refunds with it. x402's batch-settlement contracts
+ * (our peers of them, contracts/x402-peers/) are placed where @x402/evm expects them, as Base has them: a private
+ * tab's seller and its facilitator find its channel contract there.
  */
 async function deployFresh(rpcUrl: string, roles: { postman: string; refunder: string }, logDir: string, say: StackOptions["say"]): Promise<AddressBook> {
   const connection = await hre.network.create({ network: "localhost", override: { url: rpcUrl } });
   const deploymentId = `stack-${path.basename(logDir)}`;
   try {
     const { addressBook } = await deployFacilitator(connection, { ...roles, deploymentId, log: (line) => say("deploy", line) });
+    await placeBatchSettlementPeer(connection.ethers);
+    say("deploy", `x402's batch-settlement contract at ${BATCH_SETTLEMENT_ADDRESS}, its ERC-3009 deposit collector at ${ERC3009_DEPOSIT_COLLECTOR_ADDRESS}`);
     return addressBook;
   } finally {
     await connection.close();

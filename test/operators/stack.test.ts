@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { BATCH_SETTLEMENT_ADDRESS } from "@x402/evm";
 import { expect } from "chai";
 import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -48,7 +49,7 @@ describe("npm run stack: the local system in one command", function () {
       throw new Error(`${error.message}:\n${stack.lines.join("\n")}`);
     });
     const output = stack.lines.join("\n");
-    for (const name of ["RPC_URL", "RELAYER_URL", "INDEXER_URL", "INDEXER_TOKEN", "RELAYER_METRICS_URL", "INDEXER_METRICS_URL", "ADDRESS_BOOK", "ENTRYPOINT", "PRIVACY_POOL", "USDC"]) {
+    for (const name of ["RPC_URL", "RELAYER_URL", "INDEXER_URL", "INDEXER_TOKEN", "RELAYER_METRICS_URL", "INDEXER_METRICS_URL", "ADDRESS_BOOK", "ENTRYPOINT", "PRIVACY_POOL", "USDC", "BATCH_SETTLEMENT", "SELLER_EIP3009_SETTLER"]) {
       expect(output).to.match(new RegExp(`^  ${name}=\\S+$`, "m"));
     }
     const logDir = /^\[logs\] +(\S+): <service>\.log/m.exec(output)?.[1];
@@ -62,6 +63,13 @@ describe("npm run stack: the local system in one command", function () {
     expect((await fetch(`${info.indexerUrl}/health/ready`)).status).to.equal(200);
     const entrypoint = Entrypoint__factory.connect(info.contracts.entrypoint, provider);
     expect(await entrypoint.hasRole(await entrypoint.REFUNDER_ROLE(), devAccount(DEV_ROLES.relayer).address)).to.equal(true);
+    // What the sellers' guide builds on: x402's batch-settlement contract where @x402/evm looks for it, and seller
+    // routes that settle plain buyers from a key of their own.
+    expect(output).to.contain(`BATCH_SETTLEMENT=${BATCH_SETTLEMENT_ADDRESS}`);
+    expect(await provider.getCode(BATCH_SETTLEMENT_ADDRESS)).to.not.equal("0x");
+    expect(output).to.contain(`SELLER_EIP3009_SETTLER=${info.sellerEip3009Settler}`);
+    const supported = (await (await fetch(`${info.relayerUrl}/api/seller/supported`)).json()) as { signers: Record<string, string[]> };
+    expect(Object.values(supported.signers).flat()).to.include(info.sellerEip3009Settler);
 
     // Metrics on, where it printed them, and a Prometheus configuration for them.
     expect(output).to.contain(`RELAYER_METRICS_URL=${info.relayerMetricsUrl}`);

@@ -160,7 +160,10 @@ export class ServeOnce {
       this.release(payload);
       return;
     }
+    // As long as the lease is renewed, no longer: a record out of reach for an hour is an outage of its own.
+    const until = Date.now() + MAX_HOLD_SECONDS * 1000;
     const retry = setInterval(() => {
+      if (Date.now() > until) return clearInterval(retry);
       void write().then(() => {
         clearInterval(retry);
         this.release(payload);
@@ -182,14 +185,14 @@ export class ServeOnce {
         if (!context.result.isValid) await this.giveBack(context.paymentPayload.payload);
         return undefined;
       },
+      // A facilitator that gave no answer is an outage, a plain payment's too: a retryable reason, not a bare 402.
       onVerifyFailure: async (context) => {
-        if (!shielded(context)) {
-          // A plain payment whose facilitator gave no answer is an outage too: a retryable reason, not a bare 402.
+        if (shielded(context)) {
+          await this.giveBack(context.paymentPayload.payload);
+        } else {
           const recovered = await inner?.onVerifyFailure?.(context);
           if (recovered !== undefined || context.error instanceof VerifyError) return recovered;
-          return { recovered: true, result: verifyUnavailable(`it did not answer the verify: ${context.error.message}`) };
         }
-        await this.giveBack(context.paymentPayload.payload);
         return { recovered: true, result: verifyUnavailable(`it did not answer the verify: ${context.error.message}`) };
       },
       onVerifiedPaymentCanceled: async (context) => {
@@ -201,12 +204,12 @@ export class ServeOnce {
         return this.confirm(context.paymentPayload.payload);
       },
       onSettleFailure: async (context) => {
-        if (!shielded(context)) {
+        if (shielded(context)) {
+          await this.giveBack(context.paymentPayload.payload);
+        } else {
           const recovered = await inner?.onSettleFailure?.(context);
-          if (recovered !== undefined || context.error instanceof SettleError) return recovered;
-          return { recovered: true, result: settleUnavailable(context.requirements.network, `it did not answer the settle: ${context.error.message}`) };
+          if (recovered !== undefined) return recovered;
         }
-        await this.giveBack(context.paymentPayload.payload);
         // A facilitator's answer is its own reason; no answer at all is an outage, and says so.
         if (context.error instanceof SettleError) return undefined;
         return { recovered: true, result: settleUnavailable(context.requirements.network, `it did not answer the settle: ${context.error.message}`) };

@@ -90,20 +90,19 @@ export function phase1Origin(ptau: { power: number; sha256: string; blake2b?: st
  * Where the key's phase 1 comes from, by the alpha and beta the key itself carries (which no edit of a transcript
  * changes): a known development file's points name it; a public phase 1 is only ever one proven by its file
  * (`publicFile`): the BLAKE2b-512 its publisher states for its power, and the same alpha and beta as the key's.
- * Without the file the transcript's claim is not enough.
+ * Without the file the transcript's claim (`claimed`, phase1Origin) is not enough.
  */
 export async function phase1OfKey(
   points: Phase1Points,
-  claimed: { power: number; sha256: string; blake2b?: string },
+  claimed: { public: boolean; text: string },
   publicFile: string | undefined,
   accepted: AcceptedPhase1 = KNOWN_PHASE1,
 ): Promise<{ public: boolean; text: string }> {
   const development = KNOWN_DEVELOPMENT_PHASE1.find((file) => samePhase1Points(file.points, points));
   if (development !== undefined) return { public: false, text: `a development file (${development.description}), as the key's own alpha and beta show` };
   if (publicFile === undefined) {
-    const claim = phase1Origin(claimed, accepted);
-    if (!claim.public) return claim;
-    return { public: false, text: `${claim.text} by its transcript's word only: name that file (PHASE1_PTAU) so that the key's alpha and beta are checked against it` };
+    if (!claimed.public) return claimed;
+    return { public: false, text: `${claimed.text} by its transcript's word only: name that file (PHASE1_PTAU) so that the key's alpha and beta are checked against it` };
   }
   const { power } = await ptauHeader(publicFile);
   const known = accepted[power];
@@ -203,9 +202,9 @@ export async function assessProvingKey(paths: ArtifactPaths = artifactPaths(), {
   const parties = contributions.filter((contribution) => contribution.beacon === undefined);
   const { transcript, problems } = await transcriptProblems(paths, manifest, contributions);
   const vkey: unknown = JSON.parse(JSON.stringify(await snarkjs.zKey.exportVerificationKey(paths.zkey)));
-  const claimedPhase1 = transcript?.phase1 ?? manifest.ptau;
-  const claimed = phase1Origin(claimedPhase1, accepted);
-  const origin = await phase1OfKey(keyPhase1Points(vkey as Parameters<typeof keyPhase1Points>[0]), claimedPhase1, publicPhase1File, accepted);
+  // What the transcript (or the manifest) claims, which the key's own points then judge.
+  const claimed = phase1Origin(transcript?.phase1 ?? manifest.ptau, accepted);
+  const origin = await phase1OfKey(keyPhase1Points(vkey as Parameters<typeof keyPhase1Points>[0]), claimed, publicPhase1File, accepted);
   const recorded = [...manifest.phase2.contributions, ...(manifest.phase2.beacon === null ? [] : [manifest.phase2.beacon])];
 
   const inconsistencies = [

@@ -144,7 +144,7 @@ async function pay(config: DemoConfig, stack: Stack): Promise<void> {
   // 5. A private tab, where the chain has x402's batch-settlement contract: one proof, then a voucher per request.
   if ((await provider.getCode(BATCH_SETTLEMENT_ADDRESS)) !== "0x") {
     onTab = true;
-    await payOnTab(agent, `http://127.0.0.1:${sellerPort + 5}/weather`, provider, [book.entrypoint, book.privacyPool, BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR_ADDRESS]);
+    await payRequestsOnTab(agent, `http://127.0.0.1:${sellerPort + 5}/weather`, provider, [book.entrypoint, book.privacyPool, BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR_ADDRESS]);
   }
 
   const token = TestUSDC__factory.connect(book.usdc, provider);
@@ -160,7 +160,7 @@ const TAB_REQUESTS = 20;
  * Pays TAB_REQUESTS requests to the tab seller `url`, timing each and counting the transactions to the payment
  * contracts (`paymentContracts`: the pool's, x402's batch-settlement and its deposit collector) each one caused.
  */
-async function payOnTab(agent: X402Agent, url: string, provider: JsonRpcProvider, paymentContracts: string[]): Promise<void> {
+async function payRequestsOnTab(agent: X402Agent, url: string, provider: JsonRpcProvider, paymentContracts: string[]): Promise<void> {
   say("agent", `GET ${url} ${TAB_REQUESTS} times (seller speaks x402's batch-settlement: a private tab)`);
   const payments = new Set(paymentContracts.map((address) => address.toLowerCase()));
   const requests: { ms: number; transactions: number }[] = [];
@@ -192,7 +192,8 @@ async function payOnTab(agent: X402Agent, url: string, provider: JsonRpcProvider
 /** Transactions to `contracts` mined since block `since`. */
 async function transactionsTo(provider: JsonRpcProvider, contracts: ReadonlySet<string>, since: number): Promise<number> {
   let count = 0;
-  for (let number = since + 1; number <= (await provider.getBlockNumber()); number++) {
+  const latest = await provider.getBlockNumber();
+  for (let number = since + 1; number <= latest; number++) {
     const block = await provider.getBlock(number, true);
     count += block?.prefetchedTransactions.filter((tx) => tx.to !== null && contracts.has(tx.to.toLowerCase())).length ?? 0;
   }

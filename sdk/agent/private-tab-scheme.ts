@@ -4,7 +4,7 @@ import { BatchSettlementRequirementSchema } from "../x402/batch-settlement.js";
 import { caip2NetworkOf } from "../x402/index.js";
 import { X402AgentError } from "./errors.js";
 import { facilitatorUsdc } from "./private-pool-scheme.js";
-import type { TabOptions, TabPayment } from "./private-tab.js";
+import { tabAnswerOf, type TabOptions, type TabPayment } from "./private-tab.js";
 import { X402Agent, type X402AgentOptions } from "./x402-agent.js";
 
 /** What the scheme pays with: an X402Agent's options, its `tabs` among them. */
@@ -67,11 +67,11 @@ export class PrivateTabScheme implements SchemeNetworkClient {
     const pending = this.pending.get(key);
     if (pending === undefined) return;
     this.pending.delete(key);
-    const reason = settleResponse?.success === true ? undefined : (settleResponse?.errorReason ?? paymentRequired?.error);
-    const answer = { ...(settleResponse !== undefined && { settle: settleResponse }), ...(paymentRequired !== undefined && { required: paymentRequired }), ...(reason !== undefined && { reason }) };
-    if (settleResponse?.success !== true && (await pending.payment.recover(answer))) return { recovered: true };
+    const ok = settleResponse?.success === true;
+    const answer = tabAnswerOf({ ok, settle: settleResponse, required: paymentRequired });
+    if (!ok && (await pending.payment.recover(answer))) return { recovered: true };
     await pending.payment.answered(answer);
-    if (settleResponse?.success !== true && (settleResponse !== undefined || paymentRequired !== undefined)) throw pending.payment.refusal(pending.url, 402, reason);
+    if (!ok && (settleResponse !== undefined || paymentRequired !== undefined)) throw pending.payment.refusal(pending.url, 402, answer.reason);
   }
 }
 

@@ -138,11 +138,12 @@ export class PrivateTabs {
     return this.inTurn(tabSellerOf(request.accepted), async () => {
       let payment = await this.paymentNow(request.accepted);
       let response = await sendOrLost(request, payment.payload);
-      if (!response.ok && (await payment.recover(answerOf(response)))) {
+      let answer = answerOf(response);
+      if (!response.ok && (await payment.recover(answer))) {
         payment = await this.paymentNow(request.accepted);
         response = await sendOrLost(request, payment.payload);
+        answer = answerOf(response);
       }
-      const answer = answerOf(response);
       await payment.answered(answer);
       if (!response.ok) throw payment.refusal(request.url, response.status, answer.reason);
       return response;
@@ -177,13 +178,7 @@ export class PrivateTabs {
     const local: ChannelSettleLocal = { channelId, requestAmount: accepted.amount, ...(!settled.funded && { depositAmount: settled.opened!.deposit.amount }) };
     const payload = settled.funded ? await this.voucherPayload(settled, accepted) : await this.depositPayload(settled, accepted);
     const unanswered = { maxClaimableAmount: voucherTotalOf(payload) };
-    // A 5xx without x402's reason is no answer to the payment either: the seller failed while it held it.
-    const outage = (reason: string | undefined, status?: number) =>
-      (reason === undefined && status !== undefined && status >= 500) ||
-      (reason !== undefined &&
-        (OUTAGE_REASONS.has(reason) ||
-        (reason === RECEIVE_AUTHORIZATION_SIGNATURE && !settled.funded && depositSignedByPayer(settled, accepted)) ||
-          (reason === CUMULATIVE_EXCEEDS_BALANCE && settled.depositUnconfirmed === true && Date.now() / 1000 < depositWindowOf(settled) + SELLER_CHANNEL_TTL_SECONDS)));
+    const outage = (reason: string | undefined, status?: number) => isOutage(settled, accepted, { reason, status });
     // Kept before it is sent: a crash before the seller's answer is recorded leaves the tab marked.
     await this.deps.store.saveTab({ ...settled, unanswered });
     return {
@@ -369,6 +364,18 @@ function voucherSignerOf(tab: StoredTab): ClientEvmSigner {
   };
 }
 
+/**
+ * Whether the seller's answer to a payment on `tab` is an outage, not a refusal: the payment stays unanswered and is
+ * sent again. A 5xx without x402's reason is no answer either (the seller failed while it held the payment).
+ */
+function isOutage(tab: StoredTab, accepted: BatchSettlementRequirement, { reason, status }: Pick<TabAnswer, "reason" | "status">): boolean {
+  if (reason === undefined) return status !== undefined && status >= 500;
+  if (OUTAGE_REASONS.has(reason)) return true;
+  if (reason === RECEIVE_AUTHORIZATION_SIGNATURE) return !tab.funded && depositSignedByPayer(tab, accepted);
+  if (reason === CUMULATIVE_EXCEEDS_BALANCE) return tab.depositUnconfirmed === true && Date.now() / 1000 < depositWindowOf(tab) + SELLER_CHANNEL_TTL_SECONDS;
+  return false;
+}
+
 /** When the tab's deposit authorization stops being valid (unix seconds): no deposit of it reaches the chain after. */
 function depositWindowOf(tab: StoredTab): number {
   return Number(tab.opened!.deposit.authorization.erc3009Authorization.validBefore);
@@ -432,7 +439,21 @@ function correctiveStateOf(required: PaymentRequired) {
   }
 }
 
-/** The seller's x402 answer: its settle response, its new 402, and the reason it gave for refusing (the settle's, else the 402's). */
+/**
+ * The seller's answer as a tab reads it: its settle response (a success only when the seller took the payment, `ok`),
+ * its new 402, and the reason it gave for refusing (the settle's, else the 402's).
+ */
+export function tabAnswerOf({ ok, settle, required, status }: { ok: boolean; settle?: SettleResponse; required?: PaymentRequired; status?: number }): TabAnswer {
+  const reason = ok ? undefined : (settle?.errorReason ?? required?.error);
+  return {
+    ...(status !== undefined && { status }),
+    ...(settle !== undefined && { settle: ok ? settle : { ...settle, success: false } }),
+    ...(required !== undefined && { required }),
+    ...(reason !== undefined && { reason }),
+  };
+}
+
+/** The answer of a request the agent sent itself, from its x402 headers. */
 function answerOf(response: Response): TabAnswer {
   const header = response.headers.get("PAYMENT-RESPONSE");
   let settle: SettleResponse | undefined;
@@ -441,12 +462,5 @@ function answerOf(response: Response): TabAnswer {
   } catch {
     // An answer that is not x402's gives no settle response.
   }
-  const required = paymentRequiredOf(response);
-  const reason = response.ok ? undefined : (settle?.errorReason ?? required?.error);
-  return {
-    status: response.status,
-    ...(settle !== undefined && { settle: response.ok ? settle : { ...settle, success: false } }),
-    ...(required !== undefined && { required }),
-    ...(reason !== undefined && { reason }),
-  };
+  return tabAnswerOf({ ok: response.ok, settle, required: paymentRequiredOf(response), status: response.status });
 }

@@ -275,6 +275,15 @@ const OPENING_RESUMABLE_MS = 3_600_000;
 /** The vault's key of a tab's opening: its channel salt, new for every tab. */
 const openingRequest = (salt: string) => `open-tab ${salt.toLowerCase()}`;
 
+/**
+ * Whether a settlement's failure says the note was not spent: a refusal of the facilitator (but ALREADY_SPENT, which
+ * the chain decides), or every attempt answered 503 (FACILITATOR_UNAVAILABLE).
+ */
+function spentNothing(error: unknown): boolean {
+  if (error instanceof X402AgentError) return error.code === "FACILITATOR_UNAVAILABLE";
+  return error instanceof FacilitatorError && !error.retryable && error.code !== "ALREADY_SPENT";
+}
+
 /** Seconds to wait before retrying a settlement whose answer was lost (no Retry-After to go by). */
 const LOST_ANSWER_RETRY_SECONDS = 2;
 
@@ -502,9 +511,9 @@ export class X402Agent {
     } catch (error) {
       // Refused, the opening was never relayed (a relayed one is answered from its lease): the note is free, and the
       // tab is opened afresh. Anything else leaves the note to reconcile.
-      const refused = error instanceof FacilitatorError && !error.retryable && error.code !== "ALREADY_SPENT";
-      if (refused) this.committed -= presentation.withdrawnValue;
-      await (refused ? reservation.released() : reservation.unsettled());
+      const freed = spentNothing(error);
+      if (freed) this.committed -= presentation.withdrawnValue;
+      await (freed ? reservation.released() : reservation.unsettled());
       throw error;
     }
     const change = changeNoteOf(reservation.note, presentation.withdrawnValue);
@@ -888,16 +897,15 @@ export class X402Agent {
       }
       const { error, at } = attempt;
       // Quoting and proving spend nothing, nor does a refusal; SETTLEMENT_UNCERTAIN may have, and stays counted.
-      const refused =
-        at === "prepare" || (error instanceof FacilitatorError && !error.retryable) || (error instanceof X402AgentError && error.code === "FACILITATOR_UNAVAILABLE");
       // A facilitator that says the note is spent is not taken at its word: the chain decides (reconcile).
       const spentElsewhere = error instanceof FacilitatorError && error.code === "ALREADY_SPENT";
-      await (refused && !spentElsewhere ? held.released() : held.unsettled());
+      const freed = !spentElsewhere && (at === "prepare" || spentNothing(error));
+      await (freed ? held.released() : held.unsettled());
       if (at === "send" && error instanceof FacilitatorError && error.code === "INVALID_PAYMENT_AMOUNT") {
         tooSmall = error;
         continue;
       }
-      if (refused) releaseBudget();
+      if (freed || spentElsewhere) releaseBudget();
       throw error;
     }
   }

@@ -56,6 +56,13 @@ describe("paid means served: a shielded-proof payment interrupted between paid a
     });
     return ((await answer.json()) as { success: boolean }).success;
   };
+  /** The payment, served already, is refused when presented again, and the seller was paid its price once. */
+  const expectAnsweredOnce = async (seller: { resourceUrl: string; payTo: string }, payment: ShieldedPaymentPayload) => {
+    const again = await send(seller.resourceUrl, payment);
+    expect(again.status).to.equal(402);
+    expect(reasonOf(again)).to.equal("invalid_shielded_payment_already_used");
+    expect(await world.usdcBalance(seller.payTo)).to.equal(world.price);
+  };
   const servedRecord = () => PostgresServedPayments.open(new pg.Pool({ connectionString: schema.connectionString, options: `-c search_path=${schema.schema}` }));
 
   for (const [facilitator, where] of [
@@ -72,10 +79,7 @@ describe("paid means served: a shielded-proof payment interrupted between paid a
 
         const served = await send(seller.resourceUrl, payment);
         expect(served.status, `the agent's presentation is served: ${reasonOf(served)}`).to.equal(200);
-        const again = await send(seller.resourceUrl, payment);
-        expect(again.status).to.equal(402);
-        expect(reasonOf(again)).to.equal("invalid_shielded_payment_already_used");
-        expect(await world.usdcBalance(seller.payTo)).to.equal(world.price);
+        await expectAnsweredOnce(seller, payment);
       } finally {
         await seller.close();
       }
@@ -127,10 +131,7 @@ describe("paid means served: a shielded-proof payment interrupted between paid a
       expect(reasonOf(second), "the first request still holds the payment").to.equal("shielded_payment_in_progress");
       const first = await slow;
       expect(first.status, await first.clone().text()).to.equal(200);
-      const third = await send(seller.resourceUrl, payment);
-      expect(third.status).to.equal(402);
-      expect(reasonOf(third)).to.equal("invalid_shielded_payment_already_used");
-      expect(await world.usdcBalance(seller.payTo)).to.equal(world.price);
+      await expectAnsweredOnce(seller, payment);
     } finally {
       await seller.close();
     }

@@ -20,12 +20,17 @@ export interface ScreenedDeposit {
  * excluding operator-affiliated addresses and deposits taken back by ragequit. Distinct depositors, not deposits:
  * one address depositing ten times is one member. Refund notes are not deposits (they keep their origin's label),
  * so they never count.
+ *
+ * A payment's own set (`withdrawnValue`): only deposits of at least what it withdraws could have funded it, so only
+ * their depositors hide its payer. Deposits whose notes are spent still count: which deposit a withdrawal spent is
+ * exactly what the pool hides.
  */
-export function anonymitySet(deposits: Iterable<ScreenedDeposit>, policy: AnonymitySetPolicy): number {
+export function anonymitySet(deposits: Iterable<ScreenedDeposit>, policy: AnonymitySetPolicy, withdrawnValue = 0n): number {
   const operators = new Set(policy.operatorAddresses);
   const members = new Set<string>();
+  const smallest = withdrawnValue > policy.minimumDeposit ? withdrawnValue : policy.minimumDeposit;
   for (const deposit of deposits) {
-    if (!deposit.approved || deposit.ragequit || deposit.value < policy.minimumDeposit) continue;
+    if (!deposit.approved || deposit.ragequit || deposit.value < smallest) continue;
     if (!operators.has(deposit.depositor)) members.add(deposit.depositor);
   }
   return members.size;

@@ -14,6 +14,8 @@ export const INDEXER_ROUTES = {
   aspProof: "/v1/asp/proofs/:label",
   nullifier: "/v1/nullifiers/:nullifierHash",
   deposit: "/v1/deposits/:label",
+  /** The anonymity set of a payment withdrawing `:withdrawnValue` (AnonymitySetSchema). */
+  anonymitySet: "/v1/anonymity-sets/:withdrawnValue",
   /** The address book the indexer follows, so a client can check it follows the same deployment. */
   deployment: "/v1/deployment",
   /** Root, depth and size of the state tree and of the on-chain ASP tree. */
@@ -73,6 +75,16 @@ export const IndexerStatusSchema = z
     confirmations: count,
     /** Whether the indexer has caught up with the confirmed head since it started (false: "cold"). */
     synced: z.boolean(),
+  })
+  .strict();
+
+/** A payment's own anonymity set: the depositors whose deposits under the on-chain ASP root could have funded it. */
+export const AnonymitySetSchema = z
+  .object({
+    withdrawnValue: AtomicAmountSchema,
+    anonymitySet: count,
+    /** The on-chain ASP root whose approved deposits were counted, "0" while none is published. */
+    aspRoot: FieldElementSchema,
   })
   .strict();
 
@@ -177,6 +189,7 @@ export type AspProof = z.output<typeof AspProofSchema>;
 export type NullifierStatus = z.output<typeof NullifierStatusSchema>;
 export type DepositView = z.output<typeof DepositSchema>;
 export type Trees = z.output<typeof TreesSchema>;
+export type AnonymitySet = z.output<typeof AnonymitySetSchema>;
 export type TreeLeaves = z.output<typeof TreeLeavesSchema>;
 export type TreeLeavesQuery = z.output<typeof TreeLeavesQuerySchema>;
 export type ErrorBody = z.output<typeof ErrorBodySchema>;

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { AddressBookSchema, type AddressBook } from "../lib/address-book.js";
 import {
+  AnonymitySetSchema,
   AspProofSchema,
   DepositSchema,
   ErrorBodySchema,
@@ -11,6 +12,7 @@ import {
   StateProofSchema,
   TreeLeavesSchema,
   TreesSchema,
+  type AnonymitySet,
   type AspProof,
   type DepositView,
   type IndexerStatus,
@@ -56,6 +58,11 @@ export class IndexerClient {
   /** The path of `label` in the ASP tree whose root is on chain. */
   aspProof(label: bigint): Promise<AspProof> {
     return this.get(routePath(INDEXER_ROUTES.aspProof, { label }), AspProofSchema);
+  }
+
+  /** The anonymity set of a payment withdrawing `withdrawnValue`. */
+  anonymitySet(withdrawnValue: bigint): Promise<AnonymitySet> {
+    return this.get(routePath(INDEXER_ROUTES.anonymitySet, { withdrawnValue }), AnonymitySetSchema);
   }
 
   /** Root, depth and size of the state tree and of the on-chain ASP tree. */

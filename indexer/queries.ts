@@ -1,4 +1,4 @@
-import type { AspProof, DepositView, IndexerStatus, NullifierStatus, StateProof, TreeLeavesQuery, Trees } from "./api.js";
+import type { AnonymitySet, AspProof, DepositView, IndexerStatus, NullifierStatus, StateProof, TreeLeavesQuery, Trees } from "./api.js";
 import type { AspCurator } from "./asp/curator.js";
 import { IndexerError } from "./errors.js";
 import type { IndexerStore } from "./store/indexer-store.js";
@@ -78,6 +78,12 @@ export class IndexerQueries {
   aspProof(label: bigint): AspProof {
     this.assertWarm();
     return { label, witness: this.deps.curator.witness(label) };
+  }
+
+  /** A payment's own anonymity set (AspCurator.anonymitySetOf). */
+  anonymitySet(withdrawnValue: bigint): AnonymitySet {
+    this.assertWarm();
+    return { withdrawnValue, ...this.deps.curator.anonymitySetOf(withdrawnValue) };
   }
 
   async nullifier(nullifierHash: bigint): Promise<NullifierStatus> {

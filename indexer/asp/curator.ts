@@ -162,6 +162,7 @@ export class AspCurator {
     }
     this.onChain = tree;
     this.prefixRoots.push({ root: tree.root, size: tree.size });
+    this.recount();
   }
 
   /** The path of an approved label in the on-chain ASP tree; typed errors say why there is none. */
@@ -195,6 +196,21 @@ export class AspCurator {
   /** Whether the depositor of `label` took the deposit back by ragequit. */
   tookBack(label: bigint): boolean {
     return this.ragequits.has(label);
+  }
+
+  /**
+   * The anonymity set of a payment withdrawing `withdrawnValue`: counted over the deposits approved under the
+   * on-chain ASP root, the only ones a proof can name (an approval whose root is not published yet hides no one).
+   */
+  anonymitySetOf(withdrawnValue: bigint): { anonymitySet: number; aspRoot: bigint } {
+    const rooted = this.onChain;
+    const screened = this.deposits.map((deposit) => ({
+      depositor: deposit.depositor,
+      value: deposit.value,
+      approved: rooted?.indexOf(deposit.label) !== undefined,
+      ragequit: this.ragequits.has(deposit.label),
+    }));
+    return { anonymitySet: anonymitySet(screened, this.deps.policy, withdrawnValue), aspRoot: rooted?.root ?? 0n };
   }
 
   status(): AspStatus {
@@ -256,14 +272,9 @@ export class AspCurator {
     return this.current;
   }
 
+  /** The pool's whole set (a payment of the minimum deposit), kept for status: counted again whenever it may change. */
   private recount(): void {
-    const screened = this.deposits.map((deposit) => ({
-      depositor: deposit.depositor,
-      value: deposit.value,
-      approved: this.decisions.get(deposit.label)?.approved === true,
-      ragequit: this.ragequits.has(deposit.label),
-    }));
-    this.anonymity = anonymitySet(screened, this.deps.policy);
+    this.anonymity = this.anonymitySetOf(0n).anonymitySet;
   }
 }
 

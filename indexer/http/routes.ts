@@ -12,6 +12,7 @@ export function indexerRouter(queries: IndexerQueries, addressBook: AddressBook)
   router.get(INDEXER_ROUTES.deployment, (ctx) => send(ctx, addressBook));
   router.get(INDEXER_ROUTES.status, async (ctx) => send(ctx, await queries.servingStatus()));
   router.get(INDEXER_ROUTES.trees, (ctx) => send(ctx, queries.trees()));
+  router.get(INDEXER_ROUTES.anonymitySet, (ctx) => send(ctx, queries.anonymitySet(fieldParam(ctx, "withdrawnValue"))));
   router.get(INDEXER_ROUTES.treeLeaves, (ctx) => {
     ctx.type = "application/json";
     ctx.body = queries.treeLeavesJson(treeLeavesQuery(ctx.query));

@@ -34,4 +34,17 @@ describe("anonymity set", function () {
     const deposits = [buildScreened({ value: 1n }), buildScreened({ approved: false }), buildScreened()];
     expect(anonymitySet(deposits, policy)).to.equal(1);
   });
+
+  it("counts for a payment only the depositors with a deposit of at least what it withdraws, never fewer than the minimum", function () {
+    const deposits = [
+      buildScreened({ depositor: addressOf(1), value: 1_000_000n }),
+      buildScreened({ depositor: addressOf(2), value: 1_052_632n }),
+      buildScreened({ depositor: addressOf(3), value: 2_000_000n }),
+      buildScreened({ depositor: addressOf(9), value: 5_000_000n }),
+    ];
+    expect(anonymitySet(deposits, policy, 50_000n)).to.equal(3);
+    expect(anonymitySet(deposits, policy, 1_000_000n)).to.equal(3);
+    expect(anonymitySet(deposits, policy, 1_052_632n)).to.equal(2);
+    expect(anonymitySet(deposits, policy, 2_000_001n)).to.equal(0);
+  });
 });

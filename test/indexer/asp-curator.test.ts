@@ -170,11 +170,18 @@ describe("ASP curator on a local chain", function () {
       for (let i = 0; i < times; i++) await deposit(chain, depositor, 10 * i + times);
     }
     await indexer.sync.catchUp();
-    expect(await client.status()).to.deep.include({ anonymitySet: 2, aspLabelCount: 6 });
+    // Approved, but under no root on chain yet: they hide no one until the root is published.
+    expect(await client.status()).to.deep.include({ anonymitySet: 0, aspLabelCount: 6 });
+    await indexer.curator.publish();
+    expect((await client.status()).anonymitySet).to.equal(2);
 
     await deposit(chain, carol, 99);
     await indexer.sync.catchUp();
+    expect((await client.status()).anonymitySet).to.equal(2);
+    await indexer.curator.publish();
     expect((await client.status()).anonymitySet).to.equal(3);
+    expect(await client.anonymitySet(1_000_000n)).to.deep.equal({ withdrawnValue: 1_000_000n, anonymitySet: 3, aspRoot: await chain.facilitator.entrypoint.latestRoot() });
+    expect((await client.anonymitySet(1_000_001n)).anonymitySet).to.equal(0);
   });
 
   it("serves the leaves of the state tree and of the on-chain ASP tree, which rebuild the roots the chain has", async function () {

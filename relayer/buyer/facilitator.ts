@@ -133,17 +133,25 @@ export class Facilitator {
     return minimumSettleFor(this.deps.tier, this.deps.pricing);
   }
 
-  /** The anonymity set from the indexer, or null when it cannot be had (never a guess). */
-  async anonymitySet(): Promise<number | null> {
-    return this.deps.indexer.status().then(
-      (status) => status.anonymitySet,
-      () => null,
+  /**
+   * The anonymity set of a payment withdrawing `withdrawnValue`, from the indexer (AspCurator.anonymitySetOf), or
+   * null when it cannot be had (never a guess).
+   */
+  async anonymitySet(withdrawnValue: bigint): Promise<number | null> {
+    return (await this.anonymityOf(withdrawnValue)).anonymitySet;
+  }
+
+  /** The anonymity set of a payment withdrawing `withdrawnValue` and the ASP root it was counted under; nulls when unknown. */
+  async anonymityOf(withdrawnValue: bigint): Promise<{ anonymitySet: number | null; aspRoot: bigint | null }> {
+    return this.deps.indexer.anonymitySet(withdrawnValue).then(
+      ({ anonymitySet, aspRoot }) => ({ anonymitySet, aspRoot }),
+      () => ({ anonymitySet: null, aspRoot: null }),
     );
   }
 
   /** docs/api.md 4.2: whether the note can pay the invoice now. Spends nothing; a "no" is data, with a reason. */
   async verify(order: PaymentOrder): Promise<VerifyResult> {
-    const anonymitySet = await this.anonymitySet();
+    const anonymitySet = await this.anonymitySet(order.amount);
     try {
       this.checkInvoice(order, order.note.value);
       const nullifierHash = nullifierHashOf(order.note.nullifier);
@@ -308,7 +316,7 @@ export class Facilitator {
    */
   private async leased(spend: Spend, terms: SpendTerms, preflight?: () => Promise<void>): Promise<SettledSpend> {
     // Read while the withdrawal runs, not after it: the answer's privacy block waits for nothing (it never rejects).
-    const anonymitySet = this.anonymitySet();
+    const anonymitySet = this.anonymitySet(terms.amount);
     const { authorizedNullifierHash } = terms;
     const { lease, replayed } = await this.deps.withdrawals.withdraw({
       preflight: async () => {

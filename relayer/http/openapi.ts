@@ -15,6 +15,7 @@ import {
   QuoteAccessFeeRequestSchema,
 } from "../schemas/authorize.js";
 import { ErrorBodySchema } from "../schemas/error.js";
+import { AnonymitySetResponseSchema } from "../schemas/privacy.js";
 import { QuoteResponseSchema } from "../schemas/quote.js";
 import {
   QuoteRequestSchema,
@@ -193,6 +194,18 @@ export function buildOpenApi(supportedSchema: Schema) {
             "422": errorResponse("INVALID_PROOF: no ASP root is on chain yet"),
             ...LIMITS,
             "503": errorResponse("INDEXER_COLD, INDEXER_UNAVAILABLE, SHUTTING_DOWN"),
+          },
+        },
+      },
+      [ROUTES.anonymitySet]: {
+        get: {
+          summary:
+            "Whether a payment withdrawing withdrawnValue is private: its own anonymity set, the independent depositors whose screened deposits of at least that value are under the on-chain ASP root",
+          parameters: [{ name: "withdrawnValue", in: "query", required: true, schema: { type: "string", pattern: "^(0|[1-9][0-9]*)$" } }],
+          responses: {
+            "200": { description: "success", ...json(AnonymitySetResponseSchema, "input") },
+            "400": errorResponse("INVALID_REQUEST: withdrawnValue is not an atomic amount, or an unknown query parameter"),
+            ...LIMITS,
           },
         },
       },

@@ -13,6 +13,7 @@ export const ROUTES = {
   quoteAccessFee: "/api/facilitator/quote-access-fee",
   accessFeeProof: "/api/facilitator/access-fee-proof",
   trees: "/api/facilitator/trees",
+  anonymitySet: "/api/facilitator/anonymity-set",
   authorize: "/api/facilitator/authorize",
   withdraw: "/api/withdraw",
   x402Pay: "/api/x402-pay",

@@ -13,6 +13,8 @@ import { TreeLeavesQuerySchema, type TreeLeavesQuery } from "../../indexer/api.j
 import { QuoteRequestSchema, SettleProofRequestSchema, SettleRequestSchema, WithdrawRequestSchema, X402PayRequestSchema } from "../schemas/settle.js";
 import { QuoteX402RequestSchema, SettleX402ProofRequestSchema, SettleX402RequestSchema } from "../schemas/settle-x402.js";
 import { OpenTabRequestSchema, QuoteTabRequestSchema } from "../schemas/tab.js";
+import { AnonymitySetQuerySchema } from "../schemas/privacy.js";
+import { isPrivate, MINIMUM_FOR_PRIVACY } from "../pricing/privacy.js";
 import { VerifyRequestSchema } from "../schemas/verify.js";
 import type { TabOpener, TabTerms } from "../x402/open-tab.js";
 import type { X402Settler, X402Terms } from "../x402/settle-x402.js";
@@ -152,6 +154,18 @@ export function facilitatorRouter({ facilitator, x402, tabs, accessFee, accessFe
     // is joined: one write costs less than a stream's.
     ctx.body = byteLength <= JOIN_TREES_BODY_BYTES ? Buffer.concat(parts, byteLength) : Readable.from(parts, { objectMode: false });
     ctx.length = byteLength;
+  });
+
+  router.get(ROUTES.anonymitySet, async (ctx) => {
+    const { withdrawnValue } = parseWith(AnonymitySetQuerySchema, ctx.query);
+    const { anonymitySet, aspRoot } = await facilitator.anonymityOf(withdrawnValue);
+    ctx.body = {
+      withdrawnValue: withdrawnValue.toString(),
+      private: isPrivate(anonymitySet),
+      anonymitySet,
+      minimumForPrivacy: MINIMUM_FOR_PRIVACY,
+      aspRoot: aspRoot?.toString() ?? null,
+    };
   });
 
   router.post(ROUTES.quote, async (ctx) => {

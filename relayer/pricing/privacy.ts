@@ -36,12 +36,12 @@ export function isPrivate(anonymitySet: number | null): boolean {
   return anonymitySet !== null && anonymitySet >= MINIMUM_FOR_PRIVACY;
 }
 
-/** The verdict in words: private or not, and why. */
+/** The verdict on one payment in words: private or not, and why (its anonymity set: the deposits that could have funded it). */
 export function privacyDisclosure(anonymitySet: number | null): string {
   if (anonymitySet === null) return "NOT private: the anonymity set is unknown because the indexer is unavailable.";
   return isPrivate(anonymitySet)
-    ? `Private: the payment came from the pool, whose association set holds ${anonymitySet} independent depositors (minimum ${MINIMUM_FOR_PRIVACY}).`
-    : `NOT private: the association set holds ${anonymitySet} independent depositor(s), below the minimum of ${MINIMUM_FOR_PRIVACY}; an observer can narrow the payer down to them.`;
+    ? `Private: the payment came from the pool, and ${anonymitySet} independent depositors of the association set hold deposits that could have funded it (minimum ${MINIMUM_FOR_PRIVACY}).`
+    : `NOT private: the association set holds ${anonymitySet} independent depositor(s) whose deposits could have funded this payment, below the minimum of ${MINIMUM_FOR_PRIVACY}; an observer can narrow the payer down to them.`;
 }
 
 /** The block of a settlement the relayer proved in `proofTimeMs` (none when the agent proved it). */

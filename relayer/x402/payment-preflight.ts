@@ -69,7 +69,7 @@ export class PaymentPreflight {
         `The seller asks ${sellerAmount}; with the ${facilitator.takeBps} bps take the note must cover ${gross}, and it holds ${noteValue}. Use a note that covers it.`,
       );
     }
-    await this.requirePrivacyAcknowledged(request.acceptNotPrivate);
+    await this.requirePrivacyAcknowledged(request.acceptNotPrivate, gross);
     if (request.agentId !== undefined) {
       await this.deps.agents.check({ agentId: request.agentId, provider: accepted.payTo, amount: sellerAmount, category: request.category });
     }
@@ -88,10 +88,13 @@ export class PaymentPreflight {
     return { wall, chain: latest?.timestamp ?? wall };
   }
 
-  /** Below the privacy minimum the caller must say it accepts a payment that is not private (docs/api.md 4.4). */
-  private async requirePrivacyAcknowledged(acceptNotPrivate: boolean): Promise<void> {
+  /**
+   * Below the privacy minimum the caller must say it accepts a payment that is not private (docs/api.md 4.4): judged
+   * by this payment's own anonymity set, of the deposits that hold what it withdraws (`gross`).
+   */
+  private async requirePrivacyAcknowledged(acceptNotPrivate: boolean, gross: bigint): Promise<void> {
     if (acceptNotPrivate) return;
-    const anonymitySet = await this.deps.facilitator.anonymitySet();
+    const anonymitySet = await this.deps.facilitator.anonymitySet(gross);
     if (!isPrivate(anonymitySet)) {
       throw new RelayerError("PRIVACY_NOT_ACKNOWLEDGED", `${privacyDisclosure(anonymitySet)} Pass acceptNotPrivate:true to pay anyway.`);
     }

@@ -6,6 +6,7 @@ import { Bytes32Schema } from "../sdk/schema/primitives.js";
 export const MCP_ENV = {
   facilitatorUrl: "X402_FACILITATOR_URL",
   rpcUrl: "X402_RPC_URL",
+  rpcConfirmations: "X402_RPC_CONFIRMATIONS",
   addressBook: "X402_ADDRESS_BOOK",
   seed: "X402_SEED",
   vaultFile: "X402_VAULT_FILE",
@@ -28,8 +29,16 @@ export const McpConfigSchema = z
   .object({
     /** The pinned facilitator (https, or http on loopback). */
     facilitatorUrl: z.url({ protocol: /^https?$/ }),
-    /** The chain's JSON-RPC: deposits, and recovery from the seed, read and write the pool there. */
+    /**
+     * The chain's JSON-RPC, chosen by the agent's owner: deposits and recovery from the seed read and write the pool
+     * there, and every payment's roots are checked against it (the facilitator's own word is never enough).
+     */
     rpcUrl: z.url({ protocol: /^https?$/ }),
+    /**
+     * How far behind the head the agent reads the pool's roots through rpcUrl, the RPC the agent checks every
+     * facilitator's trees against (X402AgentOptions.ownRpc); default 0 on a local chain, else 2.
+     */
+    rpcConfirmations: z.string().regex(/^[0-9]+$/, "must be a whole number of blocks").transform(Number).optional(),
     /** The chain's address book; default deployments/<chainId>.json. */
     addressBook: z.string().min(1).optional(),
     /** The wallet seed every note derives from: whoever holds it can spend them. */
@@ -50,7 +59,7 @@ export const McpConfigSchema = z
     depositorPrivateKey: Bytes32Schema.optional(),
     /** Where the private tabs' running totals are kept; set, sellers offering batch-settlement are paid by tab. */
     tabsDirectory: z.string().min(1).optional(),
-    /** What a new tab holds (default the SDK's, 1 USDC). */
+    /** What a new tab holds (default the SDK's, 0.95 USDC). */
     tabDepositAtomic: atomic.optional(),
     /** How long one tab pays, seconds (default the SDK's, 1 day). */
     tabLifetimeSeconds: z.string().regex(/^[1-9][0-9]*$/, "must be a positive number of seconds").transform(Number).optional(),

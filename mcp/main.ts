@@ -27,6 +27,7 @@ async function main(): Promise<void> {
     notes: vault,
     network: { chainId, asset: addressBook.usdc },
     custody: config.custody,
+    ownRpc: { url: config.rpcUrl, privacyPool: addressBook.privacyPool, confirmations: config.rpcConfirmations },
     acceptNotPrivate: config.acceptNotPrivate,
     maxPaymentAtomic: config.maxPaymentAtomic,
     budgetAtomic: config.budgetAtomic,

@@ -28,6 +28,16 @@ export type X402AgentErrorCode =
   /** The facilitator's trees do not hold the note (its indexer is behind, or the ASP has not approved the deposit). */
   | "NOTE_NOT_IN_TREE"
   /**
+   * The facilitator served or quoted trees older than the roots the agent's own RPC shows (or smaller than it served a
+   * moment before): nothing was proven or spent, and no quote is asked again under that nullifier hash. Retry later,
+   * or pay through another facilitator.
+   */
+  | "ROOTS_STALE"
+  /** The agent's own RPC (ownRpc) did not answer: nothing was proven or spent. Retry once it does. */
+  | "OWN_RPC_UNAVAILABLE"
+  /** The facilitator names another pool or entrypoint than the agent's own RPC shows for ownRpc.privacyPool: nothing was sent. */
+  | "POOL_MISMATCH"
+  /**
    * The facilitator asks an access fee the agent will not pay out of the note: above maxAccessFeeAtomic, or it relays
    * no proofs of this SDK's circuit. Nothing was paid.
    */

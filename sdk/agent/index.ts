@@ -22,6 +22,7 @@ export * from "./note-reservation.js";
 export * from "./x402-agent.js";
 export { fetchSameOrigin } from "./same-origin-fetch.js";
 export { proveLocally, type LocalProof, type QuoteExpectation } from "./local-proof.js";
+export { ChainRootsReader, type ChainRoots, type OwnRpc, type RootsSource } from "./chain-roots.js";
 export { preferShieldedProof, privatePoolScheme, registerPrivatePoolScheme, PrivatePoolScheme, type PrivatePoolSchemeOptions } from "./private-pool-scheme.js";
 export { proveShieldedPayment, type AgentPool, type ShieldedProof } from "./shielded-proof.js";
 export { emptyTrees, loadTrees, saveTrees, type AgentTrees } from "./tree-file.js";

@@ -10,6 +10,7 @@ import type { MerkleWitness } from "../tree/merkle-witness.js";
 import type { SyncedTree } from "../tree/synced-tree.js";
 import { tabChannelOf, tabDepositNonceOf, type BatchSettlementRequirement } from "../x402/batch-settlement.js";
 import { paymentNonceOf, type ExactRequirement } from "../x402/index.js";
+import { belowFloor, type ChainRoots, type ChainRootsReader, type RootsSource } from "./chain-roots.js";
 import { X402AgentError } from "./errors.js";
 import { emptyTrees, type AgentTrees } from "./tree-file.js";
 
@@ -46,6 +47,8 @@ export interface LocalProof {
   proofTimeMs: number;
   /** Which engine made the proof: the native prover or the wasm engine. */
   engine: EngineName;
+  /** Where the roots the proof is made against were checked. */
+  roots: RootsSource;
   change: Note;
   /**
    * The proof-carrying settle's request: the fields, the quote, the proof and, for settle-x402, the precommitment
@@ -56,7 +59,7 @@ export interface LocalProof {
 
 /**
  * How long the agent waits for the facilitator's trees to hold its note (a change note made a moment ago) and to
- * rebuild the quoted roots (a quote and a leaf list read on either side of a change of the ASP tree).
+ * reach the roots its own RPC shows.
  */
 export const NOTE_WAIT_MS = 10_000;
 export const NOTE_POLL_MS = 500;
@@ -66,13 +69,60 @@ export const NOTE_POLL_MS = 500;
  */
 const TREES_WAIT_MS = 30_000;
 
+/** Trees that hold the agent's note, found before the note was named to anyone, and the paths in them. */
+export interface NoteTrees {
+  served: TreesAnswer;
+  stateWitness: MerkleWitness;
+  aspWitness: MerkleWitness;
+  /** Where the served roots were checked (the agent's own RPC, or nowhere). */
+  roots: RootsSource;
+  /** The chain's roots the served trees were checked against, when the agent has an RPC of its own. */
+  seen?: ChainRoots;
+}
+
 /**
- * Proves a spend of `note` as the facilitator's quote of `fields` says (docs/sdk.md, "Non-custodial mode"): the quote
- * must bind exactly what the agent expects; both trees are brought up to date from the public leaf lists (the
- * leaves after those the agent holds), so the agent never asks anyone for its own path, and must give the quoted
- * roots; the proof is made here, with change secrets that never leave the agent. While the trees do not hold the
- * note or do not rebuild the quoted roots, a new quote is asked for, for a while; a tree whose leaves do not
- * rebuild the quoted root is dropped and fetched whole (it was rebuilt since: an ASP revocation, a reorg).
+ * The facilitator's trees once they hold `note`, brought up to date from the public leaf lists: asked for without
+ * naming the note (no nullifier hash, no path lookup), so waiting for a note made a moment ago tells the facilitator
+ * nothing. With `chain` (the agent's own RPC), trees older than the roots the chain shows are refused, and asked for
+ * again for a while: a facilitator serving older trees one step at a time cannot see where the agent's note is.
+ * A kept tree that does not rebuild the served root was rebuilt since (an ASP revocation, a reorg): it is dropped
+ * and fetched whole at once.
+ */
+export async function treesHoldingNote(options: { facilitator: FacilitatorClient; trees: AgentTrees; note: Note; chain?: ChainRootsReader }): Promise<NoteTrees> {
+  const { facilitator, trees, note, chain } = options;
+  const deadline = Date.now() + NOTE_WAIT_MS;
+  for (;;) {
+    const seen = await chain?.read();
+    const found = await inTurn(trees, async () => {
+      const askedFrom = { state: trees.state.fetched, asp: trees.asp.fetched };
+      const served = await treesAfter(facilitator, askedFrom);
+      receiveTrees(trees, served);
+      const stale = seen === undefined ? undefined : await chain!.requireAtLeast(served, seen, "trees answer").then(() => undefined, (error: unknown) => error);
+      // Built side by side: one tree's JavaScript runs while the other is hashed natively.
+      const [stateWitness, aspWitness] = await Promise.all([
+        witnessOf(trees.state, served.state, note.commitment, "state"),
+        witnessOf(trees.asp, served.asp, note.label, "ASP"),
+      ]);
+      return { served, askedFrom, stale, stateWitness, aspWitness };
+    });
+    const { served, askedFrom, stale, stateWitness, aspWitness } = found;
+    if (stale === undefined && !(stateWitness instanceof X402AgentError) && !(aspWitness instanceof X402AgentError)) {
+      return { served, stateWitness, aspWitness, seen, roots: seen === undefined ? { checkedAt: "unchecked" } : { checkedAt: "own-rpc", block: seen.block } };
+    }
+    if (stale !== undefined && !(stale instanceof X402AgentError && stale.code === "ROOTS_STALE")) throw stale;
+    const problem = stale ?? (stateWitness instanceof X402AgentError ? stateWitness : (aspWitness as X402AgentError));
+    if (Date.now() >= deadline) throw problem;
+    const dropped = (witness: MerkleWitness | X402AgentError, from: number) => witness instanceof X402AgentError && witness.code === "QUOTE_REFUSED" && from > 0;
+    if (!dropped(stateWitness, askedFrom.state) && !dropped(aspWitness, askedFrom.asp)) await sleep(NOTE_POLL_MS);
+  }
+}
+
+/**
+ * Proves a spend of `note` as the facilitator's quote of `fields` says (docs/sdk.md, "Non-custodial mode"): first the
+ * trees that hold the note (treesHoldingNote, the note not yet named), then one quote, which must bind exactly what
+ * the agent expects and name trees no smaller than those (nor older than the agent's own RPC shows); the paths are
+ * taken in the quoted trees and the proof is made here, with change secrets that never leave the agent. A quote that
+ * fails any of this is refused, and never asked for again under the same nullifier hash.
  */
 export async function proveLocally(options: {
   facilitator: FacilitatorClient;
@@ -83,69 +133,76 @@ export async function proveLocally(options: {
   fields: Record<string, unknown>;
   /** The trees of earlier spends, extended by the leaves added since (default: fetched whole). */
   trees?: AgentTrees;
+  /** The agent's own RPC (X402AgentOptions.ownRpc): the quote's roots must be at least as new as the chain's. */
+  chain?: ChainRootsReader;
 }): Promise<LocalProof> {
-  const { facilitator, prover, note, expected } = options;
+  const { facilitator, prover, note, expected, chain } = options;
   const trees = options.trees ?? emptyTrees();
+  const holding = await treesHoldingNote({ facilitator, trees, note, chain });
   const quoteRequest = { ...options.fields, nullifierHash: nullifierHashOf(note.nullifier).toString() };
-  const requestQuote: () => Promise<QuotedAnswer> = {
+  const quoteOnce: () => Promise<QuotedAnswer> = {
     settle: () => facilitator.quote(quoteRequest),
     "settle-x402": () => facilitator.quoteX402(quoteRequest),
     "open-tab": () => facilitator.quoteTab(quoteRequest),
     "access-fee": () => facilitator.quoteAccessFee(quoteRequest),
   }[expected.route];
-  const deadline = Date.now() + NOTE_WAIT_MS;
-  for (;;) {
-    const { quoted, askedFrom, stateWitness, aspWitness } = await inTurn(trees, async () => {
-      const quoted = await requestQuote();
-      checkQuote(quoted, note, expected);
-      const { quote } = quoted;
-      const askedFrom = { state: trees.state.fetched, asp: trees.asp.fetched };
-      receiveTrees(trees, await treesAfter(facilitator, askedFrom));
-      // Built side by side: one tree's JavaScript runs while the other is hashed natively.
-      const [stateWitness, aspWitness] = await Promise.all([
-        witnessOf(trees.state, { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize }, note.commitment, "state"),
-        witnessOf(trees.asp, { root: quote.aspRoot, depth: quote.aspTreeDepth, size: quote.aspTreeSize }, note.label, "ASP"),
-      ]);
-      return { quoted, askedFrom, stateWitness, aspWitness };
-    });
+  const requestQuote = () => untilAdmitted(quoteOnce);
+  const { quoted, stateWitness, aspWitness } = await inTurn(trees, async () => {
+    const quoted = await requestQuote();
+    checkQuote(quoted, note, expected);
     const { quote } = quoted;
-    if (stateWitness instanceof X402AgentError || aspWitness instanceof X402AgentError) {
-      // A tree kept from earlier that does not rebuild the quoted root was rebuilt since (an ASP revocation, a
-      // reorg): witnessOf dropped it, and it is fetched whole at once.
-      const dropped = (witness: MerkleWitness | X402AgentError, from: number) => witness instanceof X402AgentError && witness.code === "QUOTE_REFUSED" && from > 0;
-      const refetchNow = dropped(stateWitness, askedFrom.state) || dropped(aspWitness, askedFrom.asp);
-      if (Date.now() < deadline) {
-        if (!refetchNow) await sleep(NOTE_POLL_MS);
-        continue;
-      }
-      throw stateWitness instanceof X402AgentError ? stateWitness : aspWitness;
-    }
-    const changeSecrets = deriveChangeSecrets(note);
-    const withdrawnValue = BigInt(quote.withdrawnValue);
-    // Every proof binds a refund note's commitment; it must hide whether or not the spend is ever refunded.
-    const refundPrecommitment = refundPrecommitmentOf(note);
-    const input = buildWithdrawInput({
-      note,
-      withdrawnValue,
-      changeSecrets,
-      stateWitness,
-      aspWitness,
-      context: BigInt(quote.context),
-      relayFeeBPS: BigInt(quote.feeBps),
-      refundPrecommitment,
-    });
-    const { proof, publicSignals, proofTimeMs, engine } = await prover.prove(input);
-    const refund = expected.route === "settle-x402" || expected.route === "open-tab" ? { refundPrecommitment: refundPrecommitment.toString() } : {};
-    return {
-      quote,
-      quoted,
-      proof: { proof, publicSignals },
-      proofTimeMs,
-      engine,
-      change: changeNoteOf(note, withdrawnValue, changeSecrets),
-      body: { ...options.fields, quote, proof: { proof, publicSignals }, ...refund },
+    const quotedTrees = {
+      state: { root: quote.stateRoot, depth: quote.stateTreeDepth, size: quote.stateTreeSize },
+      asp: { root: quote.aspRoot, depth: quote.aspTreeDepth, size: quote.aspTreeSize },
     };
-  }
+    // The chain's word first: it names what the agent's own RPC showed, not only what the facilitator said before.
+    if (holding.seen !== undefined) await chain!.requireAtLeast(quotedTrees, holding.seen, "quote");
+    if (belowFloor(quotedTrees, holding.served)) {
+      throw new X402AgentError(
+        "ROOTS_STALE",
+        `The facilitator's quote names trees of ${quote.stateTreeSize} state and ${quote.aspTreeSize} ASP leaves, fewer than the ${holding.served.state.size} and ` +
+          `${holding.served.asp.size} it served a moment before: a quote of an older tree can learn which leaf is the agent's. Nothing was proven or spent.`,
+      );
+    }
+    if (trees.state.fetched < quote.stateTreeSize || trees.asp.fetched < quote.aspTreeSize) {
+      receiveTrees(trees, await treesAfter(facilitator, { state: trees.state.fetched, asp: trees.asp.fetched }));
+    }
+    const [stateWitness, aspWitness] = await Promise.all([
+      witnessOf(trees.state, quotedTrees.state, note.commitment, "state"),
+      witnessOf(trees.asp, quotedTrees.asp, note.label, "ASP"),
+    ]);
+    return { quoted, stateWitness, aspWitness };
+  });
+  // No second quote: one under the same nullifier hash against another tree could tell where the note is.
+  if (stateWitness instanceof X402AgentError) throw stateWitness;
+  if (aspWitness instanceof X402AgentError) throw aspWitness;
+  const { quote } = quoted;
+  const changeSecrets = deriveChangeSecrets(note);
+  const withdrawnValue = BigInt(quote.withdrawnValue);
+  // Every proof binds a refund note's commitment; it must hide whether or not the spend is ever refunded.
+  const refundPrecommitment = refundPrecommitmentOf(note);
+  const input = buildWithdrawInput({
+    note,
+    withdrawnValue,
+    changeSecrets,
+    stateWitness,
+    aspWitness,
+    context: BigInt(quote.context),
+    relayFeeBPS: BigInt(quote.feeBps),
+    refundPrecommitment,
+  });
+  const { proof, publicSignals, proofTimeMs, engine } = await prover.prove(input);
+  const refund = expected.route === "settle-x402" || expected.route === "open-tab" ? { refundPrecommitment: refundPrecommitment.toString() } : {};
+  return {
+    quote,
+    quoted,
+    proof: { proof, publicSignals },
+    proofTimeMs,
+    engine,
+    roots: holding.roots,
+    change: changeNoteOf(note, withdrawnValue, changeSecrets),
+    body: { ...options.fields, quote, proof: { proof, publicSignals }, ...refund },
+  };
 }
 
 /** The work on each agent's trees that is under way or waiting, by trees: the last of it. */
@@ -163,11 +220,19 @@ export function inTurn<T>(trees: AgentTrees, work: () => Promise<T>): Promise<T>
 }
 
 /** The leaves after `from`, asked again after the wait a 429 names, for up to TREES_WAIT_MS in all. */
-export async function treesAfter(facilitator: FacilitatorClient, from: { state: number; asp: number }): Promise<TreesAnswer> {
+export function treesAfter(facilitator: FacilitatorClient, from: { state: number; asp: number }): Promise<TreesAnswer> {
+  return untilAdmitted(() => facilitator.trees(from));
+}
+
+/**
+ * `request`, sent again after the wait a 429 names (the facilitator admitted nothing of it), for up to
+ * TREES_WAIT_MS in all: a trees answer held back, or a quote refused for the request that came just before it.
+ */
+async function untilAdmitted<T>(request: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + TREES_WAIT_MS;
   for (;;) {
     try {
-      return await facilitator.trees(from);
+      return await request();
     } catch (error) {
       const waitMs = error instanceof FacilitatorError && error.status === 429 && error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : undefined;
       if (waitMs === undefined || Date.now() + waitMs > deadline) throw error;

@@ -16,7 +16,7 @@ import { tabSellerOf, type StoredTab, type TabStore } from "./tab-record.js";
 export interface TabOptions {
   /** Where @x402/evm's FileClientChannelStorage keeps each tab's running totals (public data; the tab's key is in the vault). */
   channelDirectory: string;
-  /** What a new tab holds, atomic USDC (the take comes on top); counted in full against budgetAtomic when it opens. Default 1 USDC. */
+  /** What a new tab holds, atomic USDC (the take comes on top); counted in full against budgetAtomic when it opens. Default 0.95 USDC. */
   depositAtomic?: bigint;
   /** How long the agent pays with one tab before it opens another, seconds. Default 1 day. */
   lifetimeSeconds?: number;
@@ -27,8 +27,12 @@ export interface TabOptions {
   maxWithdrawDelaySeconds?: number;
 }
 
-/** The default deposit of a tab: 1 USDC, ten requests at the default maxPaymentAtomic, hundreds at API prices. */
-export const DEFAULT_TAB_DEPOSIT_ATOMIC = 1_000_000n;
+/**
+ * The default deposit of a tab: 0.95 USDC, nine requests at the default maxPaymentAtomic, hundreds at API prices.
+ * With the 500 bps take its opening withdraws 999999 atomic USDC, under the pool's 1 USDC minimum deposit, so every
+ * depositor of the anonymity set could have funded it (docs/design.md 9).
+ */
+export const DEFAULT_TAB_DEPOSIT_ATOMIC = 950_000n;
 
 /** The longest withdraw delay a tab accepts by default: one day. */
 export const DEFAULT_TAB_MAX_WITHDRAW_DELAY_SECONDS = 86_400;

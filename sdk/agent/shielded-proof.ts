@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { toBeHex } from "ethers";
 import type { SellerPayment } from "../circuit/context.js";
 import { buildWithdrawInput } from "../circuit/withdraw-input.js";
@@ -8,7 +7,8 @@ import { scopeOf } from "../note/scope.js";
 import type { EngineName, ProofEngine } from "../prover/local-prover.js";
 import { sellerPaymentContext, sellerPaymentFor, type ShieldedPayload, type ShieldedRequirement } from "../x402/index.js";
 import { X402AgentError } from "./errors.js";
-import { inTurn, NOTE_POLL_MS, NOTE_WAIT_MS, receiveTrees, treesAfter, witnessOf } from "./local-proof.js";
+import type { ChainRootsReader, RootsSource } from "./chain-roots.js";
+import { inTurn, receiveTrees, treesAfter, treesHoldingNote } from "./local-proof.js";
 import type { AgentTrees } from "./tree-file.js";
 
 /** The pool the agent's notes are in, as its facilitator's `supported` names it. */
@@ -29,12 +29,15 @@ export interface ShieldedProof {
   change: Note;
   proofTimeMs: number;
   engine: EngineName;
+  /** Where the roots the proof is made against were checked. */
+  roots: RootsSource;
 }
 
 /**
  * Proves the payment of `requirement` out of `note` (docs/sdk.md, "Shielded proof"): a withdrawal of the price plus
  * the entry's fee whose context binds the seller's payTo, price, fee recipient, fee, reference and the window the agent
- * gives it (`windowSeconds` from now, at most the entry's maxTimeoutSeconds), against the newest trees the facilitator serves. The agent never
+ * gives it (`windowSeconds` from now, at most the entry's maxTimeoutSeconds), against the newest trees the facilitator serves
+ * that hold the note (treesHoldingNote: no older than the chain shows the agent's own RPC, when it has one). The agent never
  * asks for its own path; the change secrets never leave it. Nothing moves until the seller's facilitator relays it.
  */
 export async function proveShieldedPayment(options: {
@@ -47,6 +50,8 @@ export async function proveShieldedPayment(options: {
   nowSeconds: number;
   /** The most the payment may stay relayable (the agent's bound); the entry's maxTimeoutSeconds when shorter. */
   windowSeconds?: number;
+  /** The agent's own RPC (X402AgentOptions.ownRpc): the served trees must be at least as new as the chain's roots. */
+  chain?: ChainRootsReader;
 }): Promise<ShieldedProof> {
   const { facilitator, prover, note, requirement, pool, trees } = options;
   const fee = BigInt(requirement.extra.fee);
@@ -54,53 +59,35 @@ export async function proveShieldedPayment(options: {
   const windowSeconds = Math.min(options.windowSeconds ?? requirement.maxTimeoutSeconds, requirement.maxTimeoutSeconds);
   const payment = sellerPaymentFor(requirement, fee, BigInt(options.nowSeconds + windowSeconds));
   const context = sellerPaymentContext(payment, pool.entrypoint, scopeOf(pool.privacyPool, BigInt(pool.chainId), pool.asset));
-  const deadline = Date.now() + NOTE_WAIT_MS;
-  for (;;) {
-    // Concurrent payments share the trees: each brings them up to date and takes its paths in turn.
-    const { served, stateWitness, aspWitness } = await inTurn(trees, async () => {
-      const served = await treesAfter(facilitator, { state: trees.state.fetched, asp: trees.asp.fetched });
-      receiveTrees(trees, served);
-      const [stateWitness, aspWitness] = await Promise.all([
-        witnessOf(trees.state, served.state, note.commitment, "state"),
-        witnessOf(trees.asp, served.asp, note.label, "ASP"),
-      ]);
-      return { served, stateWitness, aspWitness };
-    });
-    if (stateWitness instanceof X402AgentError || aspWitness instanceof X402AgentError) {
-      if (Date.now() < deadline) {
-        await sleep(NOTE_POLL_MS);
-        continue;
-      }
-      throw stateWitness instanceof X402AgentError ? stateWitness : aspWitness;
-    }
-    const changeSecrets = deriveChangeSecrets(note);
-    const input = buildWithdrawInput({
-      note,
-      withdrawnValue,
-      changeSecrets,
-      stateWitness,
-      aspWitness,
-      context,
-      relayFeeBPS: 0n,
-      // Unused by a seller payment (never refunded), but every proof binds one, and it must hide as in every spend.
-      refundPrecommitment: refundPrecommitmentOf(note),
-    });
-    const { proof, publicSignals, proofTimeMs, engine } = await prover.prove(input);
-    return {
-      payload: {
-        proof: { pi_a: proof.pi_a, pi_b: proof.pi_b, pi_c: proof.pi_c, protocol: "groth16", curve: "bn128" },
-        publicSignals,
-        stateTreeSize: String(served.state.size),
-        validBefore: payment.validBefore.toString(),
-        nullifiers: [toBeHex(nullifierHashOf(note.nullifier), 32)],
-      },
-      payment,
-      withdrawnValue,
-      change: changeNoteOf(note, withdrawnValue, changeSecrets),
-      proofTimeMs,
-      engine,
-    };
-  }
+  const { served, stateWitness, aspWitness, roots } = await treesHoldingNote({ facilitator, trees, note, chain: options.chain });
+  const changeSecrets = deriveChangeSecrets(note);
+  const input = buildWithdrawInput({
+    note,
+    withdrawnValue,
+    changeSecrets,
+    stateWitness,
+    aspWitness,
+    context,
+    relayFeeBPS: 0n,
+    // Unused by a seller payment (never refunded), but every proof binds one, and it must hide as in every spend.
+    refundPrecommitment: refundPrecommitmentOf(note),
+  });
+  const { proof, publicSignals, proofTimeMs, engine } = await prover.prove(input);
+  return {
+    payload: {
+      proof: { pi_a: proof.pi_a, pi_b: proof.pi_b, pi_c: proof.pi_c, protocol: "groth16", curve: "bn128" },
+      publicSignals,
+      stateTreeSize: String(served.state.size),
+      validBefore: payment.validBefore.toString(),
+      nullifiers: [toBeHex(nullifierHashOf(note.nullifier), 32)],
+    },
+    payment,
+    withdrawnValue,
+    change: changeNoteOf(note, withdrawnValue, changeSecrets),
+    proofTimeMs,
+    engine,
+    roots,
+  };
 }
 
 /**

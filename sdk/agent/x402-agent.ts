@@ -42,6 +42,7 @@ import {
 } from "../x402/index.js";
 import { BatchSettlementRequirementSchema, type BatchSettlementRequirement } from "../x402/batch-settlement.js";
 import { X402AgentError } from "./errors.js";
+import { ChainRootsReader, type OwnRpc, type RootsSource } from "./chain-roots.js";
 import { proveLocally, type QuoteExpectation } from "./local-proof.js";
 import type { NoteReservation, NoteStore, SendingHold, StoredPresentation } from "./note-reservation.js";
 import { PrivateTabs, tabTermsProblem, type OpenTab, type TabOptions, type TabPayment } from "./private-tab.js";
@@ -133,10 +134,13 @@ export type SettlementAnswer = SettleX402Answer | SettleAnswer | SettleX402Proof
 export type AgentEvent =
   | { step: "payment-required"; url: string; x402Version: 1 | 2; amount: string; payTo: string; network: string }
   | { step: "probe"; verdict: ProbeVerdict; status: number }
-  /** Non-custodial: the agent proved the spend itself, against the facilitator's quote. */
-  | { step: "proved"; proofTimeMs: number; engine: EngineName; quote: QuoteAnswer }
+  /**
+   * Non-custodial: the agent proved the spend itself, against the facilitator's quote; where its roots were checked,
+   * and this payment's own anonymity set (none for an access fee, which pays the facilitator).
+   */
+  | ({ step: "proved"; proofTimeMs: number; engine: EngineName; quote: QuoteAnswer; roots: RootsSource } & Partial<PaymentPrivacy>)
   /** Shielded proof: the agent proved the seller's payment itself; its facilitator relays it when the seller settles. */
-  | {
+  | ({
       step: "proved-payment";
       proofTimeMs: number;
       engine: EngineName;
@@ -144,10 +148,8 @@ export type AgentEvent =
       fee: string;
       feeRecipient: string;
       validBefore: number;
-      /** Whether the pool's association set reached the privacy minimum, and its size, as the facilitator's `supported` says. */
-      private: boolean;
-      anonymitySet: number | null;
-    }
+      roots: RootsSource;
+    } & PaymentPrivacy)
   /** The facilitator asked for its access fee: the agent paid it out of the note, authorizing the change note it pays from next. */
   | { step: "access-fee-paid"; answer: AccessFeeProofAnswer }
   | { step: "settled"; answer: SettlementAnswer }
@@ -155,6 +157,12 @@ export type AgentEvent =
 
 /** What a settle-x402 answers, whoever proved: the payment for the seller (xPayment) and what it cost. */
 export type X402Settlement = SettleX402Answer | SettleX402ProofAnswer;
+
+/** Whether one payment is private: its own anonymity set, and whether that reaches the privacy minimum. */
+export interface PaymentPrivacy {
+  private: boolean;
+  anonymitySet: number | null;
+}
 
 /** One payment of a seller's entry out of the pool, whichever client asked for it (fetch, or an @x402/core scheme). */
 export interface RequirementPayment {
@@ -198,8 +206,17 @@ export interface X402AgentOptions {
   treesPath?: string;
   /** The facilitator's chain and USDC (its `supported` list names them). */
   network: { chainId: number; asset: string };
-  /** Pay while the pool is below the privacy minimum, knowing the payment is not private (docs/api.md 4.4). */
+  /**
+   * Pay when this payment's anonymity set (the independent depositors whose screened deposits could have funded it) is
+   * below the privacy minimum, knowing the payment is not private (docs/api.md 4.4). Checked before anything is proven.
+   */
   acceptNotPrivate?: boolean;
+  /**
+   * An RPC of the agent's own and the pool its notes are in (docs/sdk.md, "Roots the agent checks"): every proof is made
+   * against roots at least as new as the chain shows there, so the operator cannot learn which leaf is the agent's by
+   * serving older trees. Without it the process is warned once (PrivacyWarning X402_ROOTS_UNCHECKED).
+   */
+  ownRpc?: OwnRpc;
   /** Probe the seller with an invalid payment before spending (docs/api.md 1, step 1). Default true. */
   probe?: boolean;
   /** Retries of one settlement whose answer was lost or is not final yet. Default 4. */
@@ -233,7 +250,7 @@ export interface X402AgentOptions {
   agentId?: string;
   /**
    * Pay sellers whose 402 offers x402's `batch-settlement` through private tabs (docs/sdk.md, "Private tab"): one
-   * proof of a deposit (TabOptions.depositAtomic, default 1 USDC, counted in full against budgetAtomic when the tab
+   * proof of a deposit (TabOptions.depositAtomic, default 0.95 USDC, counted in full against budgetAtomic when the tab
    * opens) pays the seller's requests for the tab's lifetime (default 1 day), each a voucher of a key made for the
    * tab. Needs `notes` to keep tabs (a NoteVault does) and a facilitator that relays the agent's proofs. Off when absent.
    */
@@ -350,8 +367,11 @@ export class X402Agent {
   private readonly unanswered = new Map<string, UnansweredPayment>();
   /** The agent's private tabs, when `tabs` is set. */
   private readonly tabs?: PrivateTabs;
+  /** The agent's own view of the pool's roots, when `ownRpc` is set. */
+  private readonly chainRoots?: ChainRootsReader;
 
   constructor(private readonly options: X402AgentOptions) {
+    if (options.ownRpc !== undefined) this.chainRoots = new ChainRootsReader(options.ownRpc);
     if (options.tabs !== undefined) {
       if (!isTabStore(options.notes)) throw new TypeError("X402Agent: `tabs` needs `notes` that keep tabs (a NoteVault)");
       this.tabs = new PrivateTabs({ store: options.notes, options: options.tabs, open: (request) => this.openTab(request) });
@@ -667,8 +687,9 @@ export class X402Agent {
       throw new X402AgentError("PRICE_ABOVE_MAXIMUM", `${url}'s facilitator asks a relay fee of ${fee} atomic USDC, above maxRelayFeeAtomic ${maxFee}; nothing was paid. Raise maxRelayFeeAtomic to pay it.`);
     }
     const pool = (await this.shieldedPool())!;
-    const privacy = await this.checkPrivacy(url);
     const gross = price + fee;
+    const privacy = await this.checkPrivacy(url, gross);
+    const chain = await this.ownChain(pool);
     const releaseBudget = this.reserve(gross);
     const held = await this.options.notes.reserve({ atLeast: gross }).catch((error: unknown) => {
       releaseBudget();
@@ -689,9 +710,10 @@ export class X402Agent {
         trees,
         nowSeconds: nowSeconds(),
         windowSeconds: this.options.maxPaymentWindowSeconds ?? DEFAULT_MAX_PAYMENT_WINDOW_SECONDS,
+        chain,
       });
       this.keepTrees(trees);
-      const { proofTimeMs, engine, payment } = proven;
+      const { proofTimeMs, engine, payment, roots } = proven;
       this.emit({
         step: "proved-payment",
         proofTimeMs,
@@ -700,6 +722,7 @@ export class X402Agent {
         fee: fee.toString(),
         feeRecipient: payment.feeRecipient,
         validBefore: Number(payment.validBefore),
+        roots,
         ...privacy,
       });
       const headers = paymentHeaders(encodeXPayment({ x402Version: 2, ...(presented !== undefined && { resource: presented.resource }), accepted: requirement, payload: proven.payload }));
@@ -766,18 +789,42 @@ export class X402Agent {
   }
 
   /**
-   * Whether a payment now is private, by the facilitator's `supported`; one below the privacy minimum needs
-   * acceptNotPrivate, as the facilitator's settles do (docs/api.md 4.4).
+   * Whether a payment withdrawing `withdrawnValue` is private: its own anonymity set, as the facilitator counts it
+   * (the independent depositors whose screened deposits of at least that value are under an on-chain ASP root). One
+   * below the privacy minimum needs acceptNotPrivate, as the facilitator's settles do (docs/api.md 4.4); refused here,
+   * before anything is proven.
    */
-  private async checkPrivacy(url: string): Promise<{ private: boolean; anonymitySet: number | null }> {
-    const { supported } = await this.facilitatorTerms();
-    const pilot = supported.pilot as { private?: unknown; anonymitySet?: unknown } | undefined;
-    const privacy = { private: pilot?.private === true, anonymitySet: typeof pilot?.anonymitySet === "number" ? pilot.anonymitySet : null };
+  private async checkPrivacy(what: string, withdrawnValue: bigint): Promise<PaymentPrivacy> {
+    const answer = await this.options.facilitator.anonymitySet(withdrawnValue);
+    const privacy = { private: answer.private, anonymitySet: answer.anonymitySet };
     if (privacy.private || this.options.acceptNotPrivate === true) return privacy;
     throw new X402AgentError(
       "PRIVACY_NOT_ACKNOWLEDGED",
-      `${url}: the pool's association set is below the privacy minimum, so this payment would not be private; nothing was paid. Set acceptNotPrivate to pay anyway.`,
+      `${what} is NOT private: a payment withdrawing ${withdrawnValue} atomic USDC could have come from ${answer.anonymitySet ?? "an unknown number of"} independent depositor(s), ` +
+        `below the privacy minimum of ${answer.minimumForPrivacy}. Nothing was proven or paid; set acceptNotPrivate to pay anyway.`,
     );
+  }
+
+  /**
+   * The agent's own view of the pool's roots, once the facilitator's pool and entrypoint are the ones its own RPC
+   * shows (else POOL_MISMATCH); undefined without ownRpc, which the agent says once.
+   */
+  private async ownChain(pool: { entrypoint: string; privacyPool?: string }): Promise<ChainRootsReader | undefined> {
+    const { chainRoots } = this;
+    if (chainRoots === undefined) {
+      warnRootsUnchecked();
+      return undefined;
+    }
+    const privacyPool = pool.privacyPool ?? (await this.facilitatorTerms()).supported.contracts?.privacyPool;
+    const entrypoint = await chainRoots.entrypoint();
+    if (privacyPool?.toLowerCase() !== chainRoots.privacyPool.toLowerCase() || pool.entrypoint.toLowerCase() !== entrypoint.toLowerCase()) {
+      throw new X402AgentError(
+        "POOL_MISMATCH",
+        `${this.options.facilitator.url} names pool ${privacyPool ?? "none"} and entrypoint ${pool.entrypoint}; the agent's notes are in ${chainRoots.privacyPool}, whose entrypoint ` +
+          `is ${entrypoint} on its own RPC. Nothing was sent.`,
+      );
+    }
+    return chainRoots;
   }
 
   private checkPrice(url: string, price: bigint, paymentMaximum?: bigint): void {
@@ -822,17 +869,21 @@ export class X402Agent {
    * quote and proof, and the change note it creates, which no one else knows.
    */
   private async proveSpend(note: Note, expected: QuoteExpectation, fields: Record<string, unknown>) {
+    // An access fee pays the facilitator itself, which knows the note it authorizes: no privacy to judge.
+    const privacy = expected.route === "access-fee" ? {} : await this.checkPrivacy("This payment", expected.withdrawnValue);
+    const chain = await this.ownChain({ entrypoint: expected.processooor });
     const trees = await this.agentTrees();
-    const { quote, proofTimeMs, engine, change, body } = await proveLocally({
+    const { quote, proofTimeMs, engine, change, body, roots } = await proveLocally({
       facilitator: this.options.facilitator,
       prover: this.options.prover ?? sharedProver(),
       note,
       expected,
       fields,
       trees,
+      chain,
     });
     this.keepTrees(trees);
-    this.emit({ step: "proved", proofTimeMs, engine, quote });
+    this.emit({ step: "proved", proofTimeMs, engine, quote, roots, ...privacy });
     return { body, change: change.value > 0n ? change : undefined };
   }
 
@@ -1061,6 +1112,23 @@ export class X402Agent {
   private emit(event: AgentEvent): void {
     this.options.onEvent?.(event);
   }
+}
+
+/** Whether this process said that an agent proves against unchecked roots (warnRootsUnchecked). */
+let saidRootsUnchecked = false;
+
+/**
+ * Says once in the process's life, as a Node warning (stderr unless the process listens for `warning`), that an agent
+ * without ownRpc proves against roots nobody checked.
+ */
+function warnRootsUnchecked(): void {
+  if (saidRootsUnchecked) return;
+  saidRootsUnchecked = true;
+  process.emitWarning(
+    "An X402Agent without ownRpc proves against the roots its facilitator serves, unchecked: an operator that serves older trees one step at a " +
+      "time can learn which leaf is the agent's note, and so which deposit pays. Set ownRpc to an RPC the operator does not run (docs/sdk.md, \"Roots the agent checks\").",
+    { type: "PrivacyWarning", code: "X402_ROOTS_UNCHECKED" },
+  );
 }
 
 function isTabStore(notes: NoteStore): notes is NoteStore & TabStore {

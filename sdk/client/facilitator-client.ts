@@ -189,6 +189,17 @@ export interface TreeAnswer {
 }
 
 /** GET /api/facilitator/trees: the state tree and the on-chain ASP tree. */
+/** GET /api/facilitator/anonymity-set: whether a payment of that value is private, and its anonymity set. */
+export interface AnonymitySetAnswer {
+  withdrawnValue: string;
+  private: boolean;
+  /** Null while the facilitator cannot count it (its indexer unavailable): never private then. */
+  anonymitySet: number | null;
+  minimumForPrivacy: number;
+  /** The on-chain ASP root whose approved deposits were counted ("0" when none; null with the set when unknown). */
+  aspRoot: string | null;
+}
+
 export interface TreesAnswer {
   state: TreeAnswer;
   asp: TreeAnswer;
@@ -275,6 +286,14 @@ export class FacilitatorClient {
    */
   trees(from: { state: number; asp: number } = { state: 0, asp: 0 }): Promise<TreesAnswer> {
     return this.request("GET", `/api/facilitator/trees?stateFrom=${from.state}&aspFrom=${from.asp}`);
+  }
+
+  /**
+   * The anonymity set of a payment withdrawing `withdrawnValue` (price and take): the independent depositors whose
+   * screened deposits of at least that value are under an on-chain ASP root (docs/api.md, "Anonymity set of a payment").
+   */
+  anonymitySet(withdrawnValue: bigint): Promise<AnonymitySetAnswer> {
+    return this.request("GET", `/api/facilitator/anonymity-set?withdrawnValue=${withdrawnValue}`);
   }
 
   private async request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {

@@ -2,7 +2,7 @@
 // The parts of the contracts' ABIs the agent SDK calls and decodes (sdk/contracts/typed-contract.ts types them);
 // test/sdk/contract-abis.test.ts fails when they differ from what the contracts compile to.
 
-/** IPrivacyPool: ragequit, Deposited, LeafInserted, Ragequit, Withdrawn. */
+/** IPrivacyPool: ragequit, currentRoot, currentTreeSize, stateTreeSizeAt, ENTRYPOINT, Deposited, LeafInserted, Ragequit, Withdrawn. */
 export const PRIVACY_POOL_ABI = [
   {
     "inputs": [
@@ -24,6 +24,44 @@ export const PRIVACY_POOL_ABI = [
     "name": "ragequit",
     "outputs": [],
     "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "currentRoot",
+    "outputs": [
+      { "internalType": "uint256", "name": "", "type": "uint256" }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "currentTreeSize",
+    "outputs": [
+      { "internalType": "uint256", "name": "", "type": "uint256" }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      { "internalType": "uint256", "name": "root", "type": "uint256" }
+    ],
+    "name": "stateTreeSizeAt",
+    "outputs": [
+      { "internalType": "uint256", "name": "", "type": "uint256" }
+    ],
+    "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "ENTRYPOINT",
+    "outputs": [
+      { "internalType": "address", "name": "", "type": "address" }
+    ],
+    "stateMutability": "view",
     "type": "function"
   },
   {
@@ -72,7 +110,7 @@ export const PRIVACY_POOL_ABI = [
   }
 ] as const;
 
-/** IEntrypoint: deposit, RefundDeposited. */
+/** IEntrypoint: deposit, latestRoot, RefundDeposited. */
 export const ENTRYPOINT_ABI = [
   {
     "inputs": [
@@ -85,6 +123,15 @@ export const ENTRYPOINT_ABI = [
       { "internalType": "uint256", "name": "commitment", "type": "uint256" }
     ],
     "stateMutability": "nonpayable",
+    "type": "function"
+  },
+  {
+    "inputs": [],
+    "name": "latestRoot",
+    "outputs": [
+      { "internalType": "uint256", "name": "", "type": "uint256" }
+    ],
+    "stateMutability": "view",
     "type": "function"
   },
   {

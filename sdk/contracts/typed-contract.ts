@@ -47,9 +47,9 @@ type FunctionsOf<A extends Abi> = Extract<A[number], { type: "function" }>;
 
 type ResultOf<F extends AbiFunction> = F["outputs"] extends readonly [infer Only extends AbiParameter] ? ValueOf<Only> : unknown;
 
-/** A view is called; any other function is sent, and answers its transaction. */
+/** A view is called (at the overrides' blockTag, when given); any other function is sent, and answers its transaction. */
 type MethodOf<F extends AbiFunction> = F["stateMutability"] extends "view" | "pure"
-  ? (...args: ArgumentsOf<F["inputs"]>) => Promise<ResultOf<F>>
+  ? (...args: [...ArgumentsOf<F["inputs"]>, overrides?: Pick<Overrides, "blockTag">]) => Promise<ResultOf<F>>
   : (...args: [...ArgumentsOf<F["inputs"]>, overrides?: Overrides]) => Promise<ContractTransactionResponse>;
 
 /** A contract at an address with a method per function of `A`. */

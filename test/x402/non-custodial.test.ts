@@ -153,7 +153,13 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     expect(second).to.deep.equal(changeNoteOf(first, gross()));
     expect(answers.map((answer) => answer.changeCommitment)).to.deep.equal([first.commitment.toString(), second!.commitment.toString()]);
 
-    const leg = (trees: string) => ["POST /api/facilitator/quote-x402", `GET /api/facilitator/trees${trees}`, "POST /api/facilitator/settle-x402-proof"];
+    // Each payment asks its own anonymity set, then the trees (the note not yet named), then one quote.
+    const leg = (trees: string) => [
+      `GET /api/facilitator/anonymity-set?withdrawnValue=${gross()}`,
+      `GET /api/facilitator/trees${trees}`,
+      "POST /api/facilitator/quote-x402",
+      "POST /api/facilitator/settle-x402-proof",
+    ];
     // The second payment asks only for the leaves after those of the first: its deposit, the first change note, and the others'.
     const sizes = world.indexer.indexer.queries.trees();
     expect(proxy.requests.map((request) => `${request.method} ${request.url}`)).to.deep.equal([
@@ -188,15 +194,19 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
   });
 
   it("waits out a trees answer the relayer holds back (429 with Retry-After) and proves with the trees it then gets", async function () {
-    // A relayer admitting one request a second: the quote takes it, and the trees request right after is refused.
+    // A relayer admitting one request a second: a request just before takes it, the trees request is refused, and
+    // the quote right after the trees answer is refused in turn.
     const limited = await startRelayer(buildRelayerConfig(world.chain, world.indexer, { pricingMode: "paid", rateLimitGlobalPerSecond: "1" }));
     const limitedProxy = await startRecordingProxy(limited.url);
     try {
       const { deposit } = await world.newAgent(world.chain.depositors.carol, 1_000_000n);
       await sleep(1_100); // the bucket full again: the harness's readiness check took its token
-      const { body } = await provenRequest(deposit.note, new FacilitatorClient(limitedProxy.url));
-      const trees = limitedProxy.requests.filter((request) => request.url.startsWith("/api/facilitator/trees"));
-      expect(trees.map((request) => request.status)).to.deep.equal([429, 200]);
+      const facilitator = new FacilitatorClient(limitedProxy.url);
+      await facilitator.supported();
+      const { body } = await provenRequest(deposit.note, facilitator);
+      const statusesOf = (prefix: string) => limitedProxy.requests.filter((request) => request.url.startsWith(prefix)).map((request) => request.status);
+      expect(statusesOf("/api/facilitator/trees")).to.deep.equal([429, 200]);
+      expect(statusesOf("/api/facilitator/quote-x402")).to.deep.equal([429, 200]);
       expect(body.proof.publicSignals).to.have.length.greaterThan(0);
       // The proof is one the relayer takes: it pays the seller.
       const answer = await world.relayer.post("/api/facilitator/settle-x402-proof", body);
@@ -219,8 +229,9 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     expect((await world.unspentNotes(vault)).map((note) => note.value)).to.deep.equal([900_000n]);
     expect(proxy.requests.map((request) => `${request.method} ${request.url}`)).to.deep.equal([
       "GET /api/facilitator/supported",
-      "POST /api/facilitator/quote",
+      "GET /api/facilitator/anonymity-set?withdrawnValue=100000",
       "GET /api/facilitator/trees?stateFrom=0&aspFrom=0",
+      "POST /api/facilitator/quote",
       "POST /api/facilitator/settle-proof",
     ]);
     expectNothingOfTheNotes(proxy.requests, [deposit.note, changeNoteOf(deposit.note, 100_000n)], deposit.note);

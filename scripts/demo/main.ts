@@ -12,7 +12,7 @@ import { decodePaymentResponseHeader } from "@x402/core/http";
 import { BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR_ADDRESS } from "@x402/evm";
 import { JsonRpcProvider, Wallet, parseEther, type Signer } from "ethers";
 import { ConfigError } from "../../lib/env-config.js";
-import { depositNote, NoteVault, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
+import { depositNote, NoteVault, X402Agent, type AgentEvent, type PaymentPrivacy, type RootsSource } from "../../sdk/agent/index.js";
 import { FacilitatorClient, type SettleX402Answer, type SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
 import { formatUsdc } from "../../relayer/pricing/pricing.js";
 import { Entrypoint__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
@@ -120,6 +120,8 @@ async function pay(config: DemoConfig, stack: Stack): Promise<void> {
     facilitator: new FacilitatorClient(relayerUrl),
     notes: vault,
     network: { chainId, asset: book.usdc },
+    // The agent's own view of the pool: it proves only against roots at least as new as this RPC shows.
+    ownRpc: { url: rpcUrl, privacyPool: book.privacyPool },
     acceptNotPrivate: true,
     tabs: { channelDirectory: path.join(stack.logDir, "agent-tabs") },
     onEvent: (event) => {
@@ -153,8 +155,8 @@ async function pay(config: DemoConfig, stack: Stack): Promise<void> {
   provider.destroy();
 }
 
-/** How many requests the demo pays on its tab: the opening, then vouchers. */
-const TAB_REQUESTS = 20;
+/** How many requests the demo pays on its tab, the opening and then vouchers: what the default tab (0.95 USDC) pays at 0.05 USDC. */
+const TAB_REQUESTS = 19;
 
 /**
  * Pays TAB_REQUESTS requests to the tab seller `url`, timing each and counting the transactions to the payment
@@ -200,6 +202,21 @@ async function transactionsTo(provider: JsonRpcProvider, contracts: ReadonlySet<
   return count;
 }
 
+/** Where a proof's roots came from: checked against the agent's own RPC at a block, or the facilitator's word. */
+function rootsLine(roots: RootsSource, stateTreeSize?: number): string {
+  const tree = stateTreeSize === undefined ? "" : ` (a state tree of ${stateTreeSize} leaves)`;
+  return roots.checkedAt === "own-rpc"
+    ? `proved against roots${tree} no older than the pool's at block ${roots.block}, read by the agent's own RPC`
+    : `proved against the facilitator's roots${tree}, unchecked: it could have singled the agent out`;
+}
+
+/** This payment's own anonymity set: the depositors whose deposits could have funded it. */
+function anonymityLine({ private: isPrivate, anonymitySet }: Partial<PaymentPrivacy>): string {
+  return isPrivate
+    ? `private: ${anonymitySet} independent depositors hold deposits that could have funded this payment`
+    : `NOT private: ${anonymitySet ?? "an unknown number of"} independent depositor(s) hold deposits that could have funded this payment, below the minimum of 30`;
+}
+
 function printAgentEvent(event: AgentEvent): void {
   switch (event.step) {
     case "payment-required":
@@ -213,6 +230,8 @@ function printAgentEvent(event: AgentEvent): void {
       break;
     case "proved":
       say("prove", `the agent proved the withdrawal itself in ${event.proofTimeMs} ms against the relayer's quote; no note secret, value or label left it`);
+      // The settle's disclosure (next) gives this payment's anonymity set.
+      say("roots", rootsLine(event.roots, event.quote.stateTreeSize));
       break;
     case "settled": {
       const answer = event.answer as SettleX402Answer | SettleX402ProofAnswer;
@@ -229,12 +248,8 @@ function printAgentEvent(event: AgentEvent): void {
         "prove",
         `the agent proved the payment itself in ${event.proofTimeMs} ms: ${usdc(event.amount)} to the seller and a relay fee of ${usdc(event.fee)}, bound until ${new Date(event.validBefore * 1000).toISOString()}; nothing moves until the seller settles`,
       );
-      say(
-        "privacy",
-        event.private
-          ? `private: the association set holds ${event.anonymitySet} independent depositors`
-          : `NOT private: the association set holds ${event.anonymitySet ?? "an unknown number of"} independent depositor(s), below the minimum of 30.`,
-      );
+      say("roots", rootsLine(event.roots));
+      say("privacy", anonymityLine(event));
       break;
     case "paid":
       say("retry", `GET ${event.url} with X-PAYMENT and PAYMENT-SIGNATURE -> ${event.status}`);

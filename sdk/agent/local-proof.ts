@@ -177,21 +177,8 @@ export async function proveLocally(options: {
   if (stateWitness instanceof X402AgentError) throw stateWitness;
   if (aspWitness instanceof X402AgentError) throw aspWitness;
   const { quote } = quoted;
-  const changeSecrets = deriveChangeSecrets(note);
-  const withdrawnValue = BigInt(quote.withdrawnValue);
-  // Every proof binds a refund note's commitment; it must hide whether or not the spend is ever refunded.
-  const refundPrecommitment = refundPrecommitmentOf(note);
-  const input = buildWithdrawInput({
-    note,
-    withdrawnValue,
-    changeSecrets,
-    stateWitness,
-    aspWitness,
-    context: BigInt(quote.context),
-    relayFeeBPS: BigInt(quote.feeBps),
-    refundPrecommitment,
-  });
-  const { proof, publicSignals, proofTimeMs, engine } = await prover.prove(input);
+  const spend = { withdrawnValue: BigInt(quote.withdrawnValue), stateWitness, aspWitness, context: BigInt(quote.context), relayFeeBPS: BigInt(quote.feeBps) };
+  const { proof, publicSignals, proofTimeMs, engine, change, refundPrecommitment } = await proveNoteSpend(prover, note, spend);
   const refund = expected.route === "settle-x402" || expected.route === "open-tab" ? { refundPrecommitment: refundPrecommitment.toString() } : {};
   return {
     quote,
@@ -200,9 +187,25 @@ export async function proveLocally(options: {
     proofTimeMs,
     engine,
     roots: holding.roots,
-    change: changeNoteOf(note, withdrawnValue, changeSecrets),
+    change,
     body: { ...options.fields, quote, proof: { proof, publicSignals }, ...refund },
   };
+}
+
+/**
+ * Proves a withdrawal of `withdrawnValue` out of `note` with the change secrets derived from it (so recovery from the
+ * seed finds the change note) and its refund precommitment: every proof binds one, so that it hides whether or not
+ * the spend is ever refunded. Returns the proof and the change note it makes.
+ */
+export async function proveNoteSpend(
+  prover: ProofEngine,
+  note: Note,
+  spend: { withdrawnValue: bigint; stateWitness: MerkleWitness; aspWitness: MerkleWitness; context: bigint; relayFeeBPS: bigint },
+) {
+  const changeSecrets = deriveChangeSecrets(note);
+  const refundPrecommitment = refundPrecommitmentOf(note);
+  const proven = await prover.prove(buildWithdrawInput({ note, ...spend, changeSecrets, refundPrecommitment }));
+  return { ...proven, change: changeNoteOf(note, spend.withdrawnValue, changeSecrets), refundPrecommitment };
 }
 
 /** The work on each agent's trees that is under way or waiting, by trees: the last of it. */

@@ -1,14 +1,12 @@
 import { toBeHex } from "ethers";
 import type { SellerPayment } from "../circuit/context.js";
-import { buildWithdrawInput } from "../circuit/withdraw-input.js";
 import type { FacilitatorClient } from "../client/facilitator-client.js";
-import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, refundPrecommitmentOf, type Note } from "../note/note.js";
+import { nullifierHashOf, type Note } from "../note/note.js";
 import { scopeOf } from "../note/scope.js";
 import type { EngineName, ProofEngine } from "../prover/local-prover.js";
 import { sellerPaymentContext, sellerPaymentFor, type ShieldedPayload, type ShieldedRequirement } from "../x402/index.js";
-import { X402AgentError } from "./errors.js";
 import type { ChainRootsReader, RootsSource } from "./chain-roots.js";
-import { inTurn, receiveTrees, treesAfter, treesHoldingNote } from "./local-proof.js";
+import { inTurn, proveNoteSpend, receiveTrees, treesAfter, treesHoldingNote } from "./local-proof.js";
 import type { AgentTrees } from "./tree-file.js";
 
 /** The pool the agent's notes are in, as its facilitator's `supported` names it. */
@@ -60,19 +58,8 @@ export async function proveShieldedPayment(options: {
   const payment = sellerPaymentFor(requirement, fee, BigInt(options.nowSeconds + windowSeconds));
   const context = sellerPaymentContext(payment, pool.entrypoint, scopeOf(pool.privacyPool, BigInt(pool.chainId), pool.asset));
   const { served, stateWitness, aspWitness, roots } = await treesHoldingNote({ facilitator, trees, note, chain: options.chain });
-  const changeSecrets = deriveChangeSecrets(note);
-  const input = buildWithdrawInput({
-    note,
-    withdrawnValue,
-    changeSecrets,
-    stateWitness,
-    aspWitness,
-    context,
-    relayFeeBPS: 0n,
-    // Unused by a seller payment (never refunded), but every proof binds one, and it must hide as in every spend.
-    refundPrecommitment: refundPrecommitmentOf(note),
-  });
-  const { proof, publicSignals, proofTimeMs, engine } = await prover.prove(input);
+  // A seller payment is never refunded, but its proof binds a refund precommitment as every spend's does.
+  const { proof, publicSignals, proofTimeMs, engine, change } = await proveNoteSpend(prover, note, { withdrawnValue, stateWitness, aspWitness, context, relayFeeBPS: 0n });
   return {
     payload: {
       proof: { pi_a: proof.pi_a, pi_b: proof.pi_b, pi_c: proof.pi_c, protocol: "groth16", curve: "bn128" },
@@ -83,7 +70,7 @@ export async function proveShieldedPayment(options: {
     },
     payment,
     withdrawnValue,
-    change: changeNoteOf(note, withdrawnValue, changeSecrets),
+    change,
     proofTimeMs,
     engine,
     roots,

@@ -1,21 +1,12 @@
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import type { AgentEvent } from "../../sdk/agent/index.js";
-import { FacilitatorClient, type QuoteAnswer } from "../../sdk/client/facilitator-client.js";
+import { FacilitatorClient, type QuoteAnswer, type TreeAnswer } from "../../sdk/client/facilitator-client.js";
 import { createLeanIMT, nullifierHashOf, packLeaves, unpackLeaves } from "../../sdk/index.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { deposit as depositInPool } from "../indexer/helpers/pool-actions.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 import { startRecordingProxy, type RecordingProxy } from "./helpers/recording-proxy.js";
-
-/** What a trees answer says of one tree. */
-interface ServedTree {
-  root: string;
-  depth: number;
-  size: number;
-  from: number;
-  leaves: string;
-}
 
 type Operator = RecordingProxy & { readLeaves: () => Promise<void> };
 
@@ -40,7 +31,7 @@ async function olderTreesOperator(
     const by = behind();
     if (by === 0) return answer;
     if (trees && path === "/api/facilitator/trees") {
-      const served = answer[tree] as ServedTree;
+      const served = answer[tree] as TreeAnswer;
       const kept = Math.max(served.from, served.size - by);
       return { ...answer, [tree]: { ...olderTree(kept), from: served.from, leaves: packLeaves(leaves.slice(served.from, kept)) } };
     }

@@ -18,14 +18,11 @@ import {
   type PaymentRequired,
   type ResourceInfo,
 } from "../x402/index.js";
-import {
-  paymentNotAccepted,
-  ShieldedPaymentRefusedError,
-  X402Agent,
-  type ShieldedPayment,
-  type X402AgentOptions,
-  type X402Settlement,
-} from "./x402-agent.js";
+import type { X402AgentOptions } from "./agent-options.js";
+import { AgentWallet } from "./agent-wallet.js";
+import { paymentNotAccepted, ShieldedPaymentRefusedError, type X402Settlement } from "./payment-refusals.js";
+import { PoolExactPayments } from "./pool-exact-payments.js";
+import { ShieldedPayments, type ShieldedPayment } from "./shielded-payments.js";
 
 /**
  * What the scheme pays with: an X402Agent's options (the facilitator, the notes, the caps, the budget, custody). It
@@ -41,15 +38,17 @@ interface PendingPayment {
 
 /**
  * The `exact` scheme of an @x402/core client (`x402Client.register(network, scheme)`) that pays out of the privacy
- * pool: createPaymentPayload settles the seller's entry through the pinned facilitator, exactly as X402Agent.fetch
- * does (X402Agent.payRequirement: caps, budget, typed errors, proving where it can), and returns the payment the
- * single-use payer signed. The agent's address is in no transaction of it.
+ * pool with the modules X402Agent.fetch uses, over a wallet of its own: a shielded-proof entry by the agent's own proof
+ * (ShieldedPayments), any other entry through the pinned facilitator's detour (PoolExactPayments: caps, budget, typed
+ * errors, proving where it can), returning the payment the single-use payer signed. The agent's address is in no
+ * transaction of it.
  */
 export class PrivatePoolScheme implements SchemeNetworkClient {
   readonly scheme = "exact";
   /** The facilitator's chain and USDC: the only entries the scheme pays. */
   readonly network: X402AgentOptions["network"];
-  private readonly agent: X402Agent;
+  private readonly exact: PoolExactPayments;
+  private readonly shielded: ShieldedPayments;
   /** The 402 each selected entry came from (its resource, its URL), handed over by the client's before-creation hook. */
   private readonly requiredOf = new WeakMap<object, CorePaymentRequired>();
   /** v2 payments by their authorization's nonce, until the seller answers them. */
@@ -67,7 +66,9 @@ export class PrivatePoolScheme implements SchemeNetworkClient {
   constructor(options: PrivatePoolSchemeOptions) {
     this.network = options.network;
     this.findDefaultAsset = facilitatorUsdc(options.network);
-    this.agent = new X402Agent({ ...options, probe: false });
+    const wallet = new AgentWallet(options);
+    this.exact = new PoolExactPayments(wallet);
+    this.shielded = new ShieldedPayments(wallet);
   }
 
   readonly findDefaultAsset: ReturnType<typeof facilitatorUsdc>;
@@ -77,16 +78,16 @@ export class PrivatePoolScheme implements SchemeNetworkClient {
     const resource: ResourceInfo | undefined = x402Version === 2 && required !== undefined ? { ...required.resource } : undefined;
     const url = resource?.url ?? v1ResourceOf(requirements) ?? `the seller paid at ${requirements.payTo}`;
     const cap = context?.maxAmountPerPayment;
-    const shielded = x402Version === 2 && resource !== undefined ? await this.agent.shieldedEntryOf({ x402Version: 2, resource, accepts: [requirements] }) : undefined;
+    const shielded = x402Version === 2 && resource !== undefined ? await this.shielded.entryOf({ x402Version: 2, resource, accepts: [requirements] }) : undefined;
     if (shielded !== undefined) {
       // Paid by the agent's own proof, relayed by the seller's facilitator when it settles: nothing moves before.
-      const proven = await this.agent.proveShieldedRequirement(url, shielded, cap === undefined ? undefined : BigInt(cap));
+      const proven = await this.shielded.prove(url, shielded, cap === undefined ? undefined : BigInt(cap));
       this.pendingShielded.set(proven.payload.nullifiers[0]!, { url, proven });
       return { x402Version: 2, payload: { ...proven.payload } };
     }
     // The entry the client selected, checked as fetch checks a 402's entries: exact, the facilitator's USDC and chain.
-    const accepted = this.agent.usableEntry({ x402Version: 1, accepts: [requirements] } as PaymentRequired, url);
-    const settlement = await this.agent.payRequirement(accepted, { url, resource, ...(cap !== undefined && { maxPaymentAtomic: BigInt(cap) }) });
+    const accepted = this.exact.usableEntry({ x402Version: 1, accepts: [requirements] } as PaymentRequired, url);
+    const settlement = await this.exact.payRequirement(accepted, { url, resource, ...(cap !== undefined && { maxPaymentAtomic: BigInt(cap) }) });
     const payment = decodeXPayment(settlement.xPayment);
     if (payment.x402Version === 2) this.pending.set(payment.payload.authorization.nonce, { url, settlement });
     // A v1 client sends the scheme's result as it is: the whole v1 payment. A v2 client wraps the payload itself.
@@ -112,8 +113,8 @@ export class PrivatePoolScheme implements SchemeNetworkClient {
     const pending = typeof nullifier === "string" ? this.pendingShielded.get(nullifier) : undefined;
     if (pending === undefined) return;
     this.pendingShielded.delete(nullifier as string);
-    if (settleResponse?.success === true) return this.agent.confirmShielded(pending.proven);
-    this.agent.refuseShielded(pending.proven);
+    if (settleResponse?.success === true) return this.shielded.confirm(pending.proven);
+    this.shielded.refuse(pending.proven);
     const reason = settleResponse?.errorReason ?? paymentRequired?.error;
     throw new ShieldedPaymentRefusedError(pending.url, { status: 402, ...(reason !== undefined && { reason }) }, Number(pending.proven.payment.validBefore), isRetryableShieldedReason(reason));
   }

@@ -4,8 +4,11 @@ import { BatchSettlementRequirementSchema } from "../x402/batch-settlement.js";
 import { caip2NetworkOf } from "../x402/index.js";
 import { X402AgentError } from "./errors.js";
 import { facilitatorUsdc } from "./private-pool-scheme.js";
-import { tabAnswerOf, type TabOptions, type TabPayment } from "./private-tab.js";
-import { X402Agent, type X402AgentOptions } from "./x402-agent.js";
+import type { TabOptions, TabPayment } from "./private-tab.js";
+import { tabAnswerOf } from "./tab-answers.js";
+import type { X402AgentOptions } from "./agent-options.js";
+import { AgentWallet } from "./agent-wallet.js";
+import { TabPayments } from "./tab-payments.js";
 
 /** What the scheme pays with: an X402Agent's options, its `tabs` among them. */
 export type PrivateTabSchemeOptions = Omit<X402AgentOptions, "probe" | "tabs"> & { tabs: TabOptions };
@@ -15,9 +18,10 @@ type VoucherOf = { voucher?: { channelId?: unknown; maxClaimableAmount?: unknown
 
 /**
  * The `batch-settlement` scheme of an @x402/core client (`x402Client.register(network, scheme)`) that pays through the
- * agent's private tabs (docs/sdk.md, "Private tab"), as X402Agent.fetch does with `tabs`: the first request to a
- * seller opens a tab by one proof and carries its deposit; every later one is a voucher of the tab's own key. The
- * seller's answer comes back through the payment-response hook, which moves the tab's running total.
+ * agent's private tabs (docs/sdk.md, "Private tab"), with the module X402Agent.fetch pays tabs with (TabPayments),
+ * over a wallet of its own: the first request to a seller opens a tab by one proof and carries its deposit; every
+ * later one is a voucher of the tab's own key. The seller's answer comes back through the payment-response hook, which
+ * moves the tab's running total.
  *
  * The client sends requests as it is given them: a tab takes one at a time (the seller refuses a second while one is
  * pending), so requests to one seller through this scheme must not overlap. X402Agent.fetch queues them itself.
@@ -26,7 +30,7 @@ export class PrivateTabScheme implements SchemeNetworkClient {
   readonly scheme = "batch-settlement";
   readonly network: X402AgentOptions["network"];
   readonly findDefaultAsset: ReturnType<typeof facilitatorUsdc>;
-  private readonly agent: X402Agent;
+  private readonly tabs: TabPayments;
   /** The URL of the 402 each selected entry came from, handed over by the client's before-creation hook. */
   private readonly urlOf = new WeakMap<object, string>();
   /** Payments made and not answered, by channel and cumulative total. */
@@ -42,7 +46,7 @@ export class PrivateTabScheme implements SchemeNetworkClient {
   constructor(options: PrivateTabSchemeOptions) {
     this.network = options.network;
     this.findDefaultAsset = facilitatorUsdc(options.network);
-    this.agent = new X402Agent({ ...options, probe: false });
+    this.tabs = new TabPayments(new AgentWallet(options), options.tabs);
   }
 
   async createPaymentPayload(x402Version: number, requirements: PaymentRequirements, context?: PaymentPayloadContext): Promise<PaymentPayloadResult> {
@@ -52,7 +56,7 @@ export class PrivateTabScheme implements SchemeNetworkClient {
       throw new X402AgentError("NO_USABLE_ENTRY", `${url}: not an x402 v2 batch-settlement entry a private tab can pay. Nothing was paid.`);
     }
     const cap = context?.maxAmountPerPayment;
-    const payment = await this.agent.prepareTabPayment(url, parsed.data, cap === undefined ? undefined : BigInt(cap));
+    const payment = await this.tabs.prepare(url, parsed.data, cap === undefined ? undefined : BigInt(cap));
     this.pending.set(pendingKey(payment.payload as VoucherOf), { url, payment });
     return { x402Version: 2, payload: { ...payment.payload } };
   }

@@ -1,6 +1,6 @@
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
-import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from "@x402/core/types";
-import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, BATCH_SETTLEMENT_SCHEME, voucherTypes, type ClientEvmSigner } from "@x402/evm";
+import { encodePaymentSignatureHeader } from "@x402/core/http";
+import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
+import { BATCH_SETTLEMENT_ADDRESS, BATCH_SETTLEMENT_DOMAIN, voucherTypes, type ClientEvmSigner } from "@x402/evm";
 import { BatchSettlementEvmScheme, getChannel, signVoucher, updateChannelFromSettle, type ChannelSettleLocal } from "@x402/evm/batch-settlement/client";
 import { FileClientChannelStorage } from "@x402/evm/batch-settlement/client/file-storage";
 import { getAddress, hexlify, randomBytes, verifyTypedData, Wallet, type TypedDataField } from "ethers";
@@ -10,7 +10,10 @@ import type { ResourceInfo } from "../x402/index.js";
 import { chainIdOfNetwork } from "../x402/networks.js";
 import { X402AgentError } from "./errors.js";
 import { fetchSameOrigin } from "./same-origin-fetch.js";
+import { answerOf, correctiveStateOf, CUMULATIVE_AMOUNT_MISMATCH, type TabAnswer } from "./tab-answers.js";
 import { tabSellerOf, type StoredTab, type TabStore } from "./tab-record.js";
+
+export { tabAnswerOf, type TabAnswer } from "./tab-answers.js";
 
 /** X402Agent's `tabs` option: pay sellers that offer x402's `batch-settlement` through private tabs (docs/sdk.md, "Private tab"). */
 export interface TabOptions {
@@ -47,9 +50,6 @@ export function tabTermsProblem(accepted: BatchSettlementRequirement, options: T
 /** The default lifetime of a tab: one day. What the seller did not claim comes back as the agent's refund note once its channel is drained (docs/design.md 13). */
 export const DEFAULT_TAB_LIFETIME_SECONDS = 86_400;
 
-/** @x402/evm's reason for a voucher whose base is not the seller's running total: its 402 then carries the seller's. */
-const CUMULATIVE_AMOUNT_MISMATCH = "invalid_batch_settlement_evm_cumulative_amount_mismatch";
-
 /** The reference facilitators refuse an authorization whose validBefore is less than this far ahead. */
 const DEPOSIT_MARGIN_SECONDS = 6;
 
@@ -62,15 +62,6 @@ export interface TabRequest {
   init: RequestInit;
   accepted: BatchSettlementRequirement;
   resource: ResourceInfo;
-}
-
-/** The seller's answer to a tab payment, as x402 carries it: its settle response, its new 402, and the reason it gave. */
-export interface TabAnswer {
-  settle?: SettleResponse;
-  required?: PaymentRequired;
-  reason?: string;
-  /** The HTTP status, where the agent sent the request itself. */
-  status?: number;
 }
 
 /** One request's payment on a tab, until the seller answers it. */
@@ -410,61 +401,3 @@ function voucherTotalOf(payload: PaymentPayload["payload"]): string {
   return String((payload as { voucher: { maxClaimableAmount: string } }).voucher.maxClaimableAmount);
 }
 
-/** The seller's PAYMENT-REQUIRED of a 402 answer, decoded; undefined for any other answer. */
-function paymentRequiredOf(response: Response): PaymentRequired | undefined {
-  const header = response.headers.get("PAYMENT-REQUIRED");
-  if (response.status !== 402 || header === null) return undefined;
-  try {
-    return decodePaymentRequiredHeader(header);
-  } catch {
-    return undefined;
-  }
-}
-
-/** What a seller's corrective 402 says of its running total on the channel, read from @x402/evm's `extra`; undefined for any other 402. */
-function correctiveStateOf(required: PaymentRequired) {
-  try {
-    if (required.error !== CUMULATIVE_AMOUNT_MISMATCH) return undefined;
-    const entry = required.accepts.find((accept) => accept.scheme === BATCH_SETTLEMENT_SCHEME);
-    const { channelState, voucherState } = (entry?.extra ?? {}) as {
-      channelState?: { totalClaimed?: string; chargedCumulativeAmount?: string };
-      voucherState?: { signedMaxClaimable?: string; signature?: string };
-    };
-    if (channelState?.chargedCumulativeAmount === undefined || voucherState?.signedMaxClaimable === undefined || voucherState.signature === undefined) return undefined;
-    const optional = (value: string | undefined) => (value === undefined ? undefined : BigInt(value));
-    return {
-      charged: BigInt(channelState.chargedCumulativeAmount),
-      signed: BigInt(voucherState.signedMaxClaimable),
-      signature: voucherState.signature,
-      totalClaimed: optional(channelState.totalClaimed),
-    };
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The seller's answer as a tab reads it: its settle response (a success only when the seller took the payment, `ok`),
- * its new 402, and the reason it gave for refusing (the settle's, else the 402's).
- */
-export function tabAnswerOf({ ok, settle, required, status }: { ok: boolean; settle?: SettleResponse; required?: PaymentRequired; status?: number }): TabAnswer {
-  const reason = ok ? undefined : (settle?.errorReason ?? required?.error);
-  return {
-    ...(status !== undefined && { status }),
-    ...(settle !== undefined && { settle: ok ? settle : { ...settle, success: false } }),
-    ...(required !== undefined && { required }),
-    ...(reason !== undefined && { reason }),
-  };
-}
-
-/** The answer of a request the agent sent itself, from its x402 headers. */
-function answerOf(response: Response): TabAnswer {
-  const header = response.headers.get("PAYMENT-RESPONSE");
-  let settle: SettleResponse | undefined;
-  try {
-    settle = header === null ? undefined : decodePaymentResponseHeader(header);
-  } catch {
-    // An answer that is not x402's gives no settle response.
-  }
-  return tabAnswerOf({ ok: response.ok, settle, required: paymentRequiredOf(response), status: response.status });
-}

@@ -23,12 +23,25 @@ export interface PackedProject {
   cleanup(): Promise<void>;
 }
 
+/** How the empty project is made and the packages installed. */
+export interface ProjectSetup {
+  /** false installs as `npm install --ignore-scripts` (npm 11's default for packages not allowed). Default true. */
+  installScripts?: boolean;
+  /** Shell commands that make the project's package.json, run in its empty folder (a guide's); default an ESM package.json. */
+  init?: readonly string[];
+  /** More `npm install` flags (a guide's, e.g. --save-exact). */
+  installFlags?: readonly string[];
+}
+
 /**
  * Packs each of the repository's package folders with `npm pack` (their prepack compiles them) and installs the
- * tarballs and `fromRegistry` (name@version) into an empty project, as a developer outside the repository would;
- * `installScripts: false` installs as `npm install --ignore-scripts` (npm 11's default for packages not allowed).
+ * tarballs and `fromRegistry` (name@version) into an empty project, as a developer outside the repository would.
  */
-export async function installPackedProject(packages: readonly string[], fromRegistry: readonly string[], { installScripts = true } = {}): Promise<PackedProject> {
+export async function installPackedProject(
+  packages: readonly string[],
+  fromRegistry: readonly string[],
+  { installScripts = true, init, installFlags = [] }: ProjectSetup = {},
+): Promise<PackedProject> {
   const packs = await mkdtemp(path.join(tmpdir(), "packs-"));
   const project = await mkdtemp(path.join(tmpdir(), "project-"));
   const cleanup = async () => {
@@ -45,8 +58,10 @@ export async function installPackedProject(packages: readonly string[], fromRegi
       if (packed.length !== 1) throw new Error(`npm pack of ${folder} left ${packed.length} tarballs`);
       tarballs.push(path.join(destination, packed[0]!));
     }
-    await writeFile(path.join(project, "package.json"), `${JSON.stringify({ name: "project", private: true, type: "module" })}\n`);
-    const installed = await run("npm", ["install", "--no-audit", "--no-fund", installScripts ? "--foreground-scripts" : "--ignore-scripts", ...tarballs, ...fromRegistry], { cwd: project, env, maxBuffer: 1 << 24 });
+    if (init === undefined) await writeFile(path.join(project, "package.json"), `${JSON.stringify({ name: "project", private: true, type: "module" })}\n`);
+    for (const command of init ?? []) await run("sh", ["-c", command], { cwd: project, env });
+    const flags = ["--no-audit", "--no-fund", installScripts ? "--foreground-scripts" : "--ignore-scripts", ...installFlags];
+    const installed = await run("npm", ["install", ...flags, ...tarballs, ...fromRegistry], { cwd: project, env, maxBuffer: 1 << 24 });
     return { project, installLog: installed.stdout + installed.stderr, cleanup };
   } catch (error) {
     await cleanup();

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { decodePaymentResponseHeader } from "@x402/fetch";
@@ -12,7 +12,7 @@ import type { LocalServer } from "../../x402-peers/local-server.js";
 import { createTestSchema, type TestSchema } from "../helpers/database.js";
 import { developerEnv, installPackedProject, repositoryVersion, type PackedProject } from "../helpers/packed-project.js";
 import { expectAbsentFrom } from "./helpers/absent-from.js";
-import { GUIDE, guideSellers, runGuideSeller } from "./helpers/guide-seller.js";
+import { GUIDE, guideProjectSetup, guideSellers, runGuideSeller } from "./helpers/guide-seller.js";
 import { plainBuyer } from "./helpers/plain-buyer.js";
 import { AGENT_PASSPHRASE, startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 
@@ -68,7 +68,7 @@ async function installSellerProject(): Promise<PackedProject> {
     "hono@4",
     "@hono/node-server@1",
   ];
-  const installed = await installPackedProject(["seller", "sdk"], registry, { installScripts: false });
+  const installed = await installPackedProject(["seller", "sdk"], registry, { installScripts: false, ...(await guideProjectSetup()) });
   await writeFile(path.join(installed.project, "pay-every-instance.mjs"), AGENT_PROGRAM);
   return installed;
 }
@@ -99,6 +99,14 @@ describe(`the seller package, packed and installed outside the repository, and t
       ...shared,
     });
   }
+
+  it("makes the project as the guide's Install block says: an ES module package that keeps the exact versions installed", async function () {
+    const manifest = JSON.parse(await readFile(path.join(installed.project, "package.json"), "utf8")) as { type?: string; dependencies: Record<string, string> };
+    expect(manifest.type).to.equal("module");
+    const ranged = Object.entries(manifest.dependencies).filter(([, version]) => !version.startsWith("file:") && !/^\d+\.\d+\.\d+$/.test(version));
+    expect(ranged, "dependencies saved as ranges").to.deep.equal([]);
+    expect(manifest.dependencies).to.include({ "@x402/core": await repositoryVersion("@x402/core") });
+  });
 
   /** A plain buyer pays the seller at `url`, then a private agent: payTo is up by exactly the price each time. */
   async function expectPaidBothWays(url: string, payTo: string) {

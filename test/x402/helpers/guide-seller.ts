@@ -16,6 +16,24 @@ export async function guideSellers(): Promise<string[]> {
   return [...guide.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]!);
 }
 
+/**
+ * The guide's project setup, from its "Install" block: the commands that make the project (npm init, npm pkg), run
+ * as written in an empty folder, and the flags of its `npm install` line. The packages it names come from the
+ * registry at the versions the guide's table pairs, and the seller package from its tarball, until it is published.
+ */
+export async function guideProjectSetup(): Promise<{ init: string[]; installFlags: string[] }> {
+  const guide = await readFile(GUIDE, "utf8");
+  const block = /^## Install\n+```sh\n([\s\S]*?)^```$/m.exec(guide)?.[1];
+  if (block === undefined) throw new Error(`${GUIDE} has no sh block under "## Install"`);
+  const lines = block.split("\n").map((line) => line.replace(/\s+#.*$/, "").trim());
+  const install = lines.find((line) => line.startsWith("npm install "));
+  if (install === undefined) throw new Error(`${GUIDE}'s Install block has no npm install line`);
+  return {
+    init: lines.filter((line) => /^npm (init|pkg) /.test(line)),
+    installFlags: install.split(/\s+/).filter((word) => word.startsWith("--")),
+  };
+}
+
 async function freePort(): Promise<number> {
   const probe = createServer().listen(0, "127.0.0.1");
   await once(probe, "listening");

@@ -3,10 +3,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { expect } from "chai";
+import { Wallet } from "ethers";
 import { expiredPayersWaiting, sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
 import { DEFAULT_TAB_WITHDRAW_AFTER_SECONDS } from "../../relayer/x402/tab-withdrawal.js";
 import { tabSellerOf } from "../../sdk/agent/index.js";
-import { createNote, deriveRefundSecrets } from "../../sdk/index.js";
+import { createNote, deriveRefundSecrets, nullifierHashOf } from "../../sdk/index.js";
+import { payerWallet } from "../../relayer/x402/payer-keys.js";
 import type { BatchSettlementRequirement } from "../../sdk/x402/batch-settlement.js";
 import { PAYER_KEY_SECRET, relayerKey } from "../relayer/helpers/relayer-harness.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
@@ -84,5 +86,46 @@ describe("the payer sweep takes back a private tab nobody drains (relayer/x402/t
     const [refunded] = await pool.queryFilter(pool.filters.RefundDeposited(payer));
     expect([refunded!.args.commitment, refunded!.args.value]).to.deep.equal([createNote(rest, deposit.note.label, deriveRefundSecrets(deposit.note), "refund").commitment, rest]);
     expect(await sweep()).to.deep.equal([]);
+  });
+});
+
+/** docs/design.md 9, the tab's row, played by the operator: the channel's payer is a key it derives. */
+describe("what the operator can move of a live private tab", function () {
+  let world: PaymentWorld;
+  let seller: Awaited<ReturnType<PaymentWorld["startTabSeller"]>>;
+
+  before(async function () {
+    world = await startPaymentWorld();
+    seller = await world.startTabSeller({ price: PRICE });
+  });
+  after(async function () {
+    await seller?.close();
+    await world?.close();
+  });
+
+  it("the operator, with the payer key it derives, can take a live tab's unclaimed money: start the withdrawal at once, finalize it after the delay, and send it anywhere (docs/design.md 9)", async function () {
+    const { time, setBalance } = world.chain.connection.networkHelpers;
+    const tabs = { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: DEPOSIT };
+    const { agent, vault, deposit } = await world.newAgent(world.chain.depositors.bob, 1_000_000n, { custody: "non-custodial", tabs });
+    expect((await agent.fetch(seller.resourceUrl)).status).to.equal(200);
+    const required = decodePaymentRequiredHeader((await fetch(seller.resourceUrl)).headers.get("PAYMENT-REQUIRED") ?? "");
+    const accepted = required.accepts.find((entry) => entry.scheme === "batch-settlement") as unknown as BatchSettlementRequirement;
+    const { payer, channelId } = (await vault.tab(tabSellerOf(accepted)))!.opened!;
+
+    // Everything the operator needs: its PAYER_KEY_SECRET and the nullifier hash every relay publishes.
+    const payerKey = payerWallet(PAYER_KEY_SECRET, nullifierHashOf(deposit.note.nullifier)).connect(world.chain.connection.ethers.provider);
+    expect(payerKey.address).to.equal(payer);
+    await setBalance(payerKey.address, 10n ** 18n);
+    const created = (await seller.settlement.queryFilter(seller.settlement.filters.ChannelCreated(channelId)))[0]!.args.config;
+    const { payer: channelPayer, payerAuthorizer, receiver, receiverAuthorizer, token, withdrawDelay, salt } = created;
+    const config = { payer: channelPayer, payerAuthorizer, receiver, receiverAuthorizer, token, withdrawDelay, salt };
+    const [balance, claimed] = await seller.settlement.channels(channelId);
+    const asPayer = seller.settlement.connect(payerKey);
+    await (await asPayer.initiateWithdraw(config, balance - claimed)).wait();
+    await time.increase(Number(config.withdrawDelay));
+    await (await asPayer.finalizeWithdraw(config)).wait();
+    const thief = Wallet.createRandom().address;
+    await (await world.chain.facilitator.usdc.connect(payerKey).transfer(thief, balance - claimed)).wait();
+    expect(await world.usdcBalance(thief)).to.equal(DEPOSIT);
   });
 });

@@ -16,20 +16,28 @@ import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js
 const PRICE = 1_000n;
 const DEPOSIT = 100_000n;
 
-describe("the payer sweep takes back a private tab nobody drains (relayer/x402/tab-withdrawal.ts)", function () {
-  let world: PaymentWorld;
-  let seller: Awaited<ReturnType<PaymentWorld["startTabSeller"]>>;
-
+/**
+ * A fresh payment world with a tab seller of PRICE, started before the tests of the describe that calls it (each
+ * moves the chain's clock its own way) and closed after them.
+ */
+function tabSellerWorld(): { world: PaymentWorld; seller: Awaited<ReturnType<PaymentWorld["startTabSeller"]>> } {
+  const started = {} as ReturnType<typeof tabSellerWorld>;
   before(async function () {
-    world = await startPaymentWorld();
-    seller = await world.startTabSeller({ price: PRICE });
+    started.world = await startPaymentWorld();
+    started.seller = await started.world.startTabSeller({ price: PRICE });
   });
   after(async function () {
-    await seller?.close();
-    await world?.close();
+    await started.seller?.close();
+    await started.world?.close();
   });
+  return started;
+}
+
+describe("the payer sweep takes back a private tab nobody drains (relayer/x402/tab-withdrawal.ts)", function () {
+  const started = tabSellerWorld();
 
   it("with no action by the agent: the payer starts the timed withdrawal, the seller claims its vouchers meanwhile, the rest comes back as the agent's note", async function () {
+    const { world, seller } = started;
     const { entrypoint: pool, usdc, privacyPool } = world.chain.facilitator;
     const { time } = world.chain.connection.networkHelpers;
     await (await pool.grantRole(await pool.REFUNDER_ROLE(), relayerKey.address)).wait();
@@ -91,19 +99,10 @@ describe("the payer sweep takes back a private tab nobody drains (relayer/x402/t
 
 /** docs/design.md 9, the tab's row, played by the operator: the channel's payer is a key it derives. */
 describe("what the operator can move of a live private tab", function () {
-  let world: PaymentWorld;
-  let seller: Awaited<ReturnType<PaymentWorld["startTabSeller"]>>;
-
-  before(async function () {
-    world = await startPaymentWorld();
-    seller = await world.startTabSeller({ price: PRICE });
-  });
-  after(async function () {
-    await seller?.close();
-    await world?.close();
-  });
+  const started = tabSellerWorld();
 
   it("the operator, with the payer key it derives, can take a live tab's unclaimed money: start the withdrawal at once, finalize it after the delay, and send it anywhere (docs/design.md 9)", async function () {
+    const { world, seller } = started;
     const { time, setBalance } = world.chain.connection.networkHelpers;
     const tabs = { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: DEPOSIT };
     const { agent, vault, deposit } = await world.newAgent(world.chain.depositors.bob, 1_000_000n, { custody: "non-custodial", tabs });

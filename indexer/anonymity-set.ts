@@ -26,12 +26,36 @@ export interface ScreenedDeposit {
  * exactly what the pool hides.
  */
 export function anonymitySet(deposits: Iterable<ScreenedDeposit>, policy: AnonymitySetPolicy, withdrawnValue = 0n): number {
+  return depositorReach(deposits, policy).countReaching(withdrawnValue);
+}
+
+/**
+ * Each counted depositor's largest deposit, sorted: made once per change of the deposits or the ASP root, so that each
+ * payment's set is a binary search (countReaching), not a pass over every deposit.
+ */
+export function depositorReach(deposits: Iterable<ScreenedDeposit>, policy: AnonymitySetPolicy): DepositorReach {
   const operators = new Set(policy.operatorAddresses);
-  const members = new Set<string>();
-  const smallest = withdrawnValue > policy.minimumDeposit ? withdrawnValue : policy.minimumDeposit;
+  const largest = new Map<string, bigint>();
   for (const deposit of deposits) {
-    if (!deposit.approved || deposit.ragequit || deposit.value < smallest) continue;
-    if (!operators.has(deposit.depositor)) members.add(deposit.depositor);
+    if (!deposit.approved || deposit.ragequit || deposit.value < policy.minimumDeposit || operators.has(deposit.depositor)) continue;
+    const before = largest.get(deposit.depositor);
+    if (before === undefined || deposit.value > before) largest.set(deposit.depositor, deposit.value);
   }
-  return members.size;
+  return new DepositorReach([...largest.values()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+export class DepositorReach {
+  constructor(private readonly ascending: readonly bigint[]) {}
+
+  /** How many depositors hold a deposit of at least `withdrawnValue` (and of the minimum deposit, as every counted one does). */
+  countReaching(withdrawnValue: bigint): number {
+    let low = 0;
+    let high = this.ascending.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.ascending[middle]! < withdrawnValue) low = middle + 1;
+      else high = middle;
+    }
+    return this.ascending.length - low;
+  }
 }

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { MerkleWitness } from "../../sdk/index.js";
-import { anonymitySet, type AnonymitySetPolicy } from "../anonymity-set.js";
+import { depositorReach, DepositorReach, type AnonymitySetPolicy } from "../anonymity-set.js";
 import type { ChainEvents } from "../chain/events.js";
 import { IndexerError } from "../errors.js";
 import type { AspDecision, AspVerdict, DepositRecord, IndexerStore } from "../store/indexer-store.js";
@@ -63,7 +63,8 @@ export class AspCurator {
   private current = IndexedTree.of([]);
   private onChain: IndexedTree | null = null;
   private rescreenPending = false;
-  private anonymity = 0;
+  /** Each counted depositor's largest deposit under the on-chain ASP root, made again whenever it may change (recount). */
+  private reach = new DepositorReach([]);
   /** On-chain roots that are prefixes of `current`, oldest first; emptied by every rebuild. */
   private prefixRoots: PrefixRoot[] = [];
   /** Set when a label left the set: the roots the next (revoking) publication keeps. */
@@ -203,14 +204,7 @@ export class AspCurator {
    * on-chain ASP root, the only ones a proof can name (an approval whose root is not published yet hides no one).
    */
   anonymitySetOf(withdrawnValue: bigint): { anonymitySet: number; aspRoot: bigint } {
-    const rooted = this.onChain;
-    const screened = this.deposits.map((deposit) => ({
-      depositor: deposit.depositor,
-      value: deposit.value,
-      approved: rooted?.indexOf(deposit.label) !== undefined,
-      ragequit: this.ragequits.has(deposit.label),
-    }));
-    return { anonymitySet: anonymitySet(screened, this.deps.policy, withdrawnValue), aspRoot: rooted?.root ?? 0n };
+    return { anonymitySet: this.reach.countReaching(withdrawnValue), aspRoot: this.onChain?.root ?? 0n };
   }
 
   status(): AspStatus {
@@ -218,7 +212,7 @@ export class AspCurator {
       aspRoot: this.current.root,
       aspRootMatches: this.onChain === this.current,
       aspLabelCount: this.current.size,
-      anonymitySet: this.anonymity,
+      anonymitySet: this.reach.countReaching(0n),
     };
   }
 
@@ -272,9 +266,16 @@ export class AspCurator {
     return this.current;
   }
 
-  /** The pool's whole set (a payment of the minimum deposit), kept for status: counted again whenever it may change. */
+  /** Counts the depositors again over the deposits approved under the on-chain ASP root, the only ones a proof can name. */
   private recount(): void {
-    this.anonymity = this.anonymitySetOf(0n).anonymitySet;
+    const rooted = this.onChain;
+    const screened = this.deposits.map((deposit) => ({
+      depositor: deposit.depositor,
+      value: deposit.value,
+      approved: rooted?.indexOf(deposit.label) !== undefined,
+      ragequit: this.ragequits.has(deposit.label),
+    }));
+    this.reach = depositorReach(screened, this.deps.policy);
   }
 }
 

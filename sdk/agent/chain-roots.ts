@@ -41,6 +41,7 @@ export class ChainRootsReader {
   private readonly provider: Provider;
   private readonly pool;
   private entrypointAddress?: Promise<string>;
+  private lag?: Promise<number>;
 
   constructor(private readonly own: OwnRpc) {
     this.provider = new JsonRpcProvider(own.url, undefined, { batchMaxCount: 1 });
@@ -63,11 +64,10 @@ export class ChainRootsReader {
   /** The pool's state root and size and the entrypoint's latest ASP root, at the head less the confirmations. */
   async read(): Promise<ChainRoots> {
     try {
-      const [head, network] = await Promise.all([this.provider.getBlockNumber(), this.provider.getNetwork()]);
-      const block = Math.max(0, head - (this.own.confirmations ?? (network.chainId === 31337n ? 0 : 2)));
-      const entrypoint = connectContract(ENTRYPOINT_ABI, await this.entrypoint(), this.provider);
+      const [head, lag] = await Promise.all([this.provider.getBlockNumber(), this.confirmations()]);
+      const block = Math.max(0, head - lag);
       const at = { blockTag: block };
-      const [root, size, aspRoot] = await Promise.all([this.pool.currentRoot(at), this.pool.currentTreeSize(at), entrypoint.latestRoot(at)]);
+      const [root, size, aspRoot] = await Promise.all([this.pool.currentRoot(at), this.pool.currentTreeSize(at), this.latestAspRoot(at)]);
       return { block, state: { root, size: Number(size) }, aspRoot };
     } catch (error) {
       throw error instanceof X402AgentError ? error : this.unreadable(error);
@@ -86,7 +86,7 @@ export class ChainRootsReader {
       state.size === seen.state.size
         ? state.root === seen.state.root
         : state.size > seen.state.size && Number(await this.pool.stateTreeSizeAt(state.root).catch((error: unknown) => Promise.reject(this.unreadable(error)))) === state.size;
-    const aspOk = aspRoot === seen.aspRoot || aspRoot === (await this.read()).aspRoot;
+    const aspOk = aspRoot === seen.aspRoot || aspRoot === (await this.latestAspRoot().catch((error: unknown) => Promise.reject(this.unreadable(error))));
     if (stateOk && aspOk) return;
     throw new X402AgentError(
       "ROOTS_STALE",
@@ -94,6 +94,25 @@ export class ChainRootsReader {
         `the agent's own RPC read ${seen.state.size} leaves (root ${seen.state.root}) and ASP root ${seen.aspRoot} at block ${seen.block}. ` +
         "Nothing was proven or spent. A facilitator that serves old roots can learn which leaf is the agent's: retry later, or pay through another facilitator.",
     );
+  }
+
+  /** The entrypoint's newest ASP root, at `at` (default the head). */
+  private async latestAspRoot(at: { blockTag?: number } = {}): Promise<bigint> {
+    return connectContract(ENTRYPOINT_ABI, await this.entrypoint(), this.provider).latestRoot(at);
+  }
+
+  /** How far behind the head the roots are read: the option, else 0 on a local chain (31337) and 2 elsewhere; the chain asked once. */
+  private confirmations(): Promise<number> {
+    const { confirmations } = this.own;
+    if (confirmations !== undefined) return Promise.resolve(confirmations);
+    this.lag ??= this.provider.getNetwork().then(
+      (network) => (network.chainId === 31337n ? 0 : 2),
+      (error: unknown) => {
+        this.lag = undefined;
+        throw error;
+      },
+    );
+    return this.lag;
   }
 
   private unreadable(error: unknown): X402AgentError {

@@ -167,9 +167,11 @@ export async function proveLocally(options: {
     if (trees.state.fetched < quote.stateTreeSize || trees.asp.fetched < quote.aspTreeSize) {
       receiveTrees(trees, await treesAfter(facilitator, { state: trees.state.fetched, asp: trees.asp.fetched }));
     }
+    // A quote of the trees just served (the usual case) takes the paths already taken in them.
+    const sameAs = (tree: { root: string; size: number }, served: { root: string; size: number }) => tree.size === served.size && tree.root === served.root;
     const [stateWitness, aspWitness] = await Promise.all([
-      witnessOf(trees.state, quotedTrees.state, note.commitment, "state"),
-      witnessOf(trees.asp, quotedTrees.asp, note.label, "ASP"),
+      sameAs(quotedTrees.state, holding.served.state) ? holding.stateWitness : witnessOf(trees.state, quotedTrees.state, note.commitment, "state"),
+      sameAs(quotedTrees.asp, holding.served.asp) ? holding.aspWitness : witnessOf(trees.asp, quotedTrees.asp, note.label, "ASP"),
     ]);
     return { quoted, stateWitness, aspWitness };
   });

@@ -54,6 +54,13 @@ function printStack(stack: Stack): void {
     ["USDC", stack.contracts.usdc],
     ["BATCH_SETTLEMENT", stack.contracts.batchSettlement],
     ...(stack.sellerEip3009Settler === undefined ? [] : [["SELLER_EIP3009_SETTLER", stack.sellerEip3009Settler] as const]),
+    // Development keys, funded on this node only: a seller's facilitator of its own (docs/accept-private-payments.md).
+    ...(stack.sellerFacilitatorKeys === undefined
+      ? []
+      : ([
+          ["SELLER_SETTLER_KEY", stack.sellerFacilitatorKeys.settler],
+          ["SELLER_RELAY_KEY", stack.sellerFacilitatorKeys.relay],
+        ] as const)),
   ] as const) {
     console.log(`  ${name}=${value}`);
   }

@@ -79,6 +79,11 @@ export interface StackInfo {
   contracts: { entrypoint: string; privacyPool: string; usdc: string; batchSettlement: string };
   /** Who settles the plain (EIP-3009) payments of the relayer's seller routes (docs/accept-private-payments.md), if anyone. */
   sellerEip3009Settler?: string;
+  /**
+   * On a local chain, two funded development keys for a seller's facilitator of its own (docs/accept-private-payments.md):
+   * `settler` sends plain payments and tab claims, `relay` relays private payments (each key its own nonces).
+   */
+  sellerFacilitatorKeys?: { settler: string; relay: string };
   logDir: string;
   /** The process id of each service, by name. */
   pids: Record<string, number>;
@@ -285,6 +290,9 @@ async function startServices(options: StackOptions, run: Run) {
     ...(prometheusUrl !== undefined && { prometheusUrl }),
     contracts: { entrypoint: book.entrypoint, privacyPool: book.privacyPool, usdc: book.usdc, batchSettlement: BATCH_SETTLEMENT_ADDRESS },
     ...(sellerEip3009Settler !== undefined && { sellerEip3009Settler }),
+    ...(chainId === LOCAL_CHAIN_ID && {
+      sellerFacilitatorKeys: { settler: devAccount(DEV_ROLES.sellerFacilitator).privateKey, relay: devAccount(DEV_ROLES.sellerRelay).privateKey },
+    }),
     logDir: options.logDir,
   };
   return { info, book, deployerPrivateKey: keys.deployer };

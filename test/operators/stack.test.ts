@@ -49,7 +49,7 @@ describe("npm run stack: the local system in one command", function () {
       throw new Error(`${error.message}:\n${stack.lines.join("\n")}`);
     });
     const output = stack.lines.join("\n");
-    for (const name of ["RPC_URL", "RELAYER_URL", "INDEXER_URL", "INDEXER_TOKEN", "RELAYER_METRICS_URL", "INDEXER_METRICS_URL", "ADDRESS_BOOK", "ENTRYPOINT", "PRIVACY_POOL", "USDC", "BATCH_SETTLEMENT", "SELLER_EIP3009_SETTLER"]) {
+    for (const name of ["RPC_URL", "RELAYER_URL", "INDEXER_URL", "INDEXER_TOKEN", "RELAYER_METRICS_URL", "INDEXER_METRICS_URL", "ADDRESS_BOOK", "ENTRYPOINT", "PRIVACY_POOL", "USDC", "BATCH_SETTLEMENT", "SELLER_EIP3009_SETTLER", "SELLER_SETTLER_KEY", "SELLER_RELAY_KEY"]) {
       expect(output).to.match(new RegExp(`^  ${name}=\\S+$`, "m"));
     }
     const logDir = /^\[logs\] +(\S+): <service>\.log/m.exec(output)?.[1];

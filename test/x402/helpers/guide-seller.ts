@@ -34,6 +34,24 @@ export async function guideProjectSetup(): Promise<{ init: string[]; installFlag
   };
 }
 
+/** The guide's TypeScript block under the heading `## <heading>` (the first one there). */
+export async function guideBlockUnder(heading: string): Promise<string> {
+  const guide = await readFile(GUIDE, "utf8");
+  const section = guide.split(/^## /m).find((part) => part.startsWith(`${heading}\n`));
+  const block = section === undefined ? undefined : /^```ts\n([\s\S]*?)^```$/m.exec(section)?.[1];
+  if (block === undefined) throw new Error(`${GUIDE} has no ts block under "## ${heading}"`);
+  return block;
+}
+
+/** The packages the guide's sections add with an inline `npm install --save-exact <name@version> ...`, each pinned. */
+export async function guideAddedPackages(): Promise<string[]> {
+  const guide = await readFile(GUIDE, "utf8");
+  const added = [...guide.matchAll(/`npm install --save-exact ([^`]+)`/g)].flatMap((match) => match[1]!.trim().split(/\s+/));
+  const unpinned = added.filter((spec) => !/^@?[^@]+@\d+\.\d+\.\d+$/.test(spec));
+  if (unpinned.length > 0) throw new Error(`${GUIDE} adds packages without an exact version: ${unpinned.join(", ")}`);
+  return [...new Set(added)];
+}
+
 async function freePort(): Promise<number> {
   const probe = createServer().listen(0, "127.0.0.1");
   await once(probe, "listening");
@@ -42,16 +60,26 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/**
- * Runs a seller of the guide as written, in a process of its own under tsx in `project` (a folder whose
- * node_modules holds its packages, the seller package among them), with `env` as its environment; resolves once it
- * answers.
- */
+/** Runs a seller of the guide as written (runGuideProgram), checking that it imports the plug-in. */
 export async function runGuideSeller(code: string, project: string, env: Record<string, string>): Promise<LocalServer> {
   if (!code.includes(PLUG_IN_IMPORT)) throw new Error(`the guide's seller no longer imports the plug-in from ${PLUG_IN_IMPORT}`);
-  await writeFile(path.join(project, "seller.ts"), code);
+  return runGuideProgram(code, project, env);
+}
+
+/**
+ * Runs a program of the guide as written, saved as `file` in `project` (a folder whose node_modules holds its
+ * packages), in a process of its own under tsx with `env` as its environment and PORT a free port; resolves once
+ * `readyPath` answers.
+ */
+export async function runGuideProgram(
+  code: string,
+  project: string,
+  env: Record<string, string>,
+  { file = "seller.ts", readyPath = "/weather" }: { file?: string; readyPath?: string } = {},
+): Promise<LocalServer> {
+  await writeFile(path.join(project, file), code);
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), "seller.ts"], {
+  const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), file], {
     cwd: project,
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],
@@ -67,10 +95,10 @@ export async function runGuideSeller(code: string, project: string, env: Record<
     }
   };
   for (let attempt = 0; attempt < 200; attempt++) {
-    if (child.exitCode !== null) throw new Error(`the guide's seller exited ${child.exitCode}:\n${output}`);
-    if (await fetch(`${url}/weather`).then(() => true, () => false)) return { url, close };
+    if (child.exitCode !== null) throw new Error(`the guide's ${file} exited ${child.exitCode}:\n${output}`);
+    if (await fetch(`${url}${readyPath}`).then(() => true, () => false)) return { url, close };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   await close();
-  throw new Error(`the guide's seller did not answer in 20 s:\n${output}`);
+  throw new Error(`the guide's ${file} did not answer in 20 s:\n${output}`);
 }

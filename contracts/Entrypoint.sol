@@ -213,12 +213,16 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         if (payment.amount == 0) revert ZeroRefund();
         if (keccak256(abi.encode(channelId, depositSalt)) != payment.nonce) revert TabChannelMismatch();
         if (!IEIP3009(address(asset)).authorizationState(payment.payer, payment.nonce)) revert TabNotOpened();
-        (uint128 balance, uint128 totalClaimed) = IX402BatchSettlement(BATCH_SETTLEMENT).channels(channelId);
-        if (balance > totalClaimed) revert TabNotDrained();
+        (, uint128 totalClaimed) = IX402BatchSettlement(BATCH_SETTLEMENT).channels(channelId);
         // Vouchers never exceed the deposit, so the seller claims at most the payout; more would be a stranger's
         // deposit claimed, and then nothing of the payout is left.
         if (totalClaimed >= payment.amount) revert TabFullyClaimed();
-        return _returnPayout(asset, pool, originNullifierHash, payment, payment.amount - totalClaimed, authorization);
+        uint256 rest = payment.amount - totalClaimed;
+        commitment = pool.depositRefund(originNullifierHash, keccak256(abi.encode(payment)), rest, payment.refundAnchor);
+        // The rest is back once the single-use payer holds it (the seller's refund, or the payer side's withdrawal
+        // after its delay), whatever the channel holds beyond the claims: a stranger's deposit there is not waited for.
+        if (asset.balanceOf(payment.payer) < rest) revert TabRestNotReturned();
+        _pullRefund(asset, pool, originNullifierHash, payment.payer, rest, commitment, authorization);
     }
 
     /// @dev The pool checks `payment` against its record of the relay and inserts the refund note of `value` under
@@ -232,8 +236,22 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         RefundAuthorization calldata authorization
     ) private returns (uint256 commitment) {
         commitment = pool.depositRefund(originNullifierHash, keccak256(abi.encode(payment)), value, payment.refundAnchor);
+        _pullRefund(asset, pool, originNullifierHash, payment.payer, value, commitment, authorization);
+    }
+
+    /// @dev Moves `value` from `payer` into the pool by the payer's ReceiveWithAuthorization of exactly that value, for
+    ///      the refund note `commitment` the pool just inserted.
+    function _pullRefund(
+        IERC20 asset,
+        IPrivacyPool pool,
+        uint256 originNullifierHash,
+        address payer,
+        uint256 value,
+        uint256 commitment,
+        RefundAuthorization calldata authorization
+    ) private {
         IEIP3009(address(asset)).receiveWithAuthorization(
-            payment.payer,
+            payer,
             address(this),
             value,
             authorization.validAfter,
@@ -242,7 +260,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
             authorization.signature
         );
         asset.safeTransfer(address(pool), value);
-        emit RefundDeposited(payment.payer, commitment, originNullifierHash, value);
+        emit RefundDeposited(payer, commitment, originNullifierHash, value);
     }
 
     /// @inheritdoc IEntrypoint

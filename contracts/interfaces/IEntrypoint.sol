@@ -222,10 +222,10 @@ interface IEntrypoint {
     ///         depositRefund once its validBefore has passed.
     error TabNotOpened();
 
-    /// @notice The tab's channel still holds money its seller has not claimed: only a drained channel (its balance
-    ///         down to its claimed total, by refunds or by the payer side's withdrawal after its delay) has returned
-    ///         all it will.
-    error TabNotDrained();
+    /// @notice The rest of the tab (its payout less the seller's claims) is not back at its payer yet: the seller's
+    ///         refund or the payer side's withdrawal after its delay brings it back. What the channel holds beyond that
+    ///         (a stranger's deposit) is not waited for.
+    error TabRestNotReturned();
 
     /// @notice The tab's seller claimed the whole payout: nothing came back to return.
     error TabFullyClaimed();
@@ -381,14 +381,15 @@ interface IEntrypoint {
     ) external returns (uint256 commitment);
 
     /// @notice Returns what a private tab's channel gave back, the payout less what its seller claimed, into the pool
-    ///         as a refund note of the relay's proof (docs/design.md 13), once the x402 batch-settlement channel is
-    ///         drained.
+    ///         as a refund note of the relay's proof (docs/design.md 13), once that rest is back at the payer.
     /// @dev Only REFUNDER_ROLE. As depositRefund, but for a payer whose one authorization funded the channel
     ///      `channelId` of x402BatchSettlement (at x402's canonical address): the payment's nonce must be that
-    ///      deposit's, `keccak256(abi.encode(channelId, depositSalt))`, the authorization used, and the channel's
-    ///      balance down to its claimed total, so the seller can claim no more and the rest is back at the payer.
-    ///      The note inserted is Poseidon(payment.amount - totalClaimed, payment.refundAnchor); a stranger's deposit
-    ///      into the channel that came back to the payer stays there.
+    ///      deposit's, `keccak256(abi.encode(channelId, depositSalt))`, the authorization used, and the payer must hold
+    ///      the rest, payment.amount less the channel's claimed total (TabRestNotReturned otherwise). The single-use
+    ///      payer's money comes from the channel alone, so holding the rest means the channel paid out all of the
+    ///      payout its seller did not claim, and the seller can claim at most what the channel holds beyond that: a
+    ///      stranger's deposit, which is not waited for (its dust cannot hold the refund back). The note inserted is
+    ///      Poseidon(rest, payment.refundAnchor); a stranger's deposit that came back to the payer stays there.
     /// @param asset The asset, whose token implements EIP-3009 (USDC).
     /// @param originNullifierHash The nullifier hash of the note whose relay funded the payer.
     /// @param payment The payment as the relay recorded it.

@@ -68,12 +68,13 @@ const REFUND_AUTHORIZATION_SECONDS = 3_600;
  * it is not the agent's money and never enters the pool through this path. A crash between steps loses nothing: a
  * rerun finds the refund recorded on chain, or the payout still at the payer.
  *
- * A private tab's payer (open-tab) whose deposit was made is swept once its channel is drained, its balance down to
- * what the seller claimed (the seller's refund, or the payer side's withdrawal after the delay): the payout less the
- * seller's claims comes back as the agent's refund note (Entrypoint.depositTabRefund). While the channel holds more
- * than the claims it is left for a later round, until `tabWithdrawAfterSeconds` after its deposit's window: then the
- * payer takes it back by the channel's timed withdrawal (tab-withdrawal.ts), and the round that finalizes it returns
- * it. A tab whose seller claimed the whole payout is recorded `used`.
+ * A private tab's payer (open-tab) whose deposit was made is swept once the rest of the payout, less the seller's
+ * claims, is back at the payer (the seller's refund, or the payer side's withdrawal after the delay): it comes back as
+ * the agent's refund note (Entrypoint.depositTabRefund). Until then it is left for a later round, until
+ * `tabWithdrawAfterSeconds` after its deposit's window: then the payer takes it back by the channel's timed withdrawal
+ * (tab-withdrawal.ts), and the round that finalizes it returns it. What the channel holds beyond that (a stranger's
+ * deposit, made to keep the channel from ever being empty) is not waited for. A tab whose seller claimed the whole
+ * payout is recorded `used`.
  */
 export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRound> {
   const { store, chain } = deps;
@@ -106,7 +107,7 @@ export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRou
 
 /**
  * How many settled payers wait for a sweep now: their authorization expired by the chain's clock. A tab's payer whose
- * channel still holds unclaimed money waits for the tab, not for the sweep, and is not counted until the sweep is to
+ * rest is not back from its channel waits for the tab, not for the sweep, and is not counted until the sweep is to
  * take it back (`tabWithdrawAfterSeconds` after its deposit's window).
  */
 export async function expiredPayersWaiting({ store, chain, tabWithdrawAfterSeconds = DEFAULT_TAB_WITHDRAW_AFTER_SECONDS }: Pick<PayerSweepDeps, "store" | "chain" | "tabWithdrawAfterSeconds">): Promise<number> {
@@ -117,13 +118,14 @@ export async function expiredPayersWaiting({ store, chain, tabWithdrawAfterSecon
   return openTabs.filter((open) => !open).length;
 }
 
-/** Whether `lease` funded a tab whose deposit was made, whose channel still holds unclaimed money, and whose deposit window closed after `openSince`. */
+/** Whether `lease` funded a tab whose deposit was made, whose rest is not back at its payer, and whose deposit window closed after `openSince`. */
 async function tabStillOpen(chain: PoolChain, lease: LeaseRecord, openSince: number): Promise<boolean> {
   const tab = lease.payment === null ? undefined : tabLeasePaymentOf(lease.payment.xPayment);
   if (tab === undefined || lease.payment!.validBefore <= openSince) return false;
   const usdc = TestUSDC__factory.connect(chain.deployment.usdc, chain.provider);
   if (!(await chain.call(() => usdc.authorizationState(lease.recipient, lease.payment!.nonce)))) return false;
-  return restOf(await tabChannel(chain, tab), lease.gross - lease.fee) === "open";
+  const payerHolds = await chain.call(() => usdc.balanceOf(lease.recipient));
+  return restOf(await tabChannel(chain, tab), lease.gross - lease.fee, payerHolds) === "open";
 }
 
 /**
@@ -185,21 +187,22 @@ async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease:
   const payment = paymentOf(lease, recorded);
   if (payment === null) return record("not-recorded");
   const usdc = TestUSDC__factory.connect(chain.deployment.usdc, chain.provider);
-  // A used authorization funded its seller; for a tab, its channel, which may come back drained.
+  // A used authorization funded its seller; for a tab, its channel, which may give the rest back.
   const used = await chain.call(() => usdc.authorizationState(payment.payer, payment.nonce));
   const tab = used ? tabLeasePaymentOf(lease.payment.xPayment) : undefined;
   if (used && tab === undefined) return record("used");
   let value = payment.amount;
   if (tab !== undefined) {
+    const payerHolds = () => chain.call(() => usdc.balanceOf(payment.payer));
     let channel = await tabChannel(chain, tab);
-    if (restOf(channel, payment.amount) === "open") {
+    if (restOf(channel, payment.amount, await payerHolds()) === "open") {
       const withdrawAfterSeconds = deps.tabWithdrawAfterSeconds ?? DEFAULT_TAB_WITHDRAW_AFTER_SECONDS;
       const step = await advanceIdleTabWithdrawal(chain, payer, tab, { unclaimed: channel.balance - channel.totalClaimed, now, withdrawAfterSeconds });
       if (step !== undefined) deps.log?.(`${payer.address}: the tab's withdrawal ${step}`);
       if (step !== "finalized") return undefined;
       channel = await tabChannel(chain, tab);
     }
-    const rest = restOf(channel, payment.amount);
+    const rest = restOf(channel, payment.amount, await payerHolds());
     if (rest === "open") return undefined;
     if (rest === "claimed") return record("used");
     value = rest;
@@ -248,13 +251,14 @@ async function tabChannel(chain: PoolChain, tab: TabLeasePayment): Promise<{ bal
 }
 
 /**
- * What a tab's channel gave back of the `payout` once it is drained (its balance down to its claimed total, as
- * depositTabRefund requires): the payout less the seller's claims. "open" while the channel holds more than the
- * claims, "claimed" when the seller claimed the whole payout.
+ * What a tab's channel gave back of the `payout`: the payout less the seller's claims, once the payer holds it
+ * (`payerHolds`, as depositTabRefund requires). "open" while it is not back, "claimed" when the seller claimed the
+ * whole payout. What the channel holds beyond the claims does not matter: a stranger's deposit there holds nothing back.
  */
-function restOf({ balance, totalClaimed }: { balance: bigint; totalClaimed: bigint }, payout: bigint): bigint | "claimed" | "open" {
-  if (balance > totalClaimed) return "open";
-  return totalClaimed >= payout ? "claimed" : payout - totalClaimed;
+function restOf({ totalClaimed }: { totalClaimed: bigint }, payout: bigint, payerHolds: bigint): bigint | "claimed" | "open" {
+  if (totalClaimed >= payout) return "claimed";
+  const rest = payout - totalClaimed;
+  return payerHolds >= rest ? rest : "open";
 }
 
 async function assertRefunder(chain: PoolChain): Promise<void> {

@@ -163,11 +163,11 @@ describe("refunds of private tabs (x402 batch-settlement channels funded by a si
   it("moves exactly the rest: the payer's authorization of the whole payout, or a refund while money is unclaimed, is refused", async function () {
     const tab = await loadFixture(tabOpened);
     const { entrypoint, settlement, usdc, privacyPool, accounts } = tab;
-    await expect(refundTab(tab)).to.be.revertedWithCustomError(entrypoint, "TabNotDrained");
+    await expect(refundTab(tab)).to.be.revertedWithCustomError(entrypoint, "TabRestNotReturned");
     const chainId = (await ethers.provider.getNetwork()).chainId;
     const voucher = await signVoucher(accounts.stranger, chainId, channelId, 3_000n);
     await settlement.connect(accounts.recipient).claim([{ voucher: { channel: config, maxClaimableAmount: 3_000n }, signature: voucher, totalClaimed: 3_000n }]);
-    await expect(refundTab(tab, { value: DEPOSIT - 3_000n })).to.be.revertedWithCustomError(entrypoint, "TabNotDrained");
+    await expect(refundTab(tab, { value: DEPOSIT - 3_000n })).to.be.revertedWithCustomError(entrypoint, "TabRestNotReturned");
     await settlement.connect(accounts.recipient).refund(config, DEPOSIT);
     const poolBalance = await usdc.balanceOf(privacyPool);
     // The entrypoint takes the rest it computes, so an authorization of any other value does not verify.
@@ -186,6 +186,19 @@ describe("refunds of private tabs (x402 batch-settlement channels funded by a si
     expect(await usdc.balanceOf(payer)).to.equal(DEPOSIT + 7_000n - 3_000n);
     await expect(refundTab(tab, { value: DEPOSIT - 3_000n })).to.changeTokenBalances(ethers, usdc, [payer, privacyPool], [-(DEPOSIT - 3_000n), DEPOSIT - 3_000n]);
     expect(await usdc.balanceOf(payer)).to.equal(7_000n);
+  });
+
+  it("returns the rest once it is back at the payer, whatever a stranger deposits into the channel after: dust there holds nothing back", async function () {
+    const tab = await loadFixture(tabOpened);
+    const { settlement, usdc, privacyPool, accounts } = tab;
+    await claimAndRefund(tab, 3_000n);
+    const gift = await ethers.deployContract("GiftDepositCollector");
+    await usdc.mint(gift, 1n);
+    await settlement.connect(accounts.stranger).deposit(config, 1n, gift, "0x");
+    expect(await settlement.channels(channelId)).to.deep.equal([3_001n, 3_000n]);
+    await expect(refundTab(tab, { value: DEPOSIT - 3_000n })).to.changeTokenBalances(ethers, usdc, [payer, privacyPool], [-(DEPOSIT - 3_000n), DEPOSIT - 3_000n]);
+    // The stranger's unit stays in the channel: it was never the agent's.
+    expect(await settlement.channels(channelId)).to.deep.equal([3_001n, 3_000n]);
   });
 
   it("refuses a tab whose seller claimed the whole payout: nothing came back", async function () {

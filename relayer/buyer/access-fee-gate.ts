@@ -1,6 +1,5 @@
 import { getAddress, type Log } from "ethers";
 import { ConfigError } from "../../lib/env-config.js";
-import { refundAnchorOf } from "../../sdk/index.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 import { RelayerError } from "../errors.js";
 import { formatUsdc } from "../pricing/pricing.js";
@@ -15,13 +14,9 @@ export type LabelEvidence =
   /** The note itself: the relayer proves with its label. */
   | { kind: "note"; label: bigint }
   /**
-   * An agent's proof: its refund anchor, Poseidon(label, refundPrecommitment), which the circuit computes from the
-   * note's own label, opened with the refund precommitment the request sent.
+   * Nothing shows the label: an agent's proof, which shows nothing that links it to its deposit (docs/design.md 10),
+   * so an authorization carried over from a custodial spend does not hold for it.
    */
-  | { kind: "proof"; refundAnchor: bigint; refundPrecommitment: bigint }
-  /** A quote whose proof-carrying settle will show a proof's evidence (quote-x402): the settle is checked. */
-  | { kind: "shown-later" }
-  /** Nothing shows the label (settle-proof and its quote carry no refund precommitment). */
   | { kind: "none" };
 
 export interface AccessFeeTerms {
@@ -134,7 +129,7 @@ export class AccessFeeGate {
     const why =
       authorization === undefined
         ? "This deposit has not paid the access fee."
-        : "This note's nullifier hash holds an access fee carried over from a custodial spend, which holds only for a note of that deposit's label, and this request does not show the note's label to be it (a proof shows it with its refundPrecommitment).";
+        : "This note's nullifier hash holds an access fee carried over from a custodial spend, which holds only for a note of that deposit's label, and this request does not show the note's label (a proof shows nothing that links it to its deposit).";
     throw new RelayerError(
       "NULLIFIER_NOT_AUTHORIZED",
       `${why} Pay it once as \`authorization.instructions\` says; settles are then unlimited.`,
@@ -198,14 +193,5 @@ function holdsFor(authorization: StoredAuthorization, evidence: LabelEvidence): 
   if (!authorization.inherited) return true;
   const { label } = authorization;
   if (label === null) return false;
-  switch (evidence.kind) {
-    case "note":
-      return evidence.label === label;
-    case "proof":
-      return refundAnchorOf(label, evidence.refundPrecommitment) === evidence.refundAnchor;
-    case "shown-later":
-      return true;
-    case "none":
-      return false;
-  }
+  return evidence.kind === "note" && evidence.label === label;
 }

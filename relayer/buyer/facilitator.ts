@@ -228,8 +228,8 @@ export class Facilitator {
     };
     // Independent reads, made at once; a refusal is the first in this order, as if they ran one after another.
     const checks = await Promise.allSettled([
-      // A settle-x402-proof or open-tab shows the note's label through its refund anchor; a settle-proof does not.
-      accessFee ? undefined : this.deps.accessFee.assertAuthorized(nullifierHash, { kind: route === "settle-x402" || route === "open-tab" ? "shown-later" : "none" }),
+      // A proof shows nothing of the note's label: an authorization carried over from a custodial spend does not hold.
+      accessFee ? undefined : this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "none" }),
       this.deps.withdrawals.assertNotLeased(nullifierHash),
       assertUnspent(),
       accessFee ? this.deps.accessFee.assertCoversRelay(amount) : this.assertCoversRelay(amount),

@@ -192,7 +192,7 @@ export function facilitatorRouter({ facilitator, x402, tabs, accessFee, accessFe
   router.post(ROUTES.settleX402Proof, async (ctx) => {
     const request = parseWith(SettleX402ProofRequestSchema, body(ctx));
     if (request.agentId !== undefined) await agents.authenticate(request.agentId, agentKeyOf(ctx));
-    const result = await x402.settleProven({ ...x402TermsOf(request), quote: request.quote, proof: request.proof, refundPrecommitment: request.refundPrecommitment });
+    const result = await x402.settleProven({ ...x402TermsOf(request), quote: request.quote, proof: request.proof, retryKey: request.retryKey });
     ctx.body = { settled: true, ...x402ProvenSettlementToWire(result) };
   });
 
@@ -205,7 +205,7 @@ export function facilitatorRouter({ facilitator, x402, tabs, accessFee, accessFe
   router.post(ROUTES.openTab, async (ctx) => {
     const request = parseWith(OpenTabRequestSchema, body(ctx));
     if (request.agentId !== undefined) await agents.authenticate(request.agentId, agentKeyOf(ctx));
-    const opened = await tabs.open({ ...tabTermsOf(request), quote: request.quote, proof: request.proof, refundPrecommitment: request.refundPrecommitment });
+    const opened = await tabs.open({ ...tabTermsOf(request), quote: request.quote, proof: request.proof, retryKey: request.retryKey });
     ctx.body = { opened: true, ...openedTabToWire(opened) };
   });
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FieldElementSchema } from "../../sdk/schema/primitives.js";
+import { Bytes32Schema, FieldElementSchema } from "../../sdk/schema/primitives.js";
 import { ExactRequirementV1Schema, ExactRequirementV2Schema, ResourceInfoSchema } from "../../sdk/x402/schemas.js";
 import { NoteResponseSchema, ServiceDepositSchema } from "./note.js";
 import { AgentFieldsSchema } from "./payment.js";
@@ -86,8 +86,11 @@ export const SettleX402ProofRequestSchema = z
     resource: ResourceInfoSchema.optional(),
     quote: QuoteSchema,
     proof: WithdrawProofSchema,
-    /** Poseidon of the refund secrets of the note (sdk deriveRefundSecrets): where the payer sweep returns an unused payment. */
-    refundPrecommitment: FieldElementSchema,
+    /**
+     * 32 random bytes the agent makes for this request: a retry that sends them again is answered the payment, which
+     * a copy of the relayed proof alone is not. Derived from nothing of the note's, so it links nothing to its deposit.
+     */
+    retryKey: Bytes32Schema,
     acceptNotPrivate: z.boolean().default(false),
     ...AgentFieldsSchema,
   })

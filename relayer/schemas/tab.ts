@@ -65,8 +65,8 @@ export const OpenTabRequestSchema = z
     ...tabFields,
     quote: QuoteSchema,
     proof: WithdrawProofSchema,
-    /** Poseidon of the refund secrets of the note (sdk deriveRefundSecrets): where an unused or drained deposit returns. */
-    refundPrecommitment: FieldElementSchema,
+    /** As settle-x402-proof's: 32 random bytes of this request, what makes a retry the agent's. */
+    retryKey: Bytes32Schema,
   })
   .strict();
 

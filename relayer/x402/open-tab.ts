@@ -15,7 +15,7 @@ import type { SignedQuote } from "../settlement/quote.js";
 import type { SignedPayment } from "../store/relayer-store.js";
 import { payerWallet } from "./payer-keys.js";
 import { PaymentPreflight, payerWindow, type PayerOrder, type PayerTerms } from "./payment-preflight.js";
-import { labelEvidenceOf, type X402SettlerDeps } from "./settle-x402.js";
+import type { X402SettlerDeps } from "./settle-x402.js";
 import { encodeTabLeasePayment, tabLeasePaymentOf } from "./tab-lease.js";
 
 /** What quote-tab and open-tab name besides the note or the proof: the seller's entry, the channel's agent side, the deposit. */
@@ -35,8 +35,8 @@ export interface TabQuoteRequest extends TabTerms {
 export interface TabOpenRequest extends TabTerms {
   quote: SignedQuote;
   proof: WithdrawProof;
-  /** As settle-x402-proof's: the precommitment of the refund note the proof committed to; a retry must repeat it. */
-  refundPrecommitment: bigint;
+  /** As settle-x402-proof's: random bytes of the agent's that a retry must repeat. */
+  retryKey: string;
 }
 
 /** The channel a tab's quote binds, and the deposit's salt and window. */
@@ -104,7 +104,7 @@ export class TabOpener {
       throw new RelayerError("INVALID_REQUEST", `quote: not a quote-tab quote (it is for ${quote.route}). Ask quote-tab for one and prove against it. ${NOTHING_SPENT}`);
     }
     const payout = order.gross - feeOf(order.gross, facilitator.takeBps);
-    await this.deps.accessFee.assertAuthorized(nullifierHash, labelEvidenceOf(request));
+    await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "none" });
     const channel = this.channelOf(request, order, nullifierHash, paymentSalt, BigInt(paymentValidBefore));
     const payer = payerWallet(this.deps.payerKeySecret, nullifierHash);
     const nonce = tabDepositNonceOf(channel.channelId, paymentSalt);
@@ -113,8 +113,8 @@ export class TabOpener {
       amount: order.gross,
       recipient: payer.address,
       payment: { nonce, validBefore: channel.validBefore },
-      // The refund precommitment is in no transaction: a retry must be the agent's, not a reader of the relay's calldata.
-      terms: [...order.terms, channel.channelId, request.refundPrecommitment],
+      // The retry key is in no transaction: a retry must be the agent's, not a reader of the relay's calldata.
+      terms: [...order.terms, channel.channelId, request.retryKey],
       buildPayment: () => this.signDeposit(payer, { channel, value: payout, nonce, depositSalt: paymentSalt }),
     });
     await facilitator.recordSpend({ nullifierHash, amount: order.sellerAmount, agentId: request.agentId }, result.replayed);

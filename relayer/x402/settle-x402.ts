@@ -1,4 +1,4 @@
-import { namePublicSignals, nullifierHashOf, type Note, type NoteSecrets, type WithdrawProof } from "../../sdk/index.js";
+import { nullifierHashOf, type Note, type NoteSecrets, type WithdrawProof } from "../../sdk/index.js";
 import {
   amountOf,
   authorizationSignerUnder,
@@ -11,10 +11,9 @@ import {
   type ResourceInfo,
 } from "../../sdk/x402/index.js";
 import { hexlify, randomBytes, type Wallet } from "ethers";
-import type { AccessFeeGate, LabelEvidence } from "../buyer/access-fee-gate.js";
+import type { AccessFeeGate } from "../buyer/access-fee-gate.js";
 import { RelayerError } from "../errors.js";
 import { spendRecordOf, type ProvenSpendResult, type SettledSpend, type SpendResult } from "../buyer/facilitator.js";
-import { feeOf } from "../pricing/pricing.js";
 import type { SellerEntry } from "../schemas/settle-x402.js";
 import type { SignedQuote } from "../settlement/quote.js";
 import type { SignedPayment } from "../store/relayer-store.js";
@@ -38,15 +37,15 @@ export interface X402QuoteRequest extends X402Terms {
   nullifierHash: bigint;
 }
 
-/** settle-x402-proof (docs/api.md 4.10): the agent's proof of a quote, and its refund note's precommitment. */
+/** settle-x402-proof (docs/api.md 4.10): the agent's proof of a quote, and the request's retry key. */
 export interface X402ProvenRequest extends X402Terms {
   quote: SignedQuote;
   proof: WithdrawProof;
   /**
-   * Poseidon(deriveRefundSecrets(note)), the precommitment the proof's refundAnchor was made with. A retry must
-   * repeat it: it appears in no transaction, so a reader of the relay's calldata cannot be answered the payment.
+   * 32 random bytes of the agent's (hex). A retry must repeat them: they appear in no transaction, so a reader of the
+   * relay's calldata cannot be answered the payment. Nothing of the note's: the relayer learns nothing from them.
    */
-  refundPrecommitment: bigint;
+  retryKey: string;
 }
 
 /** What settle-x402 answers besides the spend that funded its payer. */
@@ -131,7 +130,7 @@ export class X402Settler {
     const order = await this.preflight(request);
     const { quote } = request;
     const { nullifierHash } = quote;
-    await this.deps.accessFee.assertAuthorized(nullifierHash, labelEvidenceOf(request));
+    await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "none" });
     const payer = payerWallet(this.deps.payerKeySecret, nullifierHash);
     const payment = quotedPayerAuthorization(quote, order.accepted);
     const result = await facilitator.spendProven(quote, request.proof, {
@@ -139,8 +138,8 @@ export class X402Settler {
       amount: order.gross,
       recipient: payer.address,
       payment: { nonce: payment.nonce, validBefore: payment.window.validBefore },
-      // The refund precommitment is in no transaction: a retry must be the agent's, not a reader of the relay's calldata.
-      terms: [...order.terms, request.refundPrecommitment],
+      // The retry key is in no transaction: a retry must be the agent's, not a reader of the relay's calldata.
+      terms: [...order.terms, request.retryKey],
       buildPayment: () => this.buildPayment(order, request.resource, payer, payment),
     });
     await facilitator.recordSpend({ nullifierHash, amount: order.sellerAmount, agentId: request.agentId }, result.replayed);
@@ -180,20 +179,6 @@ export class X402Settler {
       payer: payer.address,
       sellerAmount: order.sellerAmount,
     };
-  }
-}
-
-/**
- * What an agent's settle-x402 proof shows of its note's label (AccessFeeGate.assertAuthorized): the refund anchor the
- * circuit made of the note's label and the refund precommitment the request names. A proof whose public signals are
- * malformed shows nothing (and is refused with its own error on the way).
- */
-export function labelEvidenceOf(request: Pick<X402ProvenRequest, "proof" | "refundPrecommitment">): LabelEvidence {
-  try {
-    const { refundAnchor } = namePublicSignals(request.proof.publicSignals);
-    return { kind: "proof", refundAnchor, refundPrecommitment: request.refundPrecommitment };
-  } catch {
-    return { kind: "none" };
   }
 }
 

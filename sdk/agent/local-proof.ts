@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { hexlify, randomBytes } from "ethers";
 import { encodeAccessFeeData, encodeRelayData, withdrawalContext } from "../circuit/context.js";
 import type { WithdrawProof } from "../circuit/prover.js";
 import { buildWithdrawInput } from "../circuit/withdraw-input.js";
@@ -51,10 +52,10 @@ export interface LocalProof {
   roots: RootsSource;
   change: Note;
   /**
-   * The proof-carrying settle's request: the fields, the quote, the proof and, for settle-x402, the precommitment
-   * of the refund note (the payer sweep returns an unused payment there; its secrets stay the agent's).
+   * The proof-carrying settle's request: the fields, the quote, the proof and, for settle-x402 and open-tab, the
+   * request's retry key (random: a retry that sends it again is answered the payment; anyone else's copy is not).
    */
-  body: Record<string, unknown> & { quote: QuoteAnswer; proof: WithdrawProof; refundPrecommitment?: string };
+  body: Record<string, unknown> & { quote: QuoteAnswer; proof: WithdrawProof; retryKey?: string };
 }
 
 /**
@@ -180,8 +181,10 @@ export async function proveLocally(options: {
   if (aspWitness instanceof X402AgentError) throw aspWitness;
   const { quote } = quoted;
   const spend = { withdrawnValue: BigInt(quote.withdrawnValue), stateWitness, aspWitness, context: BigInt(quote.context), relayFeeBPS: BigInt(quote.feeBps) };
-  const { proof, publicSignals, proofTimeMs, engine, change, refundPrecommitment } = await proveNoteSpend(prover, note, spend);
-  const refund = expected.route === "settle-x402" || expected.route === "open-tab" ? { refundPrecommitment: refundPrecommitment.toString() } : {};
+  const { proof, publicSignals, proofTimeMs, engine, change } = await proveNoteSpend(prover, note, spend);
+  // What makes a retry of a settle that answers a payment the agent's (anyone can copy the proof once it is relayed):
+  // a key fresh for this request, derived from nothing of the note's, so that it links nothing to the deposit.
+  const retry = expected.route === "settle-x402" || expected.route === "open-tab" ? { retryKey: hexlify(randomBytes(32)) } : {};
   return {
     quote,
     quoted,
@@ -190,7 +193,7 @@ export async function proveLocally(options: {
     engine,
     roots: holding.roots,
     change,
-    body: { ...options.fields, quote, proof: { proof, publicSignals }, ...refund },
+    body: { ...options.fields, quote, proof: { proof, publicSignals }, ...retry },
   };
 }
 

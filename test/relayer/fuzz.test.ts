@@ -114,7 +114,7 @@ function validFieldValues(note: Note, usdc: string): Record<string, Json> {
     pi_b: [["1", "2"], ["3", "4"], ["1", "0"]],
     pi_c: ["1", "2", "1"],
     publicSignals: ["1", "2", "3"],
-    refundPrecommitment: "1",
+    retryKey: `0x${"cb".repeat(32)}`,
     // A tab's channel (quote-tab, open-tab): the seller's authorizer and delay, the agent's voucher key, salt and deposit.
     receiverAuthorizer: PAYEE,
     withdrawDelay: 900,

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
-import { Wallet } from "ethers";
+import { hexlify, randomBytes, Wallet } from "ethers";
 import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { proveLocally, recoverNotes, X402Agent, type AgentEvent } from "../../sdk/agent/index.js";
 import { FacilitatorClient, type QuoteAnswer, type SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
@@ -258,8 +258,8 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     expect(lease).to.deep.include({ state: "settled", remainingValue: null, changeCommitment: BigInt(first.body.changeCommitment as string) });
     expect(lease?.payment?.nonce).to.equal((body.quote as QuoteAnswer).paymentNonce);
 
-    // Another refund precommitment is another request: the retry capability is the agent's, not a reader of the relay's calldata.
-    const other = await world.relayer.post(SETTLE_X402_PROOF, { ...body, refundPrecommitment: "12345" });
+    // Another retry key is another request: the retry capability is the agent's, not a reader of the relay's calldata.
+    const other = await world.relayer.post(SETTLE_X402_PROOF, { ...body, retryKey: hexlify(randomBytes(32)) });
     expect(other.status).to.equal(409);
     expect(other.body).to.deep.include({ settled: false, code: "ALREADY_SPENT" });
 
@@ -298,7 +298,7 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     const quoted = { recipient: quote.recipient, feeRecipient: quote.feeRecipient, relayFeeBPS: BigInt(quote.feeBps), payment };
     const attacker = Wallet.createRandom().address;
     const settle = (proof: WithdrawProof, withQuote: QuoteAnswer = quote) =>
-      world.relayer.post(SETTLE_X402_PROOF, { ...fields, quote: withQuote, proof, refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)).toString() });
+      world.relayer.post(SETTLE_X402_PROOF, { ...fields, quote: withQuote, proof, retryKey: hexlify(randomBytes(32)) });
     const relayerNonce = await world.provider.getTransactionCount(relayerKey.address);
     const pool = await world.poolBalance();
 

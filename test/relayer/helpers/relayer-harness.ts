@@ -52,6 +52,8 @@ export function buildRelayerConfig(chain: LocalChain, indexer: RunningIndexer, o
 
 export interface RunningRelayer {
   relayer: Relayer;
+  /** What it was started with: where its store is, among the rest. */
+  config: RelayerConfig;
   url: string;
   /** POSTs JSON and returns the status and parsed body, which must match the OpenAPI document. */
   post(route: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
@@ -99,6 +101,7 @@ export async function startRelayer(config: RelayerConfig, options: RelayerHarnes
   };
   return {
     relayer,
+    config,
     url,
     post: (route, body) =>
       statusAndBody(request(route, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })),

@@ -62,7 +62,7 @@ async function main(): Promise<void> {
   console.log(`v1 seller             ${v1Seller?.resourceUrl ?? `none: chain ${chainId} has no x402 v1 name`}`);
   console.log(`plain 402             ${plain402.url}`);
   if (shieldedSeller !== undefined) console.log(`shielded-proof seller ${shieldedSeller.resourceUrl}: paid straight from the pool, relayed by ${config.shieldedFacilitatorUrl}`);
-  if (tabSeller !== undefined) console.log(`tab seller            ${tabSeller.resourceUrl}: ${config.priceAtomic} a request on x402's batch-settlement`);
+  if (tabSeller !== undefined) console.log(`tab seller            ${tabSeller.resourceUrl}: ${tabPriceOf(config)} a request on x402's batch-settlement`);
 
   await new Promise<void>((resolve) => {
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
@@ -80,6 +80,12 @@ async function hasCode(rpcUrl: string, address: string): Promise<boolean> {
   }
 }
 
+/**
+ * What the tab seller asks a request: half the others' price, as a per-call price is smaller than a one-off one (at
+ * the default 0.05 USDC, 0.025: the agent's default tab of 0.95 USDC pays 38 requests).
+ */
+const tabPriceOf = (config: SellerDemoConfig) => (BigInt(config.priceAtomic) / 2n).toString();
+
 /** The tab seller on base port +5: @x402/evm's batch-settlement scheme, its claims signed by a key of its own, its channels in a fresh folder. */
 function startTabSeller(config: SellerDemoConfig & { facilitatorUrl: string }, chainId: number, usdc: string) {
   return startBatchSettlementSeller({
@@ -87,7 +93,7 @@ function startTabSeller(config: SellerDemoConfig & { facilitatorUrl: string }, c
     network: caip2NetworkOf(chainId),
     payTo: config.payTo as `0x${string}`,
     asset: usdc as `0x${string}`,
-    amountAtomic: config.priceAtomic,
+    amountAtomic: tabPriceOf(config),
     receiverAuthorizerKey: Wallet.createRandom().privateKey as `0x${string}`,
     storageDirectory: mkdtempSync(path.join(tmpdir(), "tab-seller-")),
     port: config.basePort + 5,

@@ -4,7 +4,7 @@ import { spawnService } from "../helpers/service-process.js";
 
 /** The README's first command, as a newcomer runs it: every process real, on a fresh hardhat node. */
 describe("npm run demo: the main job end to end", function () {
-  it("starts the chain, contracts, indexer, relayer and sellers, and an agent pays a seller by shielded proof, v2 and v1 sellers through the detour, and 19 requests on a private tab, privately", async function () {
+  it("starts the chain, contracts, indexer, relayer and sellers, and an agent pays a seller by shielded proof, v2 and v1 sellers through the detour, and 20 requests on a private tab, privately", async function () {
     const demo = spawnService("scripts/demo/main.ts", [], { DEMO_CHAIN_PORT: String(await freePort()) });
     const outcome = await demo.exited;
     const output = demo.lines.join("\n");
@@ -17,9 +17,9 @@ describe("npm run demo: the main job end to end", function () {
       "logs", "chain", "deploy", "deploy", "deploy", "deploy", "deploy", "indexer", "relayer", "seller", "agent", "deposit", "asp",
       ...shielded, ...payment, ...payment, ...tab, "done",
     ]);
-    // The tab: one proof and two transactions (the relay of its deposit, the deposit), then none for 18 requests.
+    // The tab: one proof and two transactions (the relay of its deposit, the deposit), then none for 19 requests.
     expect(output).to.match(/\[tab\] +request 1 opened the tab: one proof, 2 transactions/);
-    expect(output).to.match(/\[tab\] +requests 2-19: a voucher of the tab's key each, 0 transactions, p50 \d+ ms/);
+    expect(output).to.match(/\[tab\] +requests 2-20: a voucher of the tab's key each, 0 transactions, p50 \d+ ms/);
     expect(output).to.match(/\[200\] .*the pool paid the seller, one transaction, in 0x[0-9a-f]{64}/);
     expect(output).to.match(/\[200\] +\{"report":\{"weather":"sunny","temperature":70\}\}/);
     // Each payment's own anonymity set (the agent is the pool's only depositor), and roots the agent read itself.

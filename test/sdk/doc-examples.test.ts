@@ -144,7 +144,15 @@ describe(`${DOC}'s examples, run as written against a local pool, relayer and se
   it("the opening example: a vault, a deposit of 2 USDC, an agent, a request paid out of the pool", async function () {
     const payTo = world.payTo.v2;
     const before = await world.usdcBalance(payTo);
-    const context = { wallet: await fundedWallet(2n * USDC), addressBook: world.chain.facilitator.addressBook, seed: Wallet.createRandom().privateKey, passphrase: AGENT_PASSPHRASE };
+    // The example logs each event's step: its console is this test's record of them.
+    const logged: unknown[] = [];
+    const context = {
+      wallet: await fundedWallet(2n * USDC),
+      addressBook: world.chain.facilitator.addressBook,
+      seed: Wallet.createRandom().privateKey,
+      passphrase: AGENT_PASSPHRASE,
+      console: { log: (line: unknown) => void logged.push(line) },
+    };
     const code = await exampleUnder("Agent SDK");
     // "once the ASP approved it, it can pay": the indexer follows the chain meanwhile, as a deployed one does.
     const exports = await world.whileIndexerFollows(() =>
@@ -153,6 +161,7 @@ describe(`${DOC}'s examples, run as written against a local pool, relayer and se
     closing.push(exports.vault as NoteVault);
     expect((exports.response as Response).status).to.equal(200);
     expect((await world.usdcBalance(payTo)) - before).to.equal(world.price);
+    expect(logged).to.include.members(["payment-required", "proved", "paid"]);
   });
 
   it("Install: the private-pool scheme on @x402/fetch, from a vault of notes deposited before", async function () {

@@ -89,7 +89,11 @@ describe(`the sellers' guide (${GUIDE}) run from an empty directory against npm 
   const chainId = () => addressBook.chainId;
   const network = () => `eip155:${chainId()}`;
   const balanceOf = (address: string) => usdc.balanceOf(address);
-  const started = (server: LocalServer) => (running.push(server), server);
+  /** `server`, stopped after the tests. */
+  const started = (server: LocalServer) => {
+    running.push(server);
+    return server;
+  };
 
   /** A guide program started with the stack's values for it. */
   async function startGuideSeller(code: string, env: Record<string, string>): Promise<LocalServer> {

@@ -6,19 +6,6 @@ import { formatUsdc } from "../pricing/pricing.js";
 import type { RelayerStore, StoredAuthorization } from "../store/relayer-store.js";
 import { ROUTES } from "../http/paths.js";
 
-/**
- * What a spend shows of its note's label, which an authorization carried over from a custodial spend holds for
- * (docs/design.md 10; relayer-store.ts StoredAuthorization).
- */
-export type LabelEvidence =
-  /** The note itself: the relayer proves with its label. */
-  | { kind: "note"; label: bigint }
-  /**
-   * Nothing shows the label: an agent's proof, which shows nothing that links it to its deposit (docs/design.md 10),
-   * so an authorization carried over from a custodial spend does not hold for it.
-   */
-  | { kind: "none" };
-
 export interface AccessFeeTerms {
   enforced: boolean;
   requiredFee: bigint;
@@ -120,12 +107,13 @@ export class AccessFeeGate {
   /**
    * Throws the 402 NULLIFIER_NOT_AUTHORIZED answer when the gate is on and the note has no authorization that holds
    * for it: none recorded for its nullifier hash, or one carried over from a custodial spend of a deposit whose label
-   * `evidence` does not show to be the note's.
+   * is not `label`, the note's label where the spend shows it (a custodial spend; an agent's proof shows none, nothing
+   * of it links to its deposit: docs/design.md 10).
    */
-  async assertAuthorized(nullifierHash: bigint, evidence: LabelEvidence): Promise<void> {
+  async assertAuthorized(nullifierHash: bigint, label?: bigint): Promise<void> {
     if (!this.terms.enforced) return;
     const authorization = await this.store.authorizationOf(nullifierHash);
-    if (authorization !== undefined && holdsFor(authorization, evidence)) return;
+    if (authorization !== undefined && holdsFor(authorization, label)) return;
     const why =
       authorization === undefined
         ? "This deposit has not paid the access fee."
@@ -188,10 +176,7 @@ export class AccessFeeGate {
   }
 }
 
-/** Whether `authorization` holds for the note a spend shows `evidence` of. */
-function holdsFor(authorization: StoredAuthorization, evidence: LabelEvidence): boolean {
-  if (!authorization.inherited) return true;
-  const { label } = authorization;
-  if (label === null) return false;
-  return evidence.kind === "note" && evidence.label === label;
+/** Whether `authorization` holds for a note whose spend shows `label` (none: an agent's proof). */
+function holdsFor(authorization: StoredAuthorization, label: bigint | undefined): boolean {
+  return !authorization.inherited || (authorization.label !== null && authorization.label === label);
 }

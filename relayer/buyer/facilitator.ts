@@ -158,7 +158,7 @@ export class Facilitator {
       await this.deps.withdrawals.assertNotLeased(nullifierHash);
       await this.assertCoversRelay(order.amount);
       await spendableNote(order.note, this.deps.indexer, this.deps.chain);
-      await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "note", label: order.note.label });
+      await this.deps.accessFee.assertAuthorized(nullifierHash, order.note.label);
       return { valid: true, anonymitySet };
     } catch (error) {
       if (!(error instanceof RelayerError) || error.status >= 500) throw error;
@@ -171,7 +171,7 @@ export class Facilitator {
     this.checkInvoice(order, order.note.value);
     await this.checkAgent(order);
     const nullifierHash = nullifierHashOf(order.note.nullifier);
-    await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "note", label: order.note.label });
+    await this.deps.accessFee.assertAuthorized(nullifierHash, order.note.label);
     const result = await this.spend(order.note, { amount: order.amount, recipient: order.payTo, terms: ["payment"] });
     await this.recordSpend(spendRecordOf(order.note, order, result), result.replayed);
     return result;
@@ -192,8 +192,8 @@ export class Facilitator {
     this.checkInvoice(order);
     await this.checkAgent(order);
     const { nullifierHash } = order.quote;
-    // A settle-proof carries no refund precommitment: an authorization carried over to the note cannot be shown its.
-    await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "none" });
+    // A proof shows no label: an authorization carried over to the note from a custodial spend does not hold.
+    await this.deps.accessFee.assertAuthorized(nullifierHash);
     const result = await this.spendProven(order.quote, order.proof, { route: "settle", amount: order.amount, recipient: order.payTo, terms: ["payment"] });
     await this.recordSpend({ nullifierHash, amount: order.amount, agentId: order.agentId }, result.replayed);
     return result;
@@ -229,7 +229,7 @@ export class Facilitator {
     // Independent reads, made at once; a refusal is the first in this order, as if they ran one after another.
     const checks = await Promise.allSettled([
       // A proof shows nothing of the note's label: an authorization carried over from a custodial spend does not hold.
-      accessFee ? undefined : this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "none" }),
+      accessFee ? undefined : this.deps.accessFee.assertAuthorized(nullifierHash),
       this.deps.withdrawals.assertNotLeased(nullifierHash),
       assertUnspent(),
       accessFee ? this.deps.accessFee.assertCoversRelay(amount) : this.assertCoversRelay(amount),
@@ -270,7 +270,7 @@ export class Facilitator {
     if (amount > note.value) {
       throw new RelayerError("INVALID_PAYMENT_AMOUNT", `amountAtomic ${amount} exceeds the note's value ${note.value}.`);
     }
-    await this.deps.accessFee.assertAuthorized(nullifierHashOf(note.nullifier), { kind: "note", label: note.label });
+    await this.deps.accessFee.assertAuthorized(nullifierHashOf(note.nullifier), note.label);
     const result = await this.spend(note, { amount, recipient, terms: ["withdraw"] });
     await this.recordSpend(spendRecordOf(note, { amount }, result), result.replayed);
     return result;

@@ -104,7 +104,7 @@ export class TabOpener {
       throw new RelayerError("INVALID_REQUEST", `quote: not a quote-tab quote (it is for ${quote.route}). Ask quote-tab for one and prove against it. ${NOTHING_SPENT}`);
     }
     const payout = order.gross - feeOf(order.gross, facilitator.takeBps);
-    await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "none" });
+    await this.deps.accessFee.assertAuthorized(nullifierHash);
     const channel = this.channelOf(request, order, nullifierHash, paymentSalt, BigInt(paymentValidBefore));
     const payer = payerWallet(this.deps.payerKeySecret, nullifierHash);
     const nonce = tabDepositNonceOf(channel.channelId, paymentSalt);

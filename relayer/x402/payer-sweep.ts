@@ -193,16 +193,19 @@ async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease:
   if (used && tab === undefined) return record("used");
   let value = payment.amount;
   if (tab !== undefined) {
-    const payerHolds = () => chain.call(() => usdc.balanceOf(payment.payer));
-    let channel = await tabChannel(chain, tab);
-    if (restOf(channel, payment.amount, await payerHolds()) === "open") {
+    const restNow = async () => {
+      const channel = await tabChannel(chain, tab);
+      return { channel, rest: restOf(channel, payment.amount, await chain.call(() => usdc.balanceOf(payment.payer))) };
+    };
+    let { channel, rest } = await restNow();
+    if (rest === "open") {
       const withdrawAfterSeconds = deps.tabWithdrawAfterSeconds ?? DEFAULT_TAB_WITHDRAW_AFTER_SECONDS;
       const step = await advanceIdleTabWithdrawal(chain, payer, tab, { unclaimed: channel.balance - channel.totalClaimed, now, withdrawAfterSeconds });
       if (step !== undefined) deps.log?.(`${payer.address}: the tab's withdrawal ${step}`);
       if (step !== "finalized") return undefined;
-      channel = await tabChannel(chain, tab);
+      // The withdrawal paid the payer: what is back now.
+      ({ channel, rest } = await restNow());
     }
-    const rest = restOf(channel, payment.amount, await payerHolds());
     if (rest === "open") return undefined;
     if (rest === "claimed") return record("used");
     value = rest;

@@ -91,7 +91,7 @@ export class X402Settler {
     const { note } = request;
     const order = await this.preflight(request, note.value);
     const nullifierHash = nullifierHashOf(note.nullifier);
-    await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "note", label: note.label });
+    await this.deps.accessFee.assertAuthorized(nullifierHash, note.label);
     const payer = payerWallet(this.deps.payerKeySecret, nullifierHash);
     const result = await facilitator.spend(note, {
       amount: order.gross,
@@ -130,7 +130,7 @@ export class X402Settler {
     const order = await this.preflight(request);
     const { quote } = request;
     const { nullifierHash } = quote;
-    await this.deps.accessFee.assertAuthorized(nullifierHash, { kind: "none" });
+    await this.deps.accessFee.assertAuthorized(nullifierHash);
     const payer = payerWallet(this.deps.payerKeySecret, nullifierHash);
     const payment = quotedPayerAuthorization(quote, order.accepted);
     const result = await facilitator.spendProven(quote, request.proof, {

@@ -290,9 +290,7 @@ async function startServices(options: StackOptions, run: Run) {
     ...(prometheusUrl !== undefined && { prometheusUrl }),
     contracts: { entrypoint: book.entrypoint, privacyPool: book.privacyPool, usdc: book.usdc, batchSettlement: BATCH_SETTLEMENT_ADDRESS },
     ...(sellerEip3009Settler !== undefined && { sellerEip3009Settler }),
-    ...(chainId === LOCAL_CHAIN_ID && {
-      sellerFacilitatorKeys: { settler: devAccount(DEV_ROLES.sellerFacilitator).privateKey, relay: devAccount(DEV_ROLES.sellerRelay).privateKey },
-    }),
+    ...(keys.sellerFacilitator !== undefined && { sellerFacilitatorKeys: keys.sellerFacilitator }),
     logDir: options.logDir,
   };
   return { info, book, deployerPrivateKey: keys.deployer };
@@ -323,6 +321,8 @@ function keysFor(options: StackOptions, chainId: number) {
     postman: key(options.postmanPrivateKey, "postman", options.variables.postmanPrivateKey),
     relayer: key(options.relayerPrivateKey, "relayer", options.variables.relayerPrivateKey),
     sellerEip3009: options.sellerEip3009PrivateKey ?? (local ? devAccount(DEV_ROLES.sellerEip3009).privateKey : undefined),
+    // Printed for a seller's facilitator of its own: development keys, so on a local chain only.
+    sellerFacilitator: local ? { settler: devAccount(DEV_ROLES.sellerFacilitator).privateKey, relay: devAccount(DEV_ROLES.sellerRelay).privateKey } : undefined,
     treasury,
   };
 }

@@ -208,9 +208,8 @@ export async function proveNoteSpend(
   spend: { withdrawnValue: bigint; stateWitness: MerkleWitness; aspWitness: MerkleWitness; context: bigint; relayFeeBPS: bigint },
 ) {
   const changeSecrets = deriveChangeSecrets(note);
-  const refundPrecommitment = refundPrecommitmentOf(note);
-  const proven = await prover.prove(buildWithdrawInput({ note, ...spend, changeSecrets, refundPrecommitment }));
-  return { ...proven, change: changeNoteOf(note, spend.withdrawnValue, changeSecrets), refundPrecommitment };
+  const proven = await prover.prove(buildWithdrawInput({ note, ...spend, changeSecrets, refundPrecommitment: refundPrecommitmentOf(note) }));
+  return { ...proven, change: changeNoteOf(note, spend.withdrawnValue, changeSecrets) };
 }
 
 /** The work on each agent's trees that is under way or waiting, by trees: the last of it. */

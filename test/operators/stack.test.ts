@@ -13,8 +13,8 @@ import { DEV_ROLES, devAccount } from "../../scripts/stack/dev-accounts.js";
 import { startStack, type StackInfo } from "../../scripts/stack/stack.js";
 import { Entrypoint__factory } from "../../types/ethers-contracts/index.js";
 import { hasPromtool, promtool } from "../helpers/promtool.js";
-import { spawnService } from "../helpers/service-process.js";
 import { payASellerThrough } from "./helpers/stack-payment.js";
+import { startStackProcess } from "./helpers/stack-process.js";
 
 /** Whether any process still running has `needle` in its environment (every service of a stack has its folder). */
 async function processesMentioning(needle: string): Promise<number[]> {
@@ -40,19 +40,15 @@ describe("npm run stack: the local system in one command", function () {
   it("starts chain, contracts, indexer and relayer with their metrics (and a Prometheus where one is installed), takes one payment, and leaves no process behind on Ctrl-C", async function () {
     // Free ports for the metrics (the defaults are fixed: another stack on this machine may hold them).
     const withPrometheus = spawnSync("prometheus", ["--version"]).error === undefined;
-    const stack = spawnService("scripts/stack/main.ts", [], {
+    const { stack, logDir } = await startStackProcess({
       STACK_RELAYER_METRICS_PORT: "0",
       STACK_INDEXER_METRICS_PORT: "0",
       ...(withPrometheus && { STACK_PROMETHEUS: "1", STACK_PROMETHEUS_PORT: "0" }),
-    });
-    await waitFor("the stack", async () => stack.lines.some((line) => line.includes("Ctrl-C stops everything")), 180_000).catch((error: Error) => {
-      throw new Error(`${error.message}:\n${stack.lines.join("\n")}`);
     });
     const output = stack.lines.join("\n");
     for (const name of ["RPC_URL", "RELAYER_URL", "INDEXER_URL", "INDEXER_TOKEN", "RELAYER_METRICS_URL", "INDEXER_METRICS_URL", "ADDRESS_BOOK", "ENTRYPOINT", "PRIVACY_POOL", "USDC", "BATCH_SETTLEMENT", "SELLER_EIP3009_SETTLER", "SELLER_SETTLER_KEY", "SELLER_RELAY_KEY"]) {
       expect(output).to.match(new RegExp(`^  ${name}=\\S+$`, "m"));
     }
-    const logDir = /^\[logs\] +(\S+): <service>\.log/m.exec(output)?.[1];
     expect(logDir, output).to.be.a("string");
     const info = JSON.parse(await readFile(path.join(logDir!, "stack.json"), "utf8")) as StackInfo;
     expect(output).to.contain(`RELAYER_URL=${info.relayerUrl}`);

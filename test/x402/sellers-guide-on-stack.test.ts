@@ -4,17 +4,17 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodePaymentResponseHeader } from "@x402/fetch";
 import { expect } from "chai";
-import { JsonRpcProvider, Wallet, parseEther } from "ethers";
-import type { AddressBook } from "../../lib/address-book.js";
+import { JsonRpcProvider, Wallet } from "ethers";
 import { waitFor } from "../../scripts/demo/processes.js";
 import { DEV_ROLES, devAccount } from "../../scripts/stack/dev-accounts.js";
-import { depositNote, NoteVault, X402Agent } from "../../sdk/agent/index.js";
-import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
+import type { StackInfo } from "../../scripts/stack/stack.js";
 import { TestUSDC__factory, type TestUSDC } from "../../types/ethers-contracts/index.js";
 import type { LocalServer } from "../../x402-peers/local-server.js";
 import { redisCommand } from "../helpers/redis-command.js";
 import { installPackedProject, repositoryVersion, type PackedProject } from "../helpers/packed-project.js";
-import { spawnService, type ServiceProcess } from "../helpers/service-process.js";
+import type { ServiceProcess } from "../helpers/service-process.js";
+import { stackAgent } from "../operators/helpers/stack-payment.js";
+import { startStackProcess } from "../operators/helpers/stack-process.js";
 import { expectAbsentFrom } from "./helpers/absent-from.js";
 import { GUIDE, guideAddedPackages, guideBlockUnder, guideProjectSetup, runGuideProgram, runGuideSeller } from "./helpers/guide-seller.js";
 import { plainBuyerOn } from "./helpers/plain-buyer.js";
@@ -24,25 +24,6 @@ const GUIDE_PRICE = 10_000n;
 /** What the guide's "Try it on npm run stack" table gives a facilitator of one's own on the stack. */
 const STACK_FACILITATOR_TERMS = { USDC_PER_ETH: "2000000", MINIMUM_FEE: "5000" };
 const REDIS_URL = "redis://127.0.0.1:6379";
-const AGENT_PASSPHRASE = "guide-agent-passphrase-0123456789";
-
-/** The `  NAME=value` lines the stack prints for an agent, a seller or a second terminal. */
-function printedVariables(lines: readonly string[]): Record<string, string> {
-  return Object.fromEntries(lines.flatMap((line) => {
-    const printed = /^ {2}([A-Z0-9_]+)=(\S+)$/.exec(line);
-    return printed === null ? [] : [[printed[1]!, printed[2]!]];
-  }));
-}
-
-/** `npm run stack` as its own process, until it prints that it is up. */
-async function startStackProcess(): Promise<ServiceProcess> {
-  const stack = spawnService("scripts/stack/main.ts", [], { STACK_RELAYER_METRICS_PORT: "0", STACK_INDEXER_METRICS_PORT: "0" });
-  await waitFor("the stack", async () => stack.lines.some((line) => line.includes("Ctrl-C stops everything")), 180_000).catch(async (error: Error) => {
-    await stack.stop();
-    throw new Error(`${error.message}:\n${stack.lines.join("\n")}`);
-  });
-  return stack;
-}
 
 /**
  * The project the guide makes, in an empty folder outside the repository: its Install block's commands, the seller
@@ -58,19 +39,20 @@ describe(`the sellers' guide (${GUIDE}) run from an empty directory against npm 
   let stack: ServiceProcess;
   let installed: PackedProject;
   let printed: Record<string, string>;
+  let logDir: string | undefined;
+  /** The stack's stack.json: where the agents of these tests (not the guide's programs) find it. */
+  let info: StackInfo;
   let provider: JsonRpcProvider;
   let usdc: TestUSDC;
-  let addressBook: AddressBook;
   let agentsDir: string;
   const running: LocalServer[] = [];
 
   before(async function () {
-    const [started, packed] = await Promise.allSettled([startStackProcess(), installGuideProject()]);
-    if (started.status === "fulfilled") stack = started.value;
+    const [started, packed] = await Promise.allSettled([startStackProcess({ STACK_RELAYER_METRICS_PORT: "0", STACK_INDEXER_METRICS_PORT: "0" }), installGuideProject()]);
+    if (started.status === "fulfilled") ({ stack, printed, logDir } = started.value);
     if (packed.status === "fulfilled") installed = packed.value;
     for (const outcome of [started, packed]) if (outcome.status === "rejected") throw outcome.reason;
-    printed = printedVariables(stack.lines);
-    addressBook = JSON.parse(await readFile(printed.ADDRESS_BOOK!, "utf8")) as AddressBook;
+    info = JSON.parse(await readFile(path.join(logDir!, "stack.json"), "utf8")) as StackInfo;
     provider = new JsonRpcProvider(printed.RPC_URL, undefined, { staticNetwork: true, cacheTimeout: -1 });
     // The local chain's TestUSDC mints to anyone its deployer (a development account) names.
     usdc = TestUSDC__factory.connect(printed.USDC!, new Wallet(devAccount(DEV_ROLES.deployer).privateKey, provider));
@@ -79,14 +61,13 @@ describe(`the sellers' guide (${GUIDE}) run from an empty directory against npm 
   after(async function () {
     for (const server of running) await server.close();
     provider?.destroy();
-    const logDir = stack?.lines.map((line) => /^\[logs\] +(\S+): <service>\.log/.exec(line)?.[1]).find((dir) => dir !== undefined);
     await stack?.stop();
     if (logDir !== undefined) await rm(logDir, { recursive: true, force: true });
     await installed?.cleanup();
     if (agentsDir !== undefined) await rm(agentsDir, { recursive: true, force: true });
   });
 
-  const chainId = () => addressBook.chainId;
+  const chainId = () => info.chainId;
   const network = () => `eip155:${chainId()}`;
   const balanceOf = (address: string) => usdc.balanceOf(address);
   /** `server`, stopped after the tests. */
@@ -100,30 +81,13 @@ describe(`the sellers' guide (${GUIDE}) run from an empty directory against npm 
     return started(await runGuideSeller(code, installed.project, { NETWORK: network(), USDC: printed.USDC!, REFERENCE_SECRET: randomBytes(32).toString("hex"), ...env }));
   }
 
-  /**
-   * An agent as the SDK's author makes one on the stack: a fresh wallet the deployer funds deposits `value` into the
-   * pool, and once the stack's ASP approved the deposit, an X402Agent pays out of that note through the stack's relayer,
-   * checking roots against the stack's chain.
-   */
+  /** An agent on the stack (stackAgent) that checks its roots against the stack's chain and pays tabs too. */
   async function privateAgent(value: bigint) {
-    const wallet = new Wallet(Wallet.createRandom().privateKey, provider);
-    const funder = usdc.runner as Wallet;
-    await (await funder.sendTransaction({ to: wallet.address, value: parseEther("1") })).wait();
-    await (await usdc.mint(wallet.address, value)).wait();
-    const { note } = await depositNote({ signer: wallet, addressBook, value, seed: Wallet.createRandom().privateKey });
-    await waitFor("the ASP approval", async () => (await fetch(`${printed.INDEXER_URL}/v1/asp/proofs/${note.label}`, { headers: { authorization: `Bearer ${printed.INDEXER_TOKEN}` } })).ok);
     const dir = await mkdtemp(path.join(agentsDir, "agent-"));
-    const notes = await NoteVault.create(path.join(dir, "notes.vault"), AGENT_PASSPHRASE);
-    await notes.save(note);
-    const agent = new X402Agent({
-      facilitator: new FacilitatorClient(printed.RELAYER_URL!),
-      notes,
-      network: { chainId: chainId(), asset: printed.USDC! },
-      acceptNotPrivate: true,
+    return stackAgent(info, provider, value, path.join(dir, "notes.vault"), {
       ownRpc: { url: printed.RPC_URL!, privacyPool: printed.PRIVACY_POOL! },
       tabs: { channelDirectory: path.join(dir, "tabs") },
     });
-    return { agent, address: wallet.address, notes };
   }
 
   /** A plain buyer, then a private agent, pay the seller at `url`: `payTo` is up by exactly the price each time. Returns both settlements. */

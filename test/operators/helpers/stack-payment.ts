@@ -5,7 +5,7 @@ import { JsonRpcProvider, Wallet, parseEther } from "ethers";
 import { waitFor } from "../../../scripts/demo/processes.js";
 import { DEV_ROLES, devAccount } from "../../../scripts/stack/dev-accounts.js";
 import type { StackInfo } from "../../../scripts/stack/stack.js";
-import { depositNote, NoteVault, X402Agent } from "../../../sdk/agent/index.js";
+import { depositNote, NoteVault, X402Agent, type X402AgentOptions } from "../../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../../sdk/client/facilitator-client.js";
 import { TestUSDC__factory } from "../../../types/ethers-contracts/index.js";
 import { caip2NetworkOf } from "../../../sdk/x402/networks.js";
@@ -37,31 +37,41 @@ export async function payASellerThrough(info: StackInfo, logDir: string): Promis
     amountAtomic: PRICE.toString(),
   });
   try {
-    const deployer = new Wallet(devAccount(DEV_ROLES.deployer).privateKey, provider);
-    const agentWallet = new Wallet(Wallet.createRandom().privateKey, provider);
-    await (await deployer.sendTransaction({ to: agentWallet.address, value: parseEther("1") })).wait();
-    const token = TestUSDC__factory.connect(info.contracts.usdc, deployer);
-    await (await token.mint(agentWallet.address, DEPOSIT)).wait();
-    const book = JSON.parse(await readFile(info.addressBookFile, "utf8"));
-    const { note } = await depositNote({ signer: agentWallet, addressBook: book, value: DEPOSIT, seed: Wallet.createRandom().privateKey });
-    await waitFor("the ASP approval", async () =>
-      (await fetch(`${info.indexerUrl}/v1/asp/proofs/${note.label}`, { headers: { authorization: `Bearer ${info.indexerToken}` } })).ok,
-    );
-    const notes = await NoteVault.create(path.join(logDir, "test-notes.vault"), "test-passphrase-0123456789");
-    await notes.save(note);
-    const agent = new X402Agent({
-      facilitator: new FacilitatorClient(info.relayerUrl),
-      notes,
-      network: { chainId: info.chainId, asset: info.contracts.usdc },
-      acceptNotPrivate: true,
-    });
+    const { agent } = await stackAgent(info, provider, DEPOSIT, path.join(logDir, "test-notes.vault"));
     const response = await agent.fetch(seller.resourceUrl);
     expect(response.status).to.equal(200);
     expect(await response.json()).to.deep.equal(WEATHER_REPORT);
-    expect(await token.balanceOf(payTo)).to.equal(PRICE);
+    expect(await TestUSDC__factory.connect(info.contracts.usdc, provider).balanceOf(payTo)).to.equal(PRICE);
   } finally {
     await seller.close();
     await facilitator.close();
     provider.destroy();
   }
+}
+
+/**
+ * An agent as its author makes one on a running stack: a fresh wallet, funded by the deployer (a development account,
+ * owner of the TestUSDC code), deposits `value` into the pool; once the stack's ASP approved the deposit, an X402Agent
+ * with a vault at `vaultFile` pays out of that note through the stack's relayer. `options` adds to its options.
+ */
+export async function stackAgent(info: StackInfo, provider: JsonRpcProvider, value: bigint, vaultFile: string, options: Partial<X402AgentOptions> = {}) {
+  const deployer = new Wallet(devAccount(DEV_ROLES.deployer).privateKey, provider);
+  const wallet = new Wallet(Wallet.createRandom().privateKey, provider);
+  await (await deployer.sendTransaction({ to: wallet.address, value: parseEther("1") })).wait();
+  await (await TestUSDC__factory.connect(info.contracts.usdc, deployer).mint(wallet.address, value)).wait();
+  const book = JSON.parse(await readFile(info.addressBookFile, "utf8"));
+  const { note } = await depositNote({ signer: wallet, addressBook: book, value, seed: Wallet.createRandom().privateKey });
+  await waitFor("the ASP approval", async () =>
+    (await fetch(`${info.indexerUrl}/v1/asp/proofs/${note.label}`, { headers: { authorization: `Bearer ${info.indexerToken}` } })).ok,
+  );
+  const notes = await NoteVault.create(vaultFile, "test-passphrase-0123456789");
+  await notes.save(note);
+  const agent = new X402Agent({
+    facilitator: new FacilitatorClient(info.relayerUrl),
+    notes,
+    network: { chainId: info.chainId, asset: info.contracts.usdc },
+    acceptNotPrivate: true,
+    ...options,
+  });
+  return { agent, notes, address: wallet.address };
 }

@@ -46,6 +46,11 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     uint256 private constant RELAY_DATA_LENGTH = 160;
     /// @dev abi.encode(SellerPayment): six static words.
     uint256 private constant SELLER_PAYMENT_LENGTH = 192;
+    /// @dev abi.encode(PoolAuthorization): seven static words.
+    uint256 private constant POOL_AUTHORIZATION_LENGTH = 224;
+    /// @dev keccak256("TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)")
+    bytes32 private constant TRANSFER_WITH_AUTHORIZATION_TYPEHASH =
+        0x7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a2267;
     /// @dev abi.encode(AccessFeeData): two static words. Neither kind of data has the other's length, so a proof made
     ///      for one call is refused by the other instead of being read as its kind.
     uint256 private constant ACCESS_FEE_DATA_LENGTH = 64;
@@ -115,7 +120,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         uint256 stateTreeSize
     ) external nonReentrant {
         RelayTarget memory target = _relayTarget(scope);
-        target.pool.withdraw(proof, stateTreeSize, _payout(withdrawal, proof, scope, target.maxRelayFeeBPS));
+        target.pool.withdraw(proof, stateTreeSize, _payout(withdrawal, proof, scope, target));
     }
 
     /// @inheritdoc IEntrypoint
@@ -130,10 +135,9 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
             revert BatchSizeOutOfRange();
         }
         RelayTarget memory target = _relayTarget(scope);
-        uint256 maxRelayFeeBPS = target.maxRelayFeeBPS;
         IPrivacyPool.Payout[] memory payouts = new IPrivacyPool.Payout[](count);
         for (uint256 i; i < count; ++i) {
-            payouts[i] = _payout(withdrawals[i], proofs[i], scope, maxRelayFeeBPS);
+            payouts[i] = _payout(withdrawals[i], proofs[i], scope, target);
         }
         target.pool.withdrawBatch(proofs, stateTreeSizes, payouts);
     }
@@ -197,6 +201,23 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         if (block.timestamp < payment.validBefore) revert PaymentNotExpired();
         if (IEIP3009(address(asset)).authorizationState(payment.payer, payment.nonce)) revert PaymentAlreadyUsed();
         return _returnPayout(asset, pool, originNullifierHash, payment, payment.amount, authorization);
+    }
+
+    /// @inheritdoc IEntrypoint
+    function refundAuthorization(
+        IERC20 asset,
+        uint256 originNullifierHash,
+        AuthorizedTransfer calldata transfer,
+        uint256 refundAnchor
+    ) external nonReentrant returns (uint256 commitment) {
+        IPrivacyPool pool = _assetConfigs[asset].pool;
+        if (address(pool) == address(0)) revert AssetNotRegistered();
+        if (block.timestamp < transfer.validBefore) revert PaymentNotExpired();
+        bytes32 nonce = bytes32(originNullifierHash);
+        if (IEIP3009(address(asset)).authorizationState(address(pool), nonce)) revert PaymentAlreadyUsed();
+        bytes32 digest = _transferDigest(asset, address(pool), transfer, nonce);
+        commitment = pool.depositRefund(originNullifierHash, SpendRecord.authorized(digest, refundAnchor), transfer.value, refundAnchor);
+        emit RefundDeposited(address(pool), commitment, originNullifierHash, transfer.value);
     }
 
     /// @inheritdoc IEntrypoint
@@ -326,28 +347,27 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
 
     /// @dev What the entrypoint checks of a relayed withdrawal (its processing, its data's fee against the maximum and
     ///      the proof's, its context) and where its value goes, from its data: RelayData (and, for a single-use
-    ///      payer's payment, the record a refund of it must later present), or a SellerPayment.
+    ///      payer's payment, the record a refund of it must later present), a PoolAuthorization or a SellerPayment.
     function _payout(
         IPrivacyPool.Withdrawal calldata withdrawal,
         ProofLib.WithdrawProof calldata proof,
         uint256 scope,
-        uint256 maxRelayFeeBPS
+        RelayTarget memory target
     ) private view returns (IPrivacyPool.Payout memory) {
         _checkProcessing(withdrawal, proof);
-        if (withdrawal.data.length != RELAY_DATA_LENGTH) return _sellerPayout(withdrawal, proof, scope);
+        uint256 dataLength = withdrawal.data.length;
+        if (dataLength == POOL_AUTHORIZATION_LENGTH) return _authorizationPayout(withdrawal, proof, scope, target);
+        if (dataLength != RELAY_DATA_LENGTH) return _sellerPayout(withdrawal, proof, scope);
         RelayData memory relayData = abi.decode(withdrawal.data, (RelayData));
-        if (relayData.relayFeeBPS > maxRelayFeeBPS) revert RelayFeeAboveMaximum();
-        if (relayData.relayFeeBPS != proof.relayFeeBPS()) revert RelayFeeMismatch();
+        uint256 feeAmount = _relayFee(relayData.relayFeeBPS, proof, target.maxRelayFeeBPS);
         _checkContext(withdrawal, proof, scope);
-        uint256 withdrawnValue = proof.withdrawnValue();
-        uint256 feeAmount = withdrawnValue * relayData.relayFeeBPS / BPS_DENOMINATOR;
         bytes32 spendRecord = relayData.paymentNonce == 0
             ? SpendRecord.PLAIN
             : keccak256(
                 abi.encode(
                     PaymentRecord(
                         relayData.recipient,
-                        withdrawnValue - feeAmount,
+                        proof.withdrawnValue() - feeAmount,
                         relayData.paymentNonce,
                         relayData.paymentValidBefore,
                         proof.refundAnchor()
@@ -355,6 +375,62 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
                 )
             );
         return IPrivacyPool.Payout(relayData.recipient, relayData.feeRecipient, feeAmount, spendRecord);
+    }
+
+    /// @dev An `exact` seller paid by the pool: the payout stays in the pool (recipient: the pool), whose spend record
+    ///      of the note is then the one EIP-3009 transfer it authorizes, under the proof's refund anchor
+    ///      (SpendRecord.authorized), which its ERC-1271 isValidSignature answers for and refundAuthorization returns.
+    function _authorizationPayout(
+        IPrivacyPool.Withdrawal calldata withdrawal,
+        ProofLib.WithdrawProof calldata proof,
+        uint256 scope,
+        RelayTarget memory target
+    ) private view returns (IPrivacyPool.Payout memory) {
+        PoolAuthorization memory authorization = abi.decode(withdrawal.data, (PoolAuthorization));
+        uint256 feeAmount = _relayFee(authorization.relayFeeBPS, proof, target.maxRelayFeeBPS);
+        _checkContext(withdrawal, proof, scope);
+        if (authorization.nonce != bytes32(proof.nullifierHash())) revert AuthorizationNonceMismatch();
+        if (authorization.value != proof.withdrawnValue() - feeAmount) revert AuthorizationValueMismatch();
+        if (block.timestamp >= authorization.validBefore) revert AuthorizationExpired();
+        IPrivacyPool pool = target.pool;
+        AuthorizedTransfer memory transfer =
+            AuthorizedTransfer(authorization.payTo, authorization.value, authorization.validAfter, authorization.validBefore);
+        bytes32 digest = _transferDigest(pool.ASSET(), address(pool), transfer, authorization.nonce);
+        return IPrivacyPool.Payout(
+            address(pool), authorization.feeRecipient, feeAmount, SpendRecord.authorized(digest, proof.refundAnchor())
+        );
+    }
+
+    /// @dev The relay fee of a withdrawal whose data names `relayFeeBPS`: at most the pool's maximum, the proof's rate.
+    function _relayFee(uint256 relayFeeBPS, ProofLib.WithdrawProof calldata proof, uint256 maxRelayFeeBPS)
+        private
+        pure
+        returns (uint256)
+    {
+        if (relayFeeBPS > maxRelayFeeBPS) revert RelayFeeAboveMaximum();
+        if (relayFeeBPS != proof.relayFeeBPS()) revert RelayFeeMismatch();
+        return proof.withdrawnValue() * relayFeeBPS / BPS_DENOMINATOR;
+    }
+
+    /// @dev The EIP-712 digest the token checks for `transfer` under `nonce` as a TransferWithAuthorization from
+    ///      `from`, under the token's own domain separator.
+    function _transferDigest(IERC20 asset, address from, AuthorizedTransfer memory transfer, bytes32 nonce)
+        private
+        view
+        returns (bytes32)
+    {
+        bytes32 structHash = keccak256(
+            abi.encode(
+                TRANSFER_WITH_AUTHORIZATION_TYPEHASH,
+                from,
+                transfer.payTo,
+                transfer.value,
+                transfer.validAfter,
+                transfer.validBefore,
+                nonce
+            )
+        );
+        return keccak256(abi.encodePacked("\x19\x01", IEIP3009(address(asset)).DOMAIN_SEPARATOR(), structHash));
     }
 
     /// @dev A seller's price paid straight to payTo: the withdrawn value is exactly amount + fee, the fee is no rate

@@ -30,6 +30,9 @@ contract PrivacyPool is IPrivacyPool {
     /// @inheritdoc IPrivacyPool
     uint256 public constant ROOT_MIN_LIFETIME_BLOCKS = StateTree.MIN_LIFETIME_BLOCKS;
     uint256 private constant NOTE_VALUE_LIMIT = 1 << 128;
+    /// @dev abi.encode(nullifierHash, refundAnchor): what the pool's authorizations are signed with (isValidSignature).
+    uint256 private constant AUTHORIZATION_SIGNATURE_LENGTH = 64;
+    bytes4 private constant INVALID_SIGNATURE = 0xffffffff;
 
     /// @inheritdoc IPrivacyPool
     address public immutable ENTRYPOINT;
@@ -163,6 +166,14 @@ contract PrivacyPool is IPrivacyPool {
     //////////////////////////////////////////////////////////////*/
 
     /// @inheritdoc IPrivacyPool
+    function isValidSignature(bytes32 digest, bytes calldata signature) external view returns (bytes4) {
+        if (signature.length != AUTHORIZATION_SIGNATURE_LENGTH) return INVALID_SIGNATURE;
+        (uint256 nullifierHash, uint256 refundAnchor) = abi.decode(signature, (uint256, uint256));
+        if (_spendRecords[nullifierHash] != SpendRecord.authorized(digest, refundAnchor)) return INVALID_SIGNATURE;
+        return this.isValidSignature.selector;
+    }
+
+    /// @inheritdoc IPrivacyPool
     function depositorOf(uint256 label) external view returns (address) {
         return _depositors[label];
     }
@@ -274,10 +285,11 @@ contract PrivacyPool is IPrivacyPool {
         return WITHDRAWAL_BATCH_VERIFIER.verifyProofs(kept);
     }
 
-    /// @dev Pays a spent note's withdrawn value less its fee to the recipient and says so (Withdrawn).
+    /// @dev Pays a spent note's withdrawn value less its fee to the recipient and says so (Withdrawn). A payout to the
+    ///      pool itself stays: it is the transfer the spend record authorizes (isValidSignature).
     function _payRecipient(ProofLib.WithdrawProof calldata proof, address recipient, uint256 feeAmount) private {
         uint256 withdrawnValue = proof.withdrawnValue();
-        ASSET.safeTransfer(recipient, withdrawnValue - feeAmount);
+        if (recipient != address(this)) ASSET.safeTransfer(recipient, withdrawnValue - feeAmount);
         emit Withdrawn(withdrawnValue, proof.nullifierHash(), proof.newCommitment());
     }
 

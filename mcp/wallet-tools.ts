@@ -134,7 +134,7 @@ export function registerWalletTools(server: McpServer, deps: WalletToolsDeps): v
       title: "Fetch a URL, paying an x402 402 privately",
       description:
         "Fetches a URL. When it answers 402 with x402 payment terms, pays it out of the privacy pool (the seller sees a " +
-        "single-use payer, never this wallet) within the per-payment cap and the budget, and returns the paid response." +
+        "pool as the payer, never this wallet) within the per-payment cap and the budget, and returns the paid response." +
         " With confirmations on, the first call only answers the price; call again with confirmPriceAtomic to pay it." +
         " A redirect to another origin is refused: only the URL's own origin is ever paid.",
       inputSchema: {

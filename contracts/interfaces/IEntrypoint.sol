@@ -54,6 +54,43 @@ interface IEntrypoint {
         uint256 validBefore;
     }
 
+    /// @notice An x402 `exact` seller paid by the pool itself: the relay spends the note and the pool authorizes exactly
+    ///         one EIP-3009 TransferWithAuthorization from the pool to `payTo`, which the seller's own facilitator
+    ///         executes through the pool's ERC-1271 isValidSignature (PrivacyPool). abi-encoded into
+    ///         IPrivacyPool.Withdrawal.data (224 bytes, where a RelayData takes 160 and a SellerPayment 192), so the
+    ///         proof's context binds every field. Unused by `validBefore`, it comes back as the agent's refund note
+    ///         through refundAuthorization, which anyone may call.
+    /// @param payTo The seller, the authorization's `to`.
+    /// @param value The authorization's value: the withdrawn value less the relay fee, exactly.
+    /// @param validAfter The authorization is valid after this time.
+    /// @param validBefore The authorization is valid before this time; the relay is refused from then on.
+    /// @param nonce The authorization's nonce: the spent note's nullifier hash, which the pool spends once, so no two of
+    ///        the pool's authorizations share a nonce and none can be used up by another.
+    /// @param feeRecipient Receives withdrawnValue * relayFeeBPS / BPS_DENOMINATOR.
+    /// @param relayFeeBPS The relay fee in basis points, at most the pool's maxRelayFeeBPS; the proof's relayFeeBPS.
+    struct PoolAuthorization {
+        address payTo;
+        uint256 value;
+        uint256 validAfter;
+        uint256 validBefore;
+        bytes32 nonce;
+        address feeRecipient;
+        uint256 relayFeeBPS;
+    }
+
+    /// @notice The transfer a PoolAuthorization authorized, as a refund of it names it: the nonce is the origin's
+    ///         nullifier hash.
+    /// @param payTo The authorization's `to`.
+    /// @param value Its value.
+    /// @param validAfter Its validAfter.
+    /// @param validBefore Its validBefore.
+    struct AuthorizedTransfer {
+        address payTo;
+        uint256 value;
+        uint256 validAfter;
+        uint256 validBefore;
+    }
+
     /// @notice What an access fee paid by a withdrawal proof pays and for which note (relayAccessFee); abi-encoded into
     ///         IPrivacyPool.Withdrawal.data (64 bytes, where a RelayData takes 160), so the proof's context binds both.
     /// @param treasury The access-fee treasury, which receives the whole withdrawn value; must be accessFeeTreasury.
@@ -131,8 +168,9 @@ interface IEntrypoint {
     /// @param keptRoots The earlier roots that stay accepted (their trees hold no label that left the set).
     event AspRootsRevoked(uint256[] keptRoots);
 
-    /// @notice An unused payment of a single-use payer, or a tab's rest, came back into the pool as a refund note.
-    /// @param payer The payer the amount came from.
+    /// @notice An unused payment of a single-use payer, a tab's rest, or an unused pool authorization came back into
+    ///         the pool as a refund note.
+    /// @param payer The payer the amount came from: the pool itself for a pool authorization (nothing moved).
     /// @param commitment The refund note's commitment, Poseidon(value, refundAnchor) (the origin's label; the pool's
     ///        LeafInserted has its index).
     /// @param originNullifierHash The nullifier hash of the note whose relay funded the payer.
@@ -244,6 +282,15 @@ interface IEntrypoint {
 
     /// @notice A seller payment's validBefore has passed: the payload no longer binds the note.
     error SellerPaymentExpired();
+
+    /// @notice A PoolAuthorization's nonce is not the spent note's nullifier hash.
+    error AuthorizationNonceMismatch();
+
+    /// @notice A PoolAuthorization's value is not the withdrawn value less the relay fee.
+    error AuthorizationValueMismatch();
+
+    /// @notice A PoolAuthorization relayed at or after its validBefore: no seller could use it any more.
+    error AuthorizationExpired();
 
     /// @notice The access fee's AccessFeeData.treasury is not the entrypoint's accessFeeTreasury.
     error AccessFeeTreasuryMismatch();
@@ -378,6 +425,24 @@ interface IEntrypoint {
         uint256 originNullifierHash,
         PaymentRecord calldata payment,
         RefundAuthorization calldata authorization
+    ) external returns (uint256 commitment);
+
+    /// @notice Turns a pool authorization nobody used back into the agent's refund note: anyone may call it, and no one
+    ///         is paid but the note's owner, in the pool.
+    /// @dev Once validBefore has passed (the token takes an authorization only before it) and the token's
+    ///      authorizationState says the pool's nonce is unused, the pool checks `authorization` and `refundAnchor`
+    ///      against what it recorded at the relay of `originNullifierHash` and inserts Poseidon(value, refundAnchor)
+    ///      once. The value never left the pool, so nothing moves.
+    /// @param asset The asset, whose token implements EIP-3009 (USDC).
+    /// @param originNullifierHash The nullifier hash of the note whose relay made the authorization (its nonce).
+    /// @param transfer The transfer it authorized, as the relay's PoolAuthorization named it.
+    /// @param refundAnchor The relay's proof's refundAnchor (a public signal).
+    /// @return commitment The refund note's commitment, Poseidon(transfer.value, refundAnchor).
+    function refundAuthorization(
+        IERC20 asset,
+        uint256 originNullifierHash,
+        AuthorizedTransfer calldata transfer,
+        uint256 refundAnchor
     ) external returns (uint256 commitment);
 
     /// @notice Returns what a private tab's channel gave back, the payout less what its seller claimed, into the pool

@@ -22,11 +22,12 @@ interface IPrivacyPool {
     }
 
     /// @notice Where a relayed withdrawal's value goes, as the entrypoint read it from the withdrawal's relay data.
-    /// @param recipient Receives the withdrawn value less `feeAmount`.
+    /// @param recipient Receives the withdrawn value less `feeAmount`; the pool itself keeps it for the transfer a
+    ///        pool authorization's spend record authorizes (isValidSignature).
     /// @param feeRecipient Accrues `feeAmount` in the pool, for claimFees (nothing when it is zero).
     /// @param feeAmount At most the withdrawn value.
-    /// @param spendRecord What the nullifier hash's slot keeps once spent (SpendRecord): PLAIN, or the hash of the
-    ///        payment a refund may later return.
+    /// @param spendRecord What the nullifier hash's slot keeps once spent (SpendRecord): PLAIN, the hash of the
+    ///        payment a refund may later return, a seller payment's context, or a pool authorization.
     struct Payout {
         address recipient;
         address feeRecipient;
@@ -242,6 +243,14 @@ interface IPrivacyPool {
 
     /// @notice Number of deposits so far; the next deposit's label uses nonce + 1.
     function nonce() external view returns (uint256);
+
+    /// @notice ERC-1271: the pool signs nothing itself; it answers for exactly the EIP-3009 transfers from the pool
+    ///         that its relays authorized (IEntrypoint.PoolAuthorization), each until it is refunded.
+    /// @param digest The token's EIP-712 digest of the transfer.
+    /// @param signature abi.encode(nullifierHash, refundAnchor) of the relay that authorized it (64 bytes).
+    /// @return The ERC-1271 magic value 0x1626ba7e when the note of `nullifierHash` was spent to authorize exactly
+    ///         `digest` under `refundAnchor`; 0xffffffff for anything else.
+    function isValidSignature(bytes32 digest, bytes calldata signature) external view returns (bytes4);
 
     /// @notice The original depositor of `label`, or the zero address for an unknown label.
     function depositorOf(uint256 label) external view returns (address);

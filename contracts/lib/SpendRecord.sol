@@ -7,8 +7,17 @@ pragma solidity 0.8.28;
 ///         RelayData names no payment); for a relay that funded a single-use payer, the hash of what it paid
 ///         (IEntrypoint.PaymentRecord), which the one refund of that payment must present; REFUNDED once it has; for
 ///         a relay that paid a seller straight from the pool (IEntrypoint.SellerPayment), the proof's context, which
-///         binds the seller's terms: never refundable, and how anyone recognizes the payment by its effect.
+///         binds the seller's terms: never refundable, and how anyone recognizes the payment by its effect; for a
+///         relay that made the pool an `exact` seller's payer (IEntrypoint.PoolAuthorization), `authorized`: the one
+///         EIP-3009 transfer the pool's isValidSignature answers for, until it is refunded.
 library SpendRecord {
     bytes32 internal constant PLAIN = bytes32(uint256(1));
     bytes32 internal constant REFUNDED = bytes32(uint256(2));
+
+    /// @dev The record of a pool authorization: the token's EIP-712 digest of the transfer, and the proof's refund
+    ///      anchor that an unused one comes back under. Its signature to the token is abi.encode(nullifierHash,
+    ///      refundAnchor), from which the pool finds the record again.
+    function authorized(bytes32 digest, uint256 refundAnchor) internal pure returns (bytes32) {
+        return keccak256(abi.encode(digest, refundAnchor));
+    }
 }

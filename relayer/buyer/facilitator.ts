@@ -96,8 +96,10 @@ export interface ProvenSpendResult extends SettledSpend {
 export interface SpendTerms {
   amount: bigint;
   recipient: string;
-  /** settle-x402 proven: the payer's authorization the quote fixed (a custodial payment takes it from buildPayment). */
+  /** open-tab proven: the payer's authorization the quote fixed (a custodial payment takes it from buildPayment). */
   payment?: RelayTerms["payment"];
+  /** settle-x402 proven: the pool's transfer the quote fixed. */
+  poolTransfer?: RelayTerms["poolTransfer"];
   /** The lease's route-specific terms (see LeasedWithdrawalOrder.terms). */
   terms: LeasedWithdrawalOrder["terms"];
   buildPayment?: LeasedWithdrawalOrder["buildPayment"];
@@ -211,6 +213,7 @@ export class Facilitator {
     recipient,
     amount,
     payment,
+    poolTransfer,
     authorizedNullifierHash,
   }: {
     route: QuoteRoute;
@@ -218,6 +221,7 @@ export class Facilitator {
     recipient: string;
     amount: bigint;
     payment?: QuotedPayment;
+    poolTransfer?: RelayTerms["poolTransfer"];
     authorizedNullifierHash?: bigint;
   }): Promise<SignedQuote> {
     const accessFee = authorizedNullifierHash !== undefined;
@@ -237,7 +241,7 @@ export class Facilitator {
     const refused = checks.find((check) => check.status === "rejected");
     if (refused) throw refused.reason;
     const terms = { route, nullifierHash, recipient, feeRecipient: this.deps.treasury, feeBps: this.feeBpsOf({ authorizedNullifierHash }), withdrawnValue: amount };
-    return this.deps.proofs.quote({ ...terms, ...(accessFee && { authorizedNullifierHash }) }, payment);
+    return this.deps.proofs.quote({ ...terms, ...(accessFee && { authorizedNullifierHash }), ...(poolTransfer && { poolTransfer }) }, payment);
   }
 
   /** The take of a spend: the tier's, or none on an access fee, whose whole amount is the fee. */
@@ -302,6 +306,7 @@ export class Facilitator {
       feeBps: this.feeBpsOf(spend),
       withdrawnValue: spend.amount,
       payment: spend.payment,
+      poolTransfer: spend.poolTransfer,
       authorizedNullifierHash: spend.authorizedNullifierHash,
     });
     // A retry presenting the terms of a settled spend is answered from it: "proof" keeps the two custodies' leases apart.

@@ -416,18 +416,17 @@ export class PoolChain {
         log.topics[0] === withdrawn.topicHash &&
         BigInt(this.pool.interface.decodeEventLog(withdrawn, log.data, log.topics).spentNullifierHash) === nullifierHash,
     );
+    if (at < 0) return null;
+    const spent = this.pool.interface.decodeEventLog(withdrawn, receipt.logs[at]!.data, receipt.logs[at]!.topics);
+    const effect = { txHash, withdrawnValue: BigInt(spent.withdrawnValue), newCommitment: BigInt(spent.newCommitment) };
+    // The pool pays its recipient right before it says Withdrawn; a payout it keeps (a pool authorization) has no transfer.
     const payment = receipt.logs[at - 1];
-    if (at < 1 || payment === undefined || !sameAddress(payment.address, usdc) || payment.topics[0] !== transfer.topicHash) return null;
+    if (payment === undefined || !sameAddress(payment.address, usdc) || payment.topics[0] !== transfer.topicHash) {
+      return { ...effect, recipient: getAddress(privacyPool), paid: null };
+    }
     const paid = TOKEN_EVENTS.decodeEventLog(transfer, payment.data, payment.topics);
     if (!sameAddress(paid.from as string, privacyPool)) return null;
-    const spent = this.pool.interface.decodeEventLog(withdrawn, receipt.logs[at]!.data, receipt.logs[at]!.topics);
-    return {
-      txHash,
-      withdrawnValue: BigInt(spent.withdrawnValue),
-      newCommitment: BigInt(spent.newCommitment),
-      recipient: getAddress(paid.to as string),
-      paid: BigInt(paid.value),
-    };
+    return { ...effect, recipient: getAddress(paid.to as string), paid: BigInt(paid.value) };
   }
 
   /** Whether the node knows `txHash` at all (mined or pending); false for a dropped transaction. */
@@ -488,9 +487,12 @@ export interface WithdrawalEffect {
   withdrawnValue: bigint;
   /** The change note the spend inserted (Withdrawn). */
   newCommitment: bigint;
-  /** Whom the pool paid, and how much: the withdrawn value less the fee that accrued in the pool. */
+  /**
+   * Whom the pool paid, and how much: the withdrawn value less the fee that accrued in the pool. The pool itself and
+   * null when it kept the payout for the transfer a pool authorization authorizes (its spend record says which).
+   */
   recipient: string;
-  paid: bigint;
+  paid: bigint | null;
 }
 
 /** The token's events (an ERC-20's Transfer), from the generated TestUSDC binding: the same event as USDC's. */

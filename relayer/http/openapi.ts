@@ -122,7 +122,7 @@ export function buildOpenApi(supportedSchema: Schema) {
         AGENT_KEY_PARAMETER,
       ]),
       [ROUTES.settleX402]: post(
-        "Pay an x402 seller through a fresh single-use payer funded by proof; returns the X-PAYMENT value (docs/api.md 4.4)",
+        "Pay an x402 seller from the pool itself, by the one transfer a proof's relay authorizes; returns the X-PAYMENT value (docs/api.md 4.4)",
         SettleX402RequestSchema,
         SettleX402ResponseSchema,
         "200",
@@ -150,7 +150,7 @@ export function buildOpenApi(supportedSchema: Schema) {
         [AGENT_KEY_PARAMETER],
       ),
       [ROUTES.settleX402Proof]: post(
-        "settle-x402 with the agent's proof of a quote: the relayer relays it, signs the payer's payment and never sees the note (docs/api.md 4.10)",
+        "settle-x402 with the agent's proof of a quote: the relayer relays it, answers the pool's payment and never sees the note (docs/api.md 4.10)",
         SettleX402ProofRequestSchema,
         SettleX402ProofResponseSchema,
         "200",

@@ -35,9 +35,10 @@ const quoteFields = <N extends z.ZodType, A extends z.ZodType>(number: N, addres
   /** Unix seconds: no new withdrawal is made for the quote after it. */
   expiresAt: count,
   /**
-   * settle-x402 and open-tab: the single-use payer's one EIP-3009 authorization, which the context binds through
-   * RelayData: its nonce (settle-x402: derived from the seller's entry, the window and paymentSalt; open-tab: the
-   * channel's deposit nonce keccak256(abi.encode(channelId, paymentSalt))) and its window, in unix seconds.
+   * settle-x402: the pool's one EIP-3009 transfer to the seller, which the context binds through its PoolAuthorization:
+   * its nonce (the note's nullifier hash; no paymentSalt) and its window, in unix seconds. open-tab: the single-use
+   * payer's deposit authorization, bound through RelayData: its nonce, the channel's deposit nonce
+   * keccak256(abi.encode(channelId, paymentSalt)), and its window.
    */
   paymentNonce: Bytes32Schema.optional(),
   paymentSalt: Bytes32Schema.optional(),

@@ -49,10 +49,10 @@ export const SettleX402ResponseSchema = z
     xPayment: z.string(),
     /** The version of the seller's entry, and so of the payment. */
     x402Version: z.union([z.literal(1), z.literal(2)]),
-    /** The single-use payer; it holds exactly `amount` for the seller. */
+    /** The payment's `from`: the pool, which authorized exactly `amount` to the seller by the relay. */
     payer: z.string(),
     fundingTxHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
-    /** The seller's amount, which the payer's authorization transfers. */
+    /** The seller's amount, which the pool's authorization transfers. */
     amount: atomic,
     /** What left the pool: amount + fee. */
     gross: atomic,

@@ -7,7 +7,8 @@ import { RelayerError } from "../errors.js";
 import type { Faults } from "../ops/faults.js";
 import { feeOf } from "../pricing/pricing.js";
 import type { LeaseRecord, LeaseState, RelayerStore, SignedPayment } from "../store/relayer-store.js";
-import { recordsLease } from "./payment-record.js";
+import { TokenDomainReader } from "../x402/token-domain.js";
+import { poolTransferOfLease, recordsLease } from "./payment-record.js";
 import { refundAnchorOfSpend, spendRecord } from "./spend.js";
 import type { PoolWithdrawer, WithdrawalOrder, WithdrawalOutcome } from "./withdrawal.js";
 
@@ -23,10 +24,11 @@ export interface LeasedWithdrawalOrder extends Omit<WithdrawalOrder, "hooks"> {
    */
   preflight?: () => Promise<void>;
   /**
-   * settle-x402: builds and signs the payer's payment (docs/api.md 3.2 step 1), run only when a new lease is taken.
-   * The lease stores it with the proof's refund anchor: the whole record the relay makes the pool keep.
+   * settle-x402 and open-tab: builds the payment the seller takes (docs/api.md 3.2 step 1), given the proof's refund
+   * anchor, run only when a new lease is taken. The lease stores it with that anchor: with the lease's terms, the
+   * whole record the relay makes the pool keep, and what the relay's data is built from.
    */
-  buildPayment?: () => Promise<SignedPayment>;
+  buildPayment?: (refundAnchor: bigint) => Promise<SignedPayment>;
 }
 
 /** A settled lease, and whether it was answered from an earlier request instead of withdrawing now. */
@@ -90,9 +92,11 @@ type ChainVerdict =
  */
 export class LeasedWithdrawals {
   private readonly timing: LeaseTiming;
+  private readonly token: TokenDomainReader;
 
   constructor(private readonly deps: LeasedWithdrawalsDeps) {
     this.timing = deps.timing ?? DEFAULT_LEASE_TIMING;
+    this.token = new TokenDomainReader(deps.chain);
   }
 
   async withdraw(order: LeasedWithdrawalOrder): Promise<LeasedWithdrawal> {
@@ -111,8 +115,9 @@ export class LeasedWithdrawals {
         continue;
       }
       await order.preflight?.();
-      const signed = await order.buildPayment?.();
-      const payment = signed === undefined ? null : { ...signed, refundAnchor: refundAnchorOfSpend(order.spend) };
+      const refundAnchor = refundAnchorOfSpend(order.spend);
+      const signed = await order.buildPayment?.(refundAnchor);
+      const payment = signed === undefined ? null : { ...signed, refundAnchor };
       faults.at("before-reserve");
       const lease: LeaseRecord = {
         nullifierHash,
@@ -169,7 +174,7 @@ export class LeasedWithdrawals {
     try {
       outcome = await withdrawer.withdraw({
         ...order,
-        ...(lease.payment !== null && { payment: { nonce: lease.payment.nonce, validBefore: BigInt(lease.payment.validBefore) } }),
+        ...this.relayPaymentOf(lease),
         hooks: {
           onSigned: async (txHash) => {
             // Recorded before it leaves, in the same step that checks the reservation is still this request's.
@@ -314,22 +319,31 @@ export class LeasedWithdrawals {
   /**
    * Whether the mined transaction `txHash` did exactly what `lease` asked, read from what the chain did, whoever sent
    * it and through whatever contract: the pool's Withdrawn of the note (the gross, the change commitment), the token's
-   * Transfer that paid the recipient the gross less the fee, and the pool's record of the spend (PLAIN, or the hash
-   * of the lease's PaymentRecord when it funded a payer: payer, payout, nonce, window and refund anchor).
+   * Transfer that paid the recipient the gross less the fee (none when the pool kept it for its authorization), and
+   * the pool's record of the spend (PLAIN; the pool's authorization of exactly the lease's transfer and refund anchor;
+   * or the hash of the lease's PaymentRecord when it funded a payer: payer, payout, nonce, window and refund anchor).
    */
   private async paidLease(lease: LeaseRecord, txHash: string): Promise<boolean> {
     const { chain } = this.deps;
     const effect = await chain.withdrawalEffect(txHash, lease.nullifierHash);
-    if (
-      effect === null ||
-      effect.recipient.toLowerCase() !== lease.recipient.toLowerCase() ||
-      effect.withdrawnValue !== lease.gross ||
-      effect.paid !== lease.gross - lease.fee ||
-      effect.newCommitment !== lease.changeCommitment
-    ) {
-      return false;
-    }
-    return recordsLease(await chain.call(() => chain.pool.spendRecordOf(lease.nullifierHash)), lease);
+    if (effect === null || effect.withdrawnValue !== lease.gross || effect.newCommitment !== lease.changeCommitment) return false;
+    const pool = chain.deployment.privacyPool;
+    // A payout the pool kept pays the lease's recipient by the transfer its record authorizes (payTo, value, window).
+    const kept = effect.paid === null && poolTransferOfLease(lease, pool) !== undefined;
+    if (!kept && (effect.recipient.toLowerCase() !== lease.recipient.toLowerCase() || effect.paid !== lease.gross - lease.fee)) return false;
+    const { separator } = await this.token.read();
+    return recordsLease(await chain.call(() => chain.pool.spendRecordOf(lease.nullifierHash)), lease, { pool, separator });
+  }
+
+  /**
+   * What the relay of `lease` names of its payment, from what the lease stored before anything left: the transfer the
+   * pool authorizes (settle-x402), or the single-use payer's authorization (open-tab).
+   */
+  private relayPaymentOf(lease: LeaseRecord): Pick<WithdrawalOrder, "payment" | "poolTransfer"> {
+    if (lease.payment === null) return {};
+    const poolTransfer = poolTransferOfLease(lease, this.deps.chain.deployment.privacyPool);
+    if (poolTransfer !== undefined) return { poolTransfer };
+    return { payment: { nonce: lease.payment.nonce, validBefore: BigInt(lease.payment.validBefore) } };
   }
 
   /** Moves `lease`'s reservation from whichever open state it is in; a no-op once it moved on or was taken again. */

@@ -1,4 +1,5 @@
 import { AbiCoder, keccak256, zeroPadValue } from "ethers";
+import { decodeXPayment, poolAuthorizationDigest, poolAuthorizationRecord, poolTransferOf, type PoolTransfer } from "../../sdk/x402/index.js";
 import type { LeaseRecord } from "../store/relayer-store.js";
 
 /** contracts/lib/SpendRecord.sol: what the pool keeps in a spent nullifier hash's slot for a spend that paid no payer. */
@@ -40,15 +41,46 @@ export function paymentRecordHash({ payer, amount, nonce, validBefore, refundAnc
   );
 }
 
+/** The pool and its token's EIP-712 domain separator: what the record of a pool authorization is computed under. */
+export interface PoolDomain {
+  pool: string;
+  separator: string;
+}
+
+/**
+ * The transfer a settle-x402 lease's payment has the pool authorize (its x402 payload is from the pool, signed with
+ * the 64 bytes the pool answers for); undefined for a lease whose payment a single-use payer signs (a tab's).
+ */
+export function poolTransferOfLease(lease: LeaseRecord, pool: string): PoolTransfer | undefined {
+  if (lease.payment === null) return undefined;
+  const payload = (decodeXPayment(lease.payment.xPayment) as { payload?: unknown }).payload;
+  const exact = payload as Parameters<typeof poolTransferOf>[1] | undefined;
+  if (exact?.authorization?.from === undefined || typeof exact.signature !== "string") return undefined;
+  return poolTransferOf(pool, exact);
+}
+
+/**
+ * What the pool keeps in the slot of a lease's note once its relay made the pool authorize the lease's transfer
+ * (SpendRecord.authorized); undefined for a lease that makes no pool authorization, or one without its refund anchor.
+ */
+export function poolAuthorizationRecordOf(lease: LeaseRecord, { pool, separator }: PoolDomain): string | undefined {
+  const transfer = poolTransferOfLease(lease, pool);
+  if (transfer === undefined || lease.payment?.refundAnchor == null) return undefined;
+  return poolAuthorizationRecord(poolAuthorizationDigest(separator, pool, transfer), lease.payment.refundAnchor);
+}
+
 /**
  * Whether `recorded`, the pool's record of the lease's note (PrivacyPool.spendRecordOf), is what the lease's relay
- * writes: PLAIN for a spend that funds no payer; for one that does, the hash of its PaymentRecord, or REFUNDED once
- * the sweep returned that payment (only the record's own payment is ever refunded). A lease of an earlier version,
- * which did not store its refund anchor, is matched by any payment's record.
+ * writes: PLAIN for a spend that funds no payer; for a pool authorization, its record (`domain` says under what); for
+ * a payer's payment, the hash of its PaymentRecord; REFUNDED once the payment came back (only the record's own payment
+ * is ever refunded). A lease of an earlier version, which did not store its refund anchor, is matched by any
+ * payment's record.
  */
-export function recordsLease(recorded: string, lease: LeaseRecord): boolean {
+export function recordsLease(recorded: string, lease: LeaseRecord, domain: PoolDomain): boolean {
   if (lease.payment === null) return recorded === PLAIN_RECORD;
   if (recorded === REFUNDED_RECORD) return true;
+  const authorized = poolAuthorizationRecordOf(lease, domain);
+  if (authorized !== undefined) return recorded === authorized;
   const record = paymentRecordOf(lease);
   return record === undefined ? BigInt(recorded) > 2n : recorded === paymentRecordHash(record);
 }

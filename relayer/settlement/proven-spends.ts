@@ -15,7 +15,7 @@ export interface QuoteTerms extends RelayTerms {
   withdrawnValue: bigint;
 }
 
-/** A settle-x402 payer's authorization as a quote fixes it (Quote.paymentNonce and the fields after it). */
+/** An open-tab payer's authorization as a quote fixes it (Quote.paymentNonce and the fields after it). */
 export interface QuotedPayment {
   nonce: string;
   salt: string;
@@ -43,7 +43,10 @@ const NOTHING_SPENT = "Nothing was spent.";
 export class ProvenSpends {
   constructor(private readonly deps: ProvenSpendsDeps) {}
 
-  /** A quote of `terms` (and of the payer's authorization, for settle-x402) against the indexer's state tree and the on-chain ASP tree of now. */
+  /**
+   * A quote of `terms` (with the pool's transfer, for settle-x402; with the payer's authorization, for open-tab) against
+   * the indexer's state tree and the on-chain ASP tree of now.
+   */
   async quote(terms: Omit<QuoteTerms, "payment">, payment?: QuotedPayment): Promise<SignedQuote> {
     const { chain, indexer, signer } = this.deps;
     const { state, asp } = await indexer.trees().catch((error: unknown) => {
@@ -75,6 +78,11 @@ export class ProvenSpends {
         paymentValidAfter: Number(payment.validAfter),
         paymentValidBefore: Number(payment.validBefore),
       }),
+      ...(terms.poolTransfer && {
+        paymentNonce: terms.poolTransfer.nonce,
+        paymentValidAfter: Number(terms.poolTransfer.validAfter),
+        paymentValidBefore: Number(terms.poolTransfer.validBefore),
+      }),
     });
   }
 
@@ -88,9 +96,11 @@ export class ProvenSpends {
       throw new RelayerError("INVALID_REQUEST", `quote: not one this facilitator issued, or altered since. Ask for a new quote and prove against it. ${NOTHING_SPENT}`);
     }
     const { deployment } = this.deps.chain;
-    // For settle-x402 the request's payment nonce is derived from the seller's terms and the quote's salt and window:
-    // a quote of other terms (another payTo, amount or asset) names another nonce, and so another context.
-    const expected = { ...terms, processooor: deployment.entrypoint, scope: deployment.scope, paymentNonce: terms.payment?.nonce };
+    // For open-tab the request's payment nonce is derived from the channel and the quote's salt: a quote of another
+    // channel names another nonce, and so another context. settle-x402's is the note's nullifier hash, and the seller's
+    // terms are in the pool's transfer the context binds (the proof's context is compared below).
+    const paymentNonce = terms.payment?.nonce ?? terms.poolTransfer?.nonce;
+    const expected = { ...terms, processooor: deployment.entrypoint, scope: deployment.scope, paymentNonce };
     const fields = ["route", "nullifierHash", "recipient", "feeRecipient", "feeBps", "withdrawnValue", "processooor", "scope", "paymentNonce", "authorizedNullifierHash"] as const;
     for (const field of fields) {
       if (String(quote[field]).toLowerCase() !== String(expected[field]).toLowerCase()) {

@@ -32,9 +32,10 @@ export interface Quote extends Omit<RelayTerms, "payment"> {
   /** Unix seconds after which no new withdrawal is made for this quote. */
   expiresAt: number;
   /**
-   * settle-x402 only: the single-use payer's one EIP-3009 authorization, fixed now so that the proof's context binds
-   * it: its nonce paymentNonceOf(seller's entry, window, paymentSalt) and its window. A proof of this quote pays only
-   * this seller, this amount, in this window.
+   * settle-x402: the pool's one EIP-3009 transfer to the seller (Entrypoint's PoolAuthorization), fixed now so that the
+   * proof's context binds it: its nonce, the note's nullifier hash, and its window (no salt). open-tab: the single-use
+   * payer's deposit authorization, its nonce keccak256(abi.encode(channelId, paymentSalt)). A proof of this quote pays
+   * only this seller, this amount, in this window.
    */
   paymentNonce?: string;
   paymentSalt?: string;

@@ -1,6 +1,7 @@
 import {
   changeNoteOf,
   encodeAccessFeeData,
+  encodePoolAuthorization,
   encodeRelayData,
   namePublicSignals,
   nullifierHashOf,
@@ -12,6 +13,7 @@ import {
   type Withdrawal,
   type WithdrawProof,
 } from "../../sdk/index.js";
+import type { PoolTransfer } from "../../sdk/x402/index.js";
 import type { PoolDeployment } from "../chain/pool-chain.js";
 
 /** A spend the relayer proves: the agent sent the note and the change note's secrets (custodial, docs/design.md 10). */
@@ -56,8 +58,13 @@ export interface RelayTerms {
   recipient: string;
   feeRecipient: string;
   feeBps: bigint;
-  /** settle-x402: the single-use payer's one authorization, which the chain records for a refund. */
+  /** open-tab: the single-use payer's one authorization, which the chain records for a refund. */
   payment?: PaymentTerms;
+  /**
+   * settle-x402: the pool pays the recipient itself, by the one EIP-3009 transfer the relay authorizes (Entrypoint's
+   * PoolAuthorization; its payTo is the recipient): the payout stays in the pool until the seller takes it.
+   */
+  poolTransfer?: PoolTransfer;
   /**
    * An access fee paid out of the note (Entrypoint.relayAccessFee): the nullifier hash the fee authorizes. The whole
    * withdrawn value goes to the recipient, the treasury; feeBps is 0 and feeRecipient unused.
@@ -66,10 +73,12 @@ export interface RelayTerms {
 }
 
 /** The withdrawal of `terms` (Entrypoint.relay's, or relayAccessFee's), processed by the deployment's entrypoint. */
-export function withdrawalOf(deployment: PoolDeployment, { recipient, feeRecipient, feeBps, payment, authorizedNullifierHash }: RelayTerms): Withdrawal {
-  const data =
-    authorizedNullifierHash === undefined
-      ? encodeRelayData({ recipient, feeRecipient, relayFeeBPS: feeBps, payment })
-      : encodeAccessFeeData({ treasury: recipient, nullifierHash: authorizedNullifierHash });
-  return { processooor: deployment.entrypoint, data };
+export function withdrawalOf(deployment: PoolDeployment, terms: RelayTerms): Withdrawal {
+  return { processooor: deployment.entrypoint, data: withdrawalDataOf(terms) };
+}
+
+function withdrawalDataOf({ recipient, feeRecipient, feeBps, payment, poolTransfer, authorizedNullifierHash }: RelayTerms): string {
+  if (authorizedNullifierHash !== undefined) return encodeAccessFeeData({ treasury: recipient, nullifierHash: authorizedNullifierHash });
+  if (poolTransfer !== undefined) return encodePoolAuthorization({ ...poolTransfer, payTo: recipient, feeRecipient, relayFeeBPS: feeBps });
+  return encodeRelayData({ recipient, feeRecipient, relayFeeBPS: feeBps, payment });
 }

@@ -58,7 +58,7 @@ export interface LeaseRecord {
   token: string;
   /** Digest of the request's terms (route, recipient, amounts, change commitment); a retry must present the same. */
   fingerprint: string;
-  /** Whom the withdrawal pays: the invoice's payTo, a withdraw's recipient, or settle-x402's single-use payer. */
+  /** Whom the withdrawal pays: the invoice's payTo, a withdraw's recipient, settle-x402's seller (by the pool's authorization), or a tab's single-use payer. */
   recipient: string;
   /** What leaves the pool; the recipient gets gross - fee. */
   gross: bigint;

@@ -3,7 +3,15 @@ import { hexlify, randomBytes, type Wallet } from "ethers";
 import { IX402BatchSettlement__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import { RelayerError } from "../errors.js";
 import type { PoolChain } from "../chain/pool-chain.js";
-import { paymentRecordHash, paymentRecordOf, REFUNDED_RECORD, type PaymentRecord } from "../settlement/payment-record.js";
+import {
+  paymentRecordHash,
+  paymentRecordOf,
+  poolAuthorizationRecordOf,
+  poolTransferOfLease,
+  REFUNDED_RECORD,
+  type PaymentRecord,
+} from "../settlement/payment-record.js";
+import type { PoolTransfer } from "../../sdk/x402/index.js";
 import type { LeaseRecord, RelayerStore, SweepRecord } from "../store/relayer-store.js";
 import { eip3009Types, type TokenDomainNames } from "../../sdk/x402/eip712-domain.js";
 import { payerWallet } from "./payer-keys.js";
@@ -57,16 +65,12 @@ export interface PayerSweepDeps {
 const REFUND_AUTHORIZATION_SECONDS = 3_600;
 
 /**
- * Returns the payouts of settle-x402 payers whose authorization expired unused (the seller never settled it, or its
- * facilitator refused after funding) into the pool, each as a refund note of its relay's proof (Poseidon(value,
- * refundAnchor): what came back under the spent note's label, with the agent's refund precommitment; the agent finds
- * and spends it with the secrets it has).
- *
- * Only what the chain recorded for the relay moves (Entrypoint.depositRefund checks it again): exactly the payout, by
- * the payer's signed EIP-3009 ReceiveWithAuthorization of that amount, once, after validBefore, and only while the
- * token says the authorization was never used. Whatever else sits at a payer (a stranger's transfer) stays there:
- * it is not the agent's money and never enters the pool through this path. A crash between steps loses nothing: a
- * rerun finds the refund recorded on chain, or the payout still at the payer.
+ * Turns the pool's settle-x402 authorizations that expired unused (the seller never settled, or its facilitator
+ * refused) into the agent's refund notes, each of its relay's proof (Poseidon(value, refundAnchor): what came back
+ * under the spent note's label, with the agent's refund precommitment; the agent finds and spends it with the secrets
+ * it has). The payout never left the pool: Entrypoint.refundAuthorization, which anyone may call and which needs no
+ * key of the operator's, checks the transfer and anchor against the pool's record, after validBefore, while the token
+ * says the authorization was never used, once. A crash between steps loses nothing: a rerun finds the refund recorded.
  *
  * A private tab's payer (open-tab) whose deposit was made is swept once the rest of the payout, less the seller's
  * claims, is back at the payer (the seller's refund, or the payer side's withdrawal after the delay): it comes back as
@@ -82,7 +86,8 @@ export async function sweepExpiredPayers(deps: PayerSweepDeps): Promise<SweepRou
   if (latest === null) throw new Error("the chain has no latest block");
   // The chain's clock decides whether a seller can still use an authorization: block.timestamp < validBefore.
   const leases = await store.expiredUnsweptLeases(latest.timestamp);
-  if (leases.length > 0) await assertRefunder(chain);
+  // Only a tab's payer needs the role: anyone may return the pool's own authorizations.
+  if (leases.some((lease) => poolTransferOfLease(lease, chain.deployment.privacyPool) === undefined)) await assertRefunder(chain);
   const token = new TokenDomainReader(chain);
   const round: SweepRound = { records: [], failures: [] };
   // One lease that cannot be refunded (a row the chain contradicts, a payer under a rotated PAYER_KEY_SECRET) is
@@ -153,7 +158,8 @@ async function refundedOnChain(deps: PayerSweepDeps, lease: LeaseRecord): Promis
 
 /** The deposited record of a lease whose payment some sweep (this one earlier, or another sweeper) refunded. */
 async function earlierRefund({ chain, payerKeySecret }: PayerSweepDeps, lease: LeaseRecord): Promise<SweepRecord> {
-  const payer = payerWallet(payerKeySecret, lease.nullifierHash).address;
+  const { privacyPool } = chain.deployment;
+  const payer = poolTransferOfLease(lease, privacyPool) === undefined ? payerWallet(payerKeySecret, lease.nullifierHash).address : privacyPool;
   const earlier = await refundDepositOf(chain, payer, lease.nullifierHash);
   return { nullifierHash: lease.nullifierHash, payer, amount: earlier.value, outcome: "deposited", depositTxHash: earlier.txHash, sweptAt: new Date().toISOString() };
 }
@@ -167,20 +173,15 @@ function reasonOf(error: unknown): string {
 /** A lease's payer swept: its record, or undefined while it is a tab's whose channel still holds unclaimed money. */
 async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease: LeaseRecord, now: number): Promise<SweepRecord | undefined> {
   const { chain } = deps;
+  const poolTransfer = poolTransferOfLease(lease, chain.deployment.privacyPool);
+  if (poolTransfer !== undefined) return returnPoolAuthorization(deps, token, lease, poolTransfer);
   const payer = payerWallet(deps.payerKeySecret, lease.nullifierHash);
   if (payer.address !== lease.recipient || lease.payment === null) {
     throw new Error(
-      `lease ${lease.nullifierHash} is not a settled settle-x402 lease of this PAYER_KEY_SECRET's payers (one settled under an earlier secret is swept by npm run sweep:payers with that secret)`,
+      `lease ${lease.nullifierHash} is not a settled tab lease of this PAYER_KEY_SECRET's payers (one settled under an earlier secret is swept by npm run sweep:payers with that secret)`,
     );
   }
-  const record = (outcome: SweepRecord["outcome"], amount = 0n, depositTxHash: string | null = null): SweepRecord => ({
-    nullifierHash: lease.nullifierHash,
-    payer: payer.address,
-    amount,
-    outcome,
-    depositTxHash,
-    sweptAt: new Date().toISOString(),
-  });
+  const record = sweepRecordFor(lease, payer.address);
 
   const recorded = await chain.call(() => chain.pool.spendRecordOf(lease.nullifierHash));
   if (recorded === REFUNDED_RECORD) return earlierRefund(deps, lease);
@@ -227,6 +228,47 @@ async function sweepPayer(deps: PayerSweepDeps, token: TokenDomainReader, lease:
   const sent = await chain.sendFromRelayer({ to: chain.deployment.entrypoint, data });
   const receipt = await chain.call(() => sent.wait());
   if (receipt === null || receipt.status !== 1) throw new Error(`refund transaction ${sent.hash} of payer ${payer.address} reverted`);
+  return record("deposited", value, receipt.hash);
+}
+
+/** What the sweep records of `lease`, whose payment `payer` made, once it knows the outcome. */
+function sweepRecordFor(lease: LeaseRecord, payer: string) {
+  return (outcome: SweepRecord["outcome"], amount = 0n, depositTxHash: string | null = null): SweepRecord => ({
+    nullifierHash: lease.nullifierHash,
+    payer,
+    amount,
+    outcome,
+    depositTxHash,
+    sweptAt: new Date().toISOString(),
+  });
+}
+
+/**
+ * A settle-x402 lease's authorization once its window closed: `used` when the seller took it, else returned as the
+ * agent's refund note by Entrypoint.refundAuthorization (the relaying key only pays the gas); `not-recorded` when the
+ * pool records no such authorization of the note (it was spent by another transaction).
+ */
+async function returnPoolAuthorization(deps: PayerSweepDeps, token: TokenDomainReader, lease: LeaseRecord, transfer: PoolTransfer): Promise<SweepRecord> {
+  const { chain } = deps;
+  const { privacyPool: pool, usdc: asset } = chain.deployment;
+  const record = sweepRecordFor(lease, pool);
+  const recorded = await chain.call(() => chain.pool.spendRecordOf(lease.nullifierHash));
+  if (recorded === REFUNDED_RECORD) return earlierRefund(deps, lease);
+  const expected = poolAuthorizationRecordOf(lease, { pool, separator: (await token.read()).separator });
+  if (expected === undefined) throw new Error(`lease ${lease.nullifierHash} stored no refund anchor; return its authorization by hand (Entrypoint.refundAuthorization)`);
+  if (recorded !== expected) return record("not-recorded");
+  const usdc = TestUSDC__factory.connect(asset, chain.provider);
+  if (await chain.call(() => usdc.authorizationState(pool, transfer.nonce))) return record("used");
+  const { payTo, value, validAfter, validBefore } = transfer;
+  const data = chain.entrypoint.interface.encodeFunctionData("refundAuthorization", [
+    asset,
+    lease.nullifierHash,
+    { payTo, value, validAfter, validBefore },
+    lease.payment!.refundAnchor!,
+  ]);
+  const sent = await chain.sendFromRelayer({ to: chain.deployment.entrypoint, data });
+  const receipt = await chain.call(() => sent.wait());
+  if (receipt === null || receipt.status !== 1) throw new Error(`refund transaction ${sent.hash} of the pool's authorization of note ${lease.nullifierHash} reverted`);
   return record("deposited", value, receipt.hash);
 }
 

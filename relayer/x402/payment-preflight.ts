@@ -8,7 +8,7 @@ import { isPrivate, privacyDisclosure } from "../pricing/privacy.js";
 import { SellerTermsCheck, type PaymentWindow, type SellerTermsEntry } from "./seller-terms.js";
 import { TokenDomainReader } from "./token-domain.js";
 
-/** What every payment through a single-use payer names besides the note or the proof. */
+/** What every payment to an x402 seller (settle-x402, a tab) names besides the note or the proof. */
 export interface PayerTerms<E> {
   /** The seller's entry, as its 402 gave it. */
   accepted: E;

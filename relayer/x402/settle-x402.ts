@@ -1,24 +1,22 @@
 import { nullifierHashOf, type Note, type NoteSecrets, type WithdrawProof } from "../../sdk/index.js";
 import {
   amountOf,
-  authorizationSignerUnder,
-  buildPaymentPayload,
   encodeXPayment,
-  paymentNonceOf,
-  type ValidityWindow,
+  paymentPayloadOf,
+  poolAuthorizationPayload,
+  poolTransferFor,
   x402VersionOf,
   type ExactRequirement,
+  type PoolTransfer,
   type ResourceInfo,
 } from "../../sdk/x402/index.js";
-import { hexlify, randomBytes, type Wallet } from "ethers";
 import type { AccessFeeGate } from "../buyer/access-fee-gate.js";
 import { RelayerError } from "../errors.js";
 import { spendRecordOf, type ProvenSpendResult, type SettledSpend, type SpendResult } from "../buyer/facilitator.js";
 import type { SellerEntry } from "../schemas/settle-x402.js";
 import type { SignedQuote } from "../settlement/quote.js";
 import type { SignedPayment } from "../store/relayer-store.js";
-import { payerWallet } from "./payer-keys.js";
-import { PaymentPreflight, payerWindow, type PayerOrder, type PayerTerms, type PaymentClocks, type PaymentPreflightDeps } from "./payment-preflight.js";
+import { PaymentPreflight, payerWindow, type PayerOrder, type PayerTerms, type PaymentPreflightDeps } from "./payment-preflight.js";
 
 /** What every settle-x402 request names besides the note or the proof: the seller's `exact` entry (v1 or v2 shape). */
 export interface X402Terms extends PayerTerms<SellerEntry> {
@@ -48,13 +46,13 @@ export interface X402ProvenRequest extends X402Terms {
   retryKey: string;
 }
 
-/** What settle-x402 answers besides the spend that funded its payer. */
+/** What settle-x402 answers besides the spend that made the pool the seller's payer. */
 export interface X402Payment {
   xPayment: string;
   x402Version: 1 | 2;
-  /** The single-use payer the withdrawal funded; it holds exactly the seller's amount. */
+  /** The payment's `from`: the pool, which authorized exactly this transfer by the relay. */
   payer: string;
-  /** The seller's amount (the payer's authorization); `amount` is the gross that left the pool. */
+  /** The seller's amount (the authorization's value); `amount` is the gross that left the note. */
   sellerAmount: bigint;
   validBefore: number;
 }
@@ -72,12 +70,14 @@ export interface X402SettlerDeps extends PaymentPreflightDeps {
 type SellerOrder = PayerOrder<SellerEntry> & { accepted: ExactRequirement };
 
 /**
- * settle-x402 (docs/api.md 3.2 and 4.4, docs/design.md 5-7): pays an x402 seller through a fresh single-use payer. First the
- * pre-flight (seller-terms.ts): every term the seller's facilitator checks after funding is checked here. Then,
- * under the note's lease: build and sign the payer's EIP-3009 payment for the seller and recover its signer
- * against the token's domain separator, reserve, withdraw the gross amount to the payer by proof (the payer then
- * holds exactly the seller's amount; the take goes to the treasury), finalize. A retry replays the stored payment
- * and withdraws nothing. The proof is the relayer's from the note (settle), or the agent's (settleProven, after quote).
+ * settle-x402 (docs/api.md 3.2 and 4.4, docs/design.md 5-7): the pool pays an x402 seller itself. First the pre-flight
+ * (seller-terms.ts): every term the seller's facilitator checks is checked here. Then, under the note's lease: build
+ * the x402 payment of the one EIP-3009 transfer from the pool to the seller that the relay authorizes (the pool's
+ * ERC-1271 answers for it, so the seller's own facilitator pulls the price from the pool), reserve, relay the
+ * withdrawal (the payout stays in the pool for that transfer; the take accrues to the treasury), finalize. A retry
+ * replays the stored payment and withdraws nothing. The proof is the relayer's from the note (settle), or the agent's
+ * (settleProven, after quote). No key of the operator's can move the payout: not taken by validBefore, it comes back
+ * as the agent's refund note by Entrypoint.refundAuthorization, which anyone may call.
  */
 export class X402Settler {
   private readonly preflights: PaymentPreflight;
@@ -92,32 +92,31 @@ export class X402Settler {
     const order = await this.preflight(request, note.value);
     const nullifierHash = nullifierHashOf(note.nullifier);
     await this.deps.accessFee.assertAuthorized(nullifierHash, note.label);
-    const payer = payerWallet(this.deps.payerKeySecret, nullifierHash);
+    const transfer = poolTransferFor(order.accepted, payerWindow(order.accepted, await this.preflights.clocks()), nullifierHash);
     const result = await facilitator.spend(note, {
       amount: order.gross,
-      recipient: payer.address,
+      recipient: order.accepted.payTo,
       terms: order.terms,
       changeSecrets: request.changeSecrets,
-      buildPayment: async () => this.buildPayment(order, request.resource, payer, newPayerAuthorization(order.accepted, await this.preflights.clocks())),
+      buildPayment: async (refundAnchor) => this.buildPayment(order, request.resource, transfer, refundAnchor),
     });
     await facilitator.recordSpend(spendRecordOf(note, { amount: order.sellerAmount, agentId: request.agentId }, result), result.replayed);
-    return { ...result, ...this.paymentOf(result, order, payer) };
+    return { ...result, ...this.paymentOf(result, order) };
   }
 
   /**
    * quote-x402 (docs/api.md 4.10): every check settle-x402 makes before it spends, bar the note's value, which only the
-   * agent knows; then what the agent's proof must bind, with the single-use payer as recipient.
+   * agent knows; then what the agent's proof must bind: the pool's authorization of the seller's price in a window.
    */
   async quote(request: X402QuoteRequest): Promise<SignedQuote> {
     const order = await this.preflight(request);
-    const payer = payerWallet(this.deps.payerKeySecret, request.nullifierHash);
-    const { window, salt, nonce } = newPayerAuthorization(order.accepted, await this.preflights.clocks());
+    const transfer = poolTransferFor(order.accepted, payerWindow(order.accepted, await this.preflights.clocks()), request.nullifierHash);
     return this.deps.facilitator.issueQuote({
       route: "settle-x402",
       nullifierHash: request.nullifierHash,
-      recipient: payer.address,
+      recipient: order.accepted.payTo,
       amount: order.gross,
-      payment: { nonce, salt, ...window },
+      poolTransfer: transfer,
     });
   }
 
@@ -131,19 +130,18 @@ export class X402Settler {
     const { quote } = request;
     const { nullifierHash } = quote;
     await this.deps.accessFee.assertAuthorized(nullifierHash);
-    const payer = payerWallet(this.deps.payerKeySecret, nullifierHash);
-    const payment = quotedPayerAuthorization(quote, order.accepted);
+    const transfer = quotedPoolTransfer(quote, order.accepted);
     const result = await facilitator.spendProven(quote, request.proof, {
       route: "settle-x402",
       amount: order.gross,
-      recipient: payer.address,
-      payment: { nonce: payment.nonce, validBefore: payment.window.validBefore },
+      recipient: order.accepted.payTo,
+      poolTransfer: transfer,
       // The retry key is in no transaction: a retry must be the agent's, not a reader of the relay's calldata.
       terms: [...order.terms, request.retryKey],
-      buildPayment: () => this.buildPayment(order, request.resource, payer, payment),
+      buildPayment: async (refundAnchor) => this.buildPayment(order, request.resource, transfer, refundAnchor),
     });
     await facilitator.recordSpend({ nullifierHash, amount: order.sellerAmount, agentId: request.agentId }, result.replayed);
-    return { ...result, ...this.paymentOf(result, order, payer) };
+    return { ...result, ...this.paymentOf(result, order) };
   }
 
   /** Everything checked of a payment before anything is reserved (payment-preflight.ts), for the seller's price. */
@@ -152,58 +150,36 @@ export class X402Settler {
     return (await this.preflights.order("x402", request, BigInt(amountOf(request.accepted as ExactRequirement)), noteValue)) as SellerOrder;
   }
 
-  /** Step 1, before anything is reserved or withdrawn: a failure here leaves the note untouched. */
-  private async buildPayment(
-    order: SellerOrder,
-    resource: ResourceInfo | undefined,
-    payer: Wallet,
-    { window, nonce }: PayerAuthorization,
-  ): Promise<SignedPayment> {
-    const { accepted } = order;
-    const payload = await buildPaymentPayload({ accepted, resource, payer, window, nonce }).catch((error: unknown) => {
-      throw new RelayerError("INVALID_REQUEST", `Could not build the x402 payment for the seller's entry (${(error as Error).message}). Nothing was spent.`);
-    });
-    const { separator } = await this.preflights.token.read();
-    if (authorizationSignerUnder(separator, payload.payload) !== payer.address) {
-      throw new RelayerError("INTERNAL", "The payer's authorization does not recover to the payer under the token's domain separator. Nothing was spent.");
-    }
-    return { xPayment: encodeXPayment(payload), validBefore: Number(window.validBefore), nonce };
+  /**
+   * Step 1, before anything is reserved or withdrawn: the seller's x402 payment of the pool's transfer, signed with
+   * what the pool's isValidSignature finds its record by (the note's nullifier hash and the proof's refund anchor).
+   */
+  private buildPayment(order: SellerOrder, resource: ResourceInfo | undefined, transfer: PoolTransfer, refundAnchor: bigint): SignedPayment {
+    const payload = poolAuthorizationPayload(this.deps.chain.deployment.privacyPool, transfer, refundAnchor);
+    return { xPayment: encodeXPayment(paymentPayloadOf(order.accepted, resource, payload)), validBefore: Number(transfer.validBefore), nonce: transfer.nonce };
   }
 
-  private paymentOf(result: SettledSpend, order: SellerOrder, payer: Wallet): X402Payment {
+  private paymentOf(result: SettledSpend, order: SellerOrder): X402Payment {
     const payment = result.lease.payment!;
     return {
       xPayment: payment.xPayment,
       validBefore: payment.validBefore,
       x402Version: x402VersionOf(order.accepted),
-      payer: payer.address,
+      payer: this.deps.chain.deployment.privacyPool,
       sellerAmount: order.sellerAmount,
     };
   }
 }
 
-/** The window and nonce of a single-use payer's one authorization (x402's paymentNonceOf). */
-interface PayerAuthorization {
-  window: ValidityWindow;
-  nonce: string;
-}
-
-/** A payment's window (payerWindow) and its nonce under a fresh salt. */
-function newPayerAuthorization(accepted: ExactRequirement, clocks: PaymentClocks): PayerAuthorization & { salt: string } {
-  const window = payerWindow(accepted, clocks);
-  const salt = hexlify(randomBytes(32));
-  return { window, salt, nonce: paymentNonceOf(accepted, window, salt) };
-}
-
 /**
- * The payment a settle-x402 quote fixed, its nonce derived again from the request's seller entry: for an entry other
- * than the quoted one it is another nonce, which the proof's context does not bind (ProvenSpends.admit refuses it).
+ * The pool's transfer a settle-x402 quote fixed: the seller's entry of the request in the quote's window, under the
+ * quoted note's nullifier hash. For an entry other than the quoted one it is another transfer, which the proof's
+ * context does not bind (ProvenSpends.admit refuses it).
  */
-function quotedPayerAuthorization(quote: SignedQuote, accepted: ExactRequirement): PayerAuthorization {
-  const { paymentSalt, paymentValidAfter, paymentValidBefore } = quote;
-  if (paymentSalt === undefined || paymentValidAfter === undefined || paymentValidBefore === undefined) {
+function quotedPoolTransfer(quote: SignedQuote, accepted: ExactRequirement): PoolTransfer {
+  const { paymentValidAfter, paymentValidBefore } = quote;
+  if (quote.route !== "settle-x402" || paymentValidAfter === undefined || paymentValidBefore === undefined) {
     throw new RelayerError("INVALID_REQUEST", "quote: not a settle-x402 quote (it fixes no payment). Ask quote-x402 for one and prove against it. Nothing was spent.");
   }
-  const window = { validAfter: BigInt(paymentValidAfter), validBefore: BigInt(paymentValidBefore) };
-  return { window, nonce: paymentNonceOf(accepted, window, paymentSalt) };
+  return poolTransferFor(accepted, { validAfter: BigInt(paymentValidAfter), validBefore: BigInt(paymentValidBefore) }, quote.nullifierHash);
 }

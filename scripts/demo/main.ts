@@ -13,7 +13,7 @@ import { BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR_ADDRESS } from "@x4
 import { JsonRpcProvider, Wallet, parseEther, type Signer } from "ethers";
 import { ConfigError } from "../../lib/env-config.js";
 import { depositNote, NoteVault, X402Agent, type AgentEvent, type PaymentPrivacy, type RootsSource } from "../../sdk/agent/index.js";
-import { FacilitatorClient, type SettleX402Answer, type SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
+import { FacilitatorClient, type OpenTabAnswer, type SettleX402Answer, type SettleX402ProofAnswer } from "../../sdk/client/facilitator-client.js";
 import { formatUsdc } from "../../relayer/pricing/pricing.js";
 import { Entrypoint__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import type { AddressBook } from "../../lib/address-book.js";
@@ -234,12 +234,16 @@ function printAgentEvent(event: AgentEvent): void {
       say("roots", rootsLine(event.roots, event.quote.stateTreeSize));
       break;
     case "settled": {
-      const answer = event.answer as SettleX402Answer | SettleX402ProofAnswer;
+      const answer = event.answer as SettleX402Answer | SettleX402ProofAnswer | OpenTabAnswer;
       const change =
         "changeCommitment" in answer
           ? "relayed the agent's proof; the change note is known to the agent alone"
           : `proof ${answer.proofTimeMs} ms; change note ${usdc(answer.remainingValue)}`;
-      say("settle", `pool paid ${usdc(answer.gross)} to the single-use payer ${answer.payer} (${usdc(answer.fee)} take to the treasury) in ${answer.fundingTxHash}; ${change}`);
+      const paid =
+        "xPayment" in answer
+          ? `the pool ${answer.payer} authorized ${usdc(answer.amount)} to the seller (${usdc(answer.fee)} take to the treasury): no one but the seller can take it, from the pool, until ${new Date(answer.validBefore * 1000).toISOString()}, and then anyone only back into the agent's note`
+          : `the pool paid ${usdc(BigInt(answer.gross) - BigInt(answer.fee))} to the tab's single-use payer ${answer.payer} (${usdc(answer.fee)} take to the treasury)`;
+      say("settle", `the relay spent ${usdc(answer.gross)} of the note in ${answer.fundingTxHash}: ${paid}; ${change}`);
       say("privacy", answer.privacy.disclosure);
       break;
     }

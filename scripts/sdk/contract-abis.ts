@@ -11,7 +11,7 @@ export const CONTRACT_ABIS_PATH = fileURLToPath(new URL("../../sdk/contracts/abi
  */
 const SDK_ABIS = [
   { constant: "PRIVACY_POOL_ABI", artifact: "IPrivacyPool", items: ["ragequit", "currentRoot", "currentTreeSize", "stateTreeSizeAt", "ENTRYPOINT", "Deposited", "LeafInserted", "Ragequit", "Withdrawn"] },
-  { constant: "ENTRYPOINT_ABI", artifact: "IEntrypoint", items: ["deposit", "latestRoot", "RefundDeposited"] },
+  { constant: "ENTRYPOINT_ABI", artifact: "IEntrypoint", items: ["deposit", "latestRoot", "refundAuthorization", "RefundDeposited"] },
   { constant: "ERC20_ABI", artifact: "TestUSDC", items: ["allowance", "approve", "balanceOf"] },
 ] as const;
 

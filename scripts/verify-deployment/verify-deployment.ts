@@ -1,9 +1,9 @@
-import { getAddress, keccak256, solidityPacked, type Provider } from "ethers";
+import { getAddress, keccak256, solidityPacked, TypedDataEncoder, type Provider } from "ethers";
 import type { ArtifactManager } from "hardhat/types/artifacts";
 import { DEFAULT_MAX_RELAY_FEE_BPS, DEFAULT_MINIMUM_DEPOSIT_AMOUNT } from "../../ignition/modules/Facilitator.js";
 import type { AddressBook } from "../../lib/address-book.js";
 import { SNARK_SCALAR_FIELD } from "../../sdk/crypto/field.js";
-import { Entrypoint__factory } from "../../types/ethers-contracts/index.js";
+import { Entrypoint__factory, TestUSDC__factory } from "../../types/ethers-contracts/index.js";
 import { artifactPaths, type ArtifactPaths } from "../circuits/export-artifacts.js";
 import { assessProvingKey } from "../circuits/key-trust.js";
 import { isProductionChain } from "../deploy/key-guard.js";
@@ -38,13 +38,25 @@ export function poolScope(pool: string, chainId: number, asset: string): bigint 
   return BigInt(keccak256(solidityPacked(["address", "uint256", "address"], [pool, chainId, asset]))) % SNARK_SCALAR_FIELD;
 }
 
+/**
+ * The standard EIP-712 domain separator of the token's name and version on this chain, and the token's own
+ * DOMAIN_SEPARATOR(): a pool authorization's digest is the token's, and an `exact` seller's facilitator computes the
+ * standard one, so a token where they differ could never pay a seller from the pool.
+ */
+async function usdcDomainSeparators(provider: Provider, usdc: string, chainId: number): Promise<[string, string]> {
+  const token = TestUSDC__factory.connect(usdc, provider);
+  const { name, version } = await token.eip712Domain().catch(async () => ({ name: await token.name(), version: await token.version() }));
+  return [TypedDataEncoder.hashDomain({ name, version, chainId, verifyingContract: usdc }), await token.DOMAIN_SEPARATOR()];
+}
+
 const failure = (error: unknown) => `call failed: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`;
 
 /**
  * Checks from the chain alone that the deployment of `book` is what this checkout deploys: each contract's runtime
  * bytecode is this checkout's compilation, the pool's with this checkout's key inlined (code-checks.ts, key-checks.ts);
  * the key's files agree and it is one the chain may run (scripts/circuits/key-trust.ts); USDC is Circle's where the chain has it; the pool is registered with the deploy's fee
- * parameters and the address book's access-fee treasury; each role is held by exactly whom the address book names,
+ * parameters and the address book's access-fee treasury; USDC signs under the standard EIP-712 domain, the digest of
+ * the pool's authorizations (docs/design.md 4); each role is held by exactly whom the address book names,
  * and nobody else ever held one, read from the entrypoint's whole history (role-checks.ts).
  */
 export async function verifyDeployment({ provider, book, artifacts, roleHolders = {}, pastRoleHolders = {}, maxBlockRange = 2_000, progress, keyPaths = artifactPaths(), phase1File }: VerifyDeploymentOptions): Promise<DeploymentCheck[]> {
@@ -88,6 +100,8 @@ export async function verifyDeployment({ provider, book, artifacts, roleHolders 
   add("minimum deposit (atomic USDC)", DEFAULT_MINIMUM_DEPOSIT_AMOUNT.toString(), field((config) => config.minimumDepositAmount));
   add("max relay fee (bps)", DEFAULT_MAX_RELAY_FEE_BPS.toString(), field((config) => config.maxRelayFeeBPS));
   add("access-fee treasury", book.accessFeeTreasury ?? "not in the address book", await entrypoint.accessFeeTreasury().then(String, failure));
+  const [expected, found] = await usdcDomainSeparators(provider, usdc, chainId).catch((error: unknown) => ["the EIP-712 domain of its name and version", failure(error)]);
+  add("USDC's DOMAIN_SEPARATOR (the pool's authorizations are made under it, sellers' facilitators check the standard one)", expected, found);
 
   const roles = await checkRoles(provider, book, { roleHolders, pastRoleHolders }, maxBlockRange, progress).catch((error: unknown) => {
     const hint = error instanceof ChainHistoryError ? "" : " (lower MAX_BLOCK_RANGE if the RPC caps eth_getLogs)";

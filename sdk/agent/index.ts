@@ -17,6 +17,7 @@ export {
   type ReadPoolLogsOptions,
 } from "./pool-events.js";
 export { ragequitNote, type RagequitOptions } from "./ragequit.js";
+export { returnUnusedPayment, type ReturnUnusedPaymentOptions } from "./unused-payment.js";
 export * from "./vault.js";
 export * from "./note-reservation.js";
 export * from "./x402-agent.js";

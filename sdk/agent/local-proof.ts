@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { hexlify, randomBytes } from "ethers";
-import { encodeAccessFeeData, encodeRelayData, withdrawalContext } from "../circuit/context.js";
+import { encodeAccessFeeData, encodePoolAuthorization, encodeRelayData, withdrawalContext } from "../circuit/context.js";
 import type { WithdrawProof } from "../circuit/prover.js";
 import { buildWithdrawInput } from "../circuit/withdraw-input.js";
 import { FacilitatorError, type FacilitatorClient, type QuoteAnswer, type QuoteTabAnswer, type TreesAnswer } from "../client/facilitator-client.js";
@@ -10,7 +10,7 @@ import type { EngineName, ProofEngine } from "../prover/local-prover.js";
 import type { MerkleWitness } from "../tree/merkle-witness.js";
 import type { SyncedTree } from "../tree/synced-tree.js";
 import { tabChannelOf, tabDepositNonceOf, type BatchSettlementRequirement } from "../x402/batch-settlement.js";
-import { paymentNonceOf, type ExactRequirement } from "../x402/index.js";
+import { poolTransferFor, type ExactRequirement } from "../x402/index.js";
 import { belowFloor, type ChainRoots, type ChainRootsReader, type RootsSource } from "./chain-roots.js";
 import { X402AgentError } from "./errors.js";
 import { emptyTrees, type AgentTrees } from "./tree-file.js";
@@ -23,11 +23,11 @@ export interface QuoteExpectation {
   feeBps: bigint;
   /** The entrypoint of the facilitator's `supported` contracts. */
   processooor: string;
-  /** The payee of a settle, or the treasury of an access fee; settle-x402's recipient is the facilitator's single-use payer. */
+  /** The payee of a settle, or the treasury of an access fee; settle-x402's is the seller's payTo (the pool pays it). */
   recipient?: string;
   /** access-fee: the nullifier hash the fee authorizes (the change note's). */
   authorizedNullifierHash?: bigint;
-  /** settle-x402: the seller's entry, whose terms the quote's payment nonce must bind. */
+  /** settle-x402: the seller's entry, whose price the pool's transfer of the quote must be, to its payTo. */
   accepted?: ExactRequirement;
   /** open-tab: the channel the agent asked for, which the quote's payment nonce must bind (its payer is the quote's recipient). */
   tab?: { accepted: BatchSettlementRequirement; payerAuthorizer: string; salt: string };
@@ -271,20 +271,23 @@ function checkQuote(quoted: QuotedAnswer, note: Note, expected: QuoteExpectation
   const feeBps = BigInt(quote.feeBps);
   const payment = quotedPayment(quote);
   const authorized = quote.authorizedNullifierHash === undefined ? undefined : BigInt(quote.authorizedNullifierHash);
+  const nullifierHash = nullifierHashOf(note.nullifier);
+  const fees = { feeRecipient: quote.feeRecipient, relayFeeBPS: feeBps };
   const data =
     quote.route === "access-fee"
       ? encodeAccessFeeData({ treasury: quote.recipient, nullifierHash: authorized ?? 0n })
-      : encodeRelayData({
-          recipient: quote.recipient,
-          feeRecipient: quote.feeRecipient,
-          relayFeeBPS: feeBps,
-          ...(payment !== undefined && { payment: { nonce: payment.nonce, validBefore: payment.window.validBefore } }),
-        });
+      : expected.accepted !== undefined && payment !== undefined
+        ? encodePoolAuthorization({ ...poolTransferFor(expected.accepted, payment.window, nullifierHash), ...fees })
+        : encodeRelayData({
+            recipient: quote.recipient,
+            ...fees,
+            ...(payment !== undefined && { payment: { nonce: payment.nonce, validBefore: payment.window.validBefore } }),
+          });
   const problems = [
-    ...paymentProblems(payment, expected),
+    ...paymentProblems(payment, expected, nullifierHash),
     ...tabProblems(quoted, expected),
     quote.route !== expected.route && `it is for ${quote.route}, not ${expected.route}`,
-    BigInt(quote.nullifierHash) !== nullifierHashOf(note.nullifier) && "it names another note",
+    BigInt(quote.nullifierHash) !== nullifierHash && "it names another note",
     withdrawnValue !== expected.withdrawnValue && `it withdraws ${withdrawnValue}, not ${expected.withdrawnValue}`,
     withdrawnValue > note.value && `it withdraws ${withdrawnValue}, more than the note's ${note.value}`,
     feeBps !== expected.feeBps && `its take is ${feeBps} bps, not the ${expected.feeBps} bps announced`,
@@ -300,21 +303,24 @@ function checkQuote(quoted: QuotedAnswer, note: Note, expected: QuoteExpectation
   }
 }
 
-/** A settle-x402 quote's payment, when it names one. */
+/** A settle-x402 or open-tab quote's payment, when it names one (open-tab's with the salt of its deposit nonce). */
 function quotedPayment(quote: QuoteAnswer) {
   const { paymentNonce, paymentSalt, paymentValidAfter, paymentValidBefore } = quote;
-  if (paymentNonce === undefined || paymentSalt === undefined || paymentValidAfter === undefined || paymentValidBefore === undefined) return undefined;
+  if (paymentNonce === undefined || paymentValidAfter === undefined || paymentValidBefore === undefined) return undefined;
   return { nonce: paymentNonce, salt: paymentSalt, window: { validAfter: BigInt(paymentValidAfter), validBefore: BigInt(paymentValidBefore) } };
 }
 
-/** What is wrong with a quote's payment: a settle-x402 quote must bind the seller's entry in a window it allows. */
-function paymentProblems(payment: ReturnType<typeof quotedPayment>, expected: QuoteExpectation): string[] {
+/**
+ * What is wrong with a quote's payment: a settle-x402 quote must have the pool authorize the seller's price to its
+ * payTo, under the note's nullifier hash, in a window the seller's timeout allows.
+ */
+function paymentProblems(payment: ReturnType<typeof quotedPayment>, expected: QuoteExpectation, nullifierHash: bigint): string[] {
   if (expected.tab !== undefined) return [];
   if (expected.accepted === undefined) return payment === undefined ? [] : ["it binds a payment this spend does not make"];
   if (payment === undefined) return ["it binds no payment to the seller"];
   const latest = BigInt(Math.ceil(Date.now() / 1000) + expected.accepted.maxTimeoutSeconds + PAYMENT_WINDOW_SLACK_SECONDS);
   return [
-    paymentNonceOf(expected.accepted, payment.window, payment.salt) !== payment.nonce && "its payment nonce does not bind this seller's terms",
+    payment.nonce.toLowerCase() !== poolTransferFor(expected.accepted, payment.window, nullifierHash).nonce && "its payment nonce is not the note's nullifier hash",
     payment.window.validBefore > latest && `its payment stays valid until ${payment.window.validBefore}, past the seller's timeout`,
   ].filter((problem): problem is string => typeof problem === "string");
 }

@@ -18,31 +18,33 @@ export interface UnacceptedPayment {
     /** Its PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE (v1) header, when it sent one. */
     paymentResponse?: string;
   };
-  /** The single-use payer the pool funded; it holds `amount` until the seller's facilitator moves it. */
+  /** The payment's payer: the pool, which holds `amount` for the seller until its facilitator moves it or validBefore passes. */
   payer: string;
-  /** The seller's price, which the payer holds. */
+  /** The seller's price, which the pool's authorization transfers. */
   amount: string;
   /** What left the note: amount plus the take. */
   gross: string;
   fundingTxHash: string;
+  /** The payment the seller refused: what returnUnusedPayment returns after validBefore. */
+  xPayment: string;
   /** The authorization's validBefore (unix seconds): the seller cannot use it from then on. */
   validBefore: number;
-  /** When and how the payer's balance comes back. */
+  /** When and how the price comes back. */
   refund: string;
 }
 
 /**
- * The pool funded the payer but the seller did not answer the paid request with 2xx. The change note is saved; the
- * seller's price sits at the single-use payer. After the authorization's validBefore the operator's payer sweep
- * returns exactly that payout into the pool as the refund note the proof committed to (the spent note's label and
- * refund secrets), which recoverNotes finds from the seed alone (docs/sdk.md, "When a seller refuses").
+ * The pool authorized the seller's price but the seller did not answer the paid request with 2xx. The change note is
+ * saved; the price stays in the pool. After the authorization's validBefore, Entrypoint.refundAuthorization (anyone's
+ * call: the operator's sweep, or the agent's own) makes it the refund note the proof committed to (the spent note's
+ * label and refund secrets), which recoverNotes finds from the seed alone (docs/sdk.md, "When a seller refuses").
  */
 export class PaymentNotAcceptedError extends X402AgentError {
   constructor(readonly payment: UnacceptedPayment) {
     super(
       "PAYMENT_NOT_ACCEPTED",
       `${payment.url} answered the paid request with ${payment.seller.status}${payment.seller.reason === undefined ? "" : ` (${payment.seller.reason})`}. ` +
-        `The pool had funded the payer ${payment.payer} with ${payment.amount} atomic USDC (${payment.gross} left the note). ${payment.refund}`,
+        `The pool ${payment.payer} had authorized ${payment.amount} atomic USDC to the seller (${payment.gross} left the note). ${payment.refund}`,
     );
     this.name = "PaymentNotAcceptedError";
   }
@@ -97,9 +99,11 @@ export function paymentNotAccepted(url: string, seller: UnacceptedPayment["selle
     amount: answer.amount,
     gross: answer.gross,
     fundingTxHash: answer.fundingTxHash,
+    xPayment: answer.xPayment,
     validBefore: answer.validBefore,
     refund:
-      `The seller can use the authorization until ${expiry} (validBefore ${answer.validBefore}). After that the operator's payer sweep ` +
-      "deposits what the payer still holds back into the pool as a refund note under this note's refund secrets; recoverNotes finds it from the seed.",
+      `The seller can use the authorization until ${expiry} (validBefore ${answer.validBefore}). After that anyone may return it ` +
+      "(Entrypoint.refundAuthorization: the operator's sweep, or this agent's returnUnusedPayment) as a refund note under this note's refund secrets, " +
+      "which only this agent can spend; recoverNotes finds it from the seed.",
   });
 }

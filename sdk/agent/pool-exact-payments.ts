@@ -7,10 +7,10 @@ import { X402AgentError } from "./errors.js";
 import type { X402Settlement } from "./payment-refusals.js";
 
 /**
- * The pool pays a seller's `exact` entry through the facilitator's detour (docs/api.md 4.4, 4.10): a note's withdrawal
- * funds a single-use payer, which signs the seller's EIP-3009 payment. The agent proves the withdrawal itself where
- * the facilitator relays its proofs, else sends the note (custodial). Also the generic settle of an invoice
- * (docs/api.md 4.3).
+ * The pool pays a seller's `exact` entry itself (docs/api.md 4.4, 4.10): a note's withdrawal has the pool authorize the
+ * one EIP-3009 transfer of the seller's price to its payTo, which the seller's facilitator executes from the pool. The
+ * agent proves the withdrawal itself where the facilitator relays its proofs, else sends the note (custodial). Also the
+ * generic settle of an invoice (docs/api.md 4.3).
  */
 export class PoolExactPayments {
   constructor(private readonly wallet: AgentWallet) {}
@@ -26,7 +26,7 @@ export class PoolExactPayments {
   /**
    * Pays a seller's exact entry out of the pool through settle-x402 (the agent proves where it can). Every cap, the
    * budget and `preflight` come before any note moves. Returns the settlement; its xPayment is the payment the seller
-   * takes, signed by the single-use payer.
+   * takes, from the pool.
    */
   async payRequirement(accepted: ExactRequirement, payment: RequirementPayment): Promise<X402Settlement> {
     const { wallet } = this;
@@ -44,7 +44,7 @@ export class PoolExactPayments {
       gross,
       async (note) => {
         if (terms.provenThrough === undefined) return custodial(note, (secrets) => facilitator.settleX402({ ...fields, ...secrets }));
-        const expected = { route: "settle-x402", withdrawnValue: gross, feeBps: terms.takeBps, processooor: terms.provenThrough, accepted } as const;
+        const expected = { route: "settle-x402", withdrawnValue: gross, feeBps: terms.takeBps, processooor: terms.provenThrough, recipient: accepted.payTo, accepted } as const;
         const { body, change } = await wallet.proveSpend(note, expected, fields);
         return { send: () => facilitator.settleX402Proof(body), changeNote: () => change };
       },

@@ -40,8 +40,8 @@ interface PendingPayment {
  * The `exact` scheme of an @x402/core client (`x402Client.register(network, scheme)`) that pays out of the privacy
  * pool with the modules X402Agent.fetch uses, over a wallet of its own: a shielded-proof entry by the agent's own proof
  * (ShieldedPayments), any other entry through the pinned facilitator's detour (PoolExactPayments: caps, budget, typed
- * errors, proving where it can), returning the payment the single-use payer signed. The agent's address is in no
- * transaction of it.
+ * errors, proving where it can), returning the payment from the pool that the relay authorized. The agent's address is
+ * in no transaction of it.
  */
 export class PrivatePoolScheme implements SchemeNetworkClient {
   readonly scheme = "exact";

@@ -41,6 +41,23 @@ export interface SellerPayment {
   validBefore: bigint;
 }
 
+/**
+ * An x402 `exact` seller paid by the pool itself (Entrypoint's PoolAuthorization, for relay): the relay authorizes the
+ * one EIP-3009 TransferWithAuthorization from the pool of `value` to `payTo` within the window, under `nonce` (the spent
+ * note's nullifier hash), which the pool's ERC-1271 isValidSignature then answers for; `relayFeeBPS` of the withdrawn
+ * value goes to `feeRecipient`, and `value` is exactly the rest.
+ */
+export interface PoolAuthorization {
+  payTo: string;
+  value: bigint;
+  validAfter: bigint;
+  validBefore: bigint;
+  /** 32 bytes, 0x-prefixed: the spent note's nullifier hash. */
+  nonce: string;
+  feeRecipient: string;
+  relayFeeBPS: bigint;
+}
+
 /** Entrypoint's Withdrawal struct: who processes the withdrawal and the ABI-encoded RelayData. */
 export interface Withdrawal {
   processooor: string;
@@ -88,6 +105,26 @@ export function decodeSellerPayment(data: string): SellerPayment {
     fee: BigInt(fee),
     requestReference: String(requestReference),
     validBefore: BigInt(validBefore),
+  };
+}
+
+const POOL_AUTHORIZATION_TUPLE = "tuple(address,uint256,uint256,uint256,bytes32,address,uint256)";
+
+/** abi.encode(PoolAuthorization): 224 bytes, where a RelayData takes 160 and a SellerPayment 192. */
+export function encodePoolAuthorization({ payTo, value, validAfter, validBefore, nonce, feeRecipient, relayFeeBPS }: PoolAuthorization): string {
+  return abi.encode([POOL_AUTHORIZATION_TUPLE], [[payTo, value, validAfter, validBefore, nonce, feeRecipient, relayFeeBPS]]);
+}
+
+export function decodePoolAuthorization(data: string): PoolAuthorization {
+  const [[payTo, value, validAfter, validBefore, nonce, feeRecipient, relayFeeBPS]] = abi.decode([POOL_AUTHORIZATION_TUPLE], data);
+  return {
+    payTo: String(payTo),
+    value: BigInt(value),
+    validAfter: BigInt(validAfter),
+    validBefore: BigInt(validBefore),
+    nonce: String(nonce),
+    feeRecipient: String(feeRecipient),
+    relayFeeBPS: BigInt(relayFeeBPS),
   };
 }
 

@@ -114,7 +114,10 @@ export interface QuoteAnswer {
   aspTreeDepth: number;
   aspTreeSize: number;
   expiresAt: number;
-  /** settle-x402: the single-use payer's one authorization, bound by the context (x402 paymentNonceOf). */
+  /**
+   * settle-x402: the pool's one transfer to the seller, bound by the context (its nonce the note's nullifier hash; no
+   * salt); open-tab: the payer's deposit authorization (its nonce keccak256(channelId, paymentSalt)).
+   */
   paymentNonce?: string;
   paymentSalt?: string;
   paymentValidAfter?: number;

@@ -110,7 +110,7 @@ export const PRIVACY_POOL_ABI = [
   }
 ] as const;
 
-/** IEntrypoint: deposit, latestRoot, RefundDeposited. */
+/** IEntrypoint: deposit, latestRoot, refundAuthorization, RefundDeposited. */
 export const ENTRYPOINT_ABI = [
   {
     "inputs": [
@@ -132,6 +132,30 @@ export const ENTRYPOINT_ABI = [
       { "internalType": "uint256", "name": "", "type": "uint256" }
     ],
     "stateMutability": "view",
+    "type": "function"
+  },
+  {
+    "inputs": [
+      { "internalType": "contract IERC20", "name": "asset", "type": "address" },
+      { "internalType": "uint256", "name": "originNullifierHash", "type": "uint256" },
+      {
+        "components": [
+          { "internalType": "address", "name": "payTo", "type": "address" },
+          { "internalType": "uint256", "name": "value", "type": "uint256" },
+          { "internalType": "uint256", "name": "validAfter", "type": "uint256" },
+          { "internalType": "uint256", "name": "validBefore", "type": "uint256" }
+        ],
+        "internalType": "struct IEntrypoint.AuthorizedTransfer",
+        "name": "transfer",
+        "type": "tuple"
+      },
+      { "internalType": "uint256", "name": "refundAnchor", "type": "uint256" }
+    ],
+    "name": "refundAuthorization",
+    "outputs": [
+      { "internalType": "uint256", "name": "commitment", "type": "uint256" }
+    ],
+    "stateMutability": "nonpayable",
     "type": "function"
   },
   {

@@ -4,6 +4,7 @@ export * from "./networks.js";
 export * from "./schemas.js";
 export * from "./eip712-domain.js";
 export * from "./payload.js";
+export * from "./pool-authorization.js";
 export * from "./payment-required.js";
 export * from "./probe.js";
 export * from "./shielded.js";

@@ -1,4 +1,4 @@
-import { AbiCoder, concat, hexlify, keccak256, randomBytes, recoverAddress, TypedDataEncoder, type Signer, type TypedDataDomain } from "ethers";
+import { hexlify, randomBytes, type Signer, type TypedDataDomain } from "ethers";
 import { eip3009Types } from "./eip712-domain.js";
 import { chainIdOfNetwork } from "./networks.js";
 import type { ShieldedPaymentPayload } from "./shielded.js";
@@ -25,32 +25,6 @@ export function validityWindow(requirement: Pick<ExactRequirement, "maxTimeoutSe
   return { validAfter: now - VALID_AFTER_BACKDATE_SECONDS, validBefore: now + BigInt(requirement.maxTimeoutSeconds) };
 }
 
-/** Domain of payment nonces, so that no other hash of the same terms is one. */
-const PAYMENT_NONCE_TAG = "x402-privacy-facilitator/payment-nonce/v1";
-
-/**
- * The EIP-3009 nonce of the one payment a single-use payer makes to `accepted` within `window`:
- * keccak256(tag, network, asset, payTo, amount, validAfter, validBefore, salt). A relay names it in its RelayData, so
- * the withdrawal proof's context binds the seller's terms and the window through it; the random `salt` makes every
- * payment's nonce new, so a quote for the same terms asked again binds a different one.
- */
-export function paymentNonceOf(accepted: ExactRequirement, window: ValidityWindow, salt: string): string {
-  const encoded = AbiCoder.defaultAbiCoder().encode(
-    ["string", "string", "address", "address", "uint256", "uint256", "uint256", "bytes32"],
-    [PAYMENT_NONCE_TAG, accepted.network, accepted.asset, accepted.payTo, amountOf(accepted), window.validAfter, window.validBefore, salt],
-  );
-  return keccak256(encoded);
-}
-
-/**
- * Who signed an authorization, recovered against the token's own domain separator (its DOMAIN_SEPARATOR()), the
- * digest the token checks in transferWithAuthorization: a payment that recovers to its `from` here executes.
- */
-export function authorizationSignerUnder(domainSeparator: string, { authorization, signature }: ExactEvmPayload): string {
-  const structHash = TypedDataEncoder.from(eip3009Types("TransferWithAuthorization")).hash(authorization);
-  return recoverAddress(keccak256(concat(["0x1901", domainSeparator, structHash])), signature);
-}
-
 /** The x402 version a seller's entry belongs to: v2 names the amount `amount`, v1 `maxAmountRequired`. */
 export function x402VersionOf(requirement: ExactRequirement): 1 | 2 {
   return "amount" in requirement ? 2 : 1;
@@ -67,20 +41,18 @@ export interface BuildPaymentArgs {
   accepted: ExactRequirement;
   /** The v2 402's `resource`; v1 payments carry none. */
   resource?: ResourceInfo;
-  /** Holds the funds and signs the authorization (the relayer's single-use payer). */
+  /** Holds the funds and signs the authorization (the SDK's probe signs with a throwaway key). */
   payer: Signer;
   window: ValidityWindow;
-  /** The authorization's nonce (paymentNonceOf for a relayed payment); random when absent. */
-  nonce?: string;
 }
 
 /**
  * The x402 PaymentPayload that pays `accepted` from `payer`: an EIP-3009 TransferWithAuthorization of exactly
  * the seller's amount to its payTo, signed under the token's EIP-712 domain (extra.name, extra.version) on the
- * entry's chain, with the given nonce or a random one. v1: `{x402Version:1, scheme, network, payload}`; v2: `{x402Version:2,
+ * entry's chain, with a random nonce. v1: `{x402Version:1, scheme, network, payload}`; v2: `{x402Version:2,
  * resource, accepted, payload}` with `accepted` the seller's entry unchanged.
  */
-export async function buildPaymentPayload({ accepted, resource, payer, window, nonce }: BuildPaymentArgs): Promise<PaymentPayload> {
+export async function buildPaymentPayload({ accepted, resource, payer, window }: BuildPaymentArgs): Promise<PaymentPayload> {
   const chainId = chainIdOfNetwork(accepted.network);
   if (chainId === undefined) throw new Error(`unknown x402 network ${accepted.network}`);
   const domain: TypedDataDomain = {
@@ -95,10 +67,17 @@ export async function buildPaymentPayload({ accepted, resource, payer, window, n
     value: amountOf(accepted),
     validAfter: window.validAfter.toString(),
     validBefore: window.validBefore.toString(),
-    nonce: nonce ?? hexlify(randomBytes(32)),
+    nonce: hexlify(randomBytes(32)),
   };
   const signature = await payer.signTypedData(domain, eip3009Types("TransferWithAuthorization"), authorization);
-  const payload: ExactEvmPayload = { signature, authorization };
+  return paymentPayloadOf(accepted, resource, { signature, authorization });
+}
+
+/**
+ * The x402 PaymentPayload that carries `payload` to `accepted`'s seller: v1 `{x402Version:1, scheme, network, payload}`;
+ * v2 `{x402Version:2, resource, accepted, payload}` with `accepted` the seller's entry unchanged.
+ */
+export function paymentPayloadOf(accepted: ExactRequirement, resource: ResourceInfo | undefined, payload: ExactEvmPayload): PaymentPayload {
   if (x402VersionOf(accepted) === 1) {
     return { x402Version: 1, scheme: accepted.scheme, network: accepted.network, payload };
   }

@@ -142,9 +142,9 @@ describe("seller payments straight from the pool", function () {
     );
   });
 
-  it("refuses data of neither a RelayData's nor a SellerPayment's length", async function () {
+  it("refuses data of neither a RelayData's, a SellerPayment's nor a PoolAuthorization's length", async function () {
     const pool = await loadFixture(poolWithNotes);
-    for (const data of [paid.withdrawal.data + "00".repeat(32), paid.withdrawal.data.slice(0, -128)]) {
+    for (const data of [paid.withdrawal.data + "00".repeat(64), paid.withdrawal.data.slice(0, -128)]) {
       await expect(pool.entrypoint.relay({ ...paid.withdrawal, data }, paid.proof, pool.scope, paid.stateTreeSize)).to.be.revertedWithCustomError(
         pool.entrypoint,
         "InvalidWithdrawalData",

@@ -36,6 +36,7 @@ describe("verify:deployment", function () {
     for (const immutable of ["ENTRYPOINT", "WITHDRAWAL_BATCH_VERIFIER", "ASSET", "SCOPE"]) expect(names).to.include(`PrivacyPool.${immutable} (immutable)`);
     expect(checks.find((check) => check.check === "role REFUNDER_ROLE")).to.deep.include({ expected: addressBook.refunder, found: addressBook.refunder });
     expect(checks.find((check) => check.check === "access-fee treasury")).to.deep.include({ found: addressBook.accessFeeTreasury });
+    expect(checks.find((check) => check.check.startsWith("USDC's DOMAIN_SEPARATOR"))).to.deep.include({ ok: true });
   });
 
   it("fails naming the role and the stranger after a role is granted to a stranger, and still names it in the history once revoked", async function () {

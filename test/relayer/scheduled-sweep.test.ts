@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
+import { poolAnswersFor } from "../helpers/pool-authorization.js";
 import { Wallet } from "ethers";
 import { noteToWire } from "../../sdk/client/facilitator-client.js";
 import { createNote, deriveRefundSecrets, nullifierHashOf } from "../../sdk/index.js";
@@ -53,8 +54,8 @@ describe("relayer: the payer sweep runs by itself", function () {
     const settled = await relayers[0]!.post(SETTLE_X402, settleX402Body(chain, note, PRICE));
     expect(settled.status, JSON.stringify(settled.body)).to.equal(200);
     const payer = settled.body.payer as string;
-    const { usdc, entrypoint } = chain.facilitator;
-    expect(await usdc.balanceOf(payer)).to.equal(PRICE);
+    const { entrypoint } = chain.facilitator;
+    expect(await poolAnswersFor(chain.facilitator, settled.body.xPayment as string)).to.equal(true);
 
     // The seller never uses the authorization; once the chain's clock passes it, a scheduled round sweeps it.
     const { time } = chain.connection.networkHelpers;
@@ -67,7 +68,7 @@ describe("relayer: the payer sweep runs by itself", function () {
     // More rounds of both relayers pass: none sweeps it again.
     await sleep(2_500);
     expect(await relayers[1]!.relayer.store.getSweep(nullifierHash)).to.deep.include({ outcome: "deposited", amount: PRICE });
-    expect(await usdc.balanceOf(payer)).to.equal(0n);
+    expect(await poolAnswersFor(chain.facilitator, settled.body.xPayment as string)).to.equal(false);
     const refunds = await entrypoint.queryFilter(entrypoint.filters.RefundDeposited(payer));
     expect(refunds.map((event) => event.args.originNullifierHash)).to.deep.equal([nullifierHash]);
 

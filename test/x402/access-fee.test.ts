@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { poolAnswersFor } from "../helpers/pool-authorization.js";
 import { gasCostInUsdc } from "../../lib/gas-cost.js";
 import { grossForNet, parseUsdc } from "../../relayer/pricing/pricing.js";
 import type { Signer } from "ethers";
@@ -174,7 +175,7 @@ describe("access fees paid out of the note: no address of the depositor appears 
     };
     const expectPaid = async (answer: { status: number; body: Record<string, unknown> }) => {
       expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
-      expect(await world.usdcBalance(answer.body.payer as string)).to.equal(world.price);
+      expect(await poolAnswersFor(world.chain.facilitator, answer.body.xPayment as string)).to.equal(true);
     };
     /** A proof of `note` refused at its quote with the 402 of docs/api.md 2.6, before anything is proven: the note untouched. */
     const expectProvenRefusedUnspent = async (note: Note) => {

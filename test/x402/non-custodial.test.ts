@@ -14,13 +14,14 @@ import {
   unpackLeaves,
   deriveChangeSecrets,
   deriveRefundSecrets,
+  encodePoolAuthorization,
   encodeRelayData,
   merkleWitness,
   nullifierHashOf,
   precommitmentOf,
   withdrawalContext,
   type Note,
-  type RelayData,
+  type PoolAuthorization,
   type WithdrawProof,
 } from "../../sdk/index.js";
 import { builtNativeProver, sharedProver } from "../../sdk/prover/index.js";
@@ -251,9 +252,10 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     const concurrent = await Promise.all(Array.from({ length: 10 }, () => world.relayer.post(SETTLE_X402_PROOF, body)));
     for (const answer of concurrent) expect(answer.body, JSON.stringify(answer.body)).to.deep.include({ replayed: true, xPayment: first.body.xPayment });
 
-    expect(await world.poolBalance()).to.equal(pool - gross());
+    // One take accrued; the price waits in the pool for the seller, under the one authorization the quote fixed.
+    expect(await world.poolBalance()).to.equal(pool - (gross() - world.price));
     expect(await withdrawalsOf(note)).to.have.length(1);
-    // The relayer knows of the change note only its commitment; the payer signed the nonce the quote fixed.
+    // The relayer knows of the change note only its commitment; the payment carries the nonce the quote fixed.
     const lease = await world.relayer.relayer.store.getLease(nullifierHashOf(note.nullifier));
     expect(lease).to.deep.include({ state: "settled", remainingValue: null, changeCommitment: BigInt(first.body.changeCommitment as string) });
     expect(lease?.payment?.nonce).to.equal((body.quote as QuoteAnswer).paymentNonce);
@@ -265,6 +267,7 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
 
     const paid = await fetch(world.sellers.v2.resourceUrl, { headers: { "PAYMENT-SIGNATURE": first.body.xPayment as string } });
     expect(paid.status).to.equal(200);
+    expect(await world.poolBalance()).to.equal(pool - gross());
   });
 
   it("refuses, before any lease or gas, a proof for another payer or fee, a proof that does not verify and an altered quote", async function () {
@@ -279,7 +282,7 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
       return merkleWitness(tree, tree.indexOf(leaf));
     };
     /** A real proof of the quoted note, amount and roots, bound to `relay` instead of the quote's terms. */
-    const proveFor = async (relay: RelayData): Promise<WithdrawProof> => {
+    const proveFor = async (relay: PoolAuthorization): Promise<WithdrawProof> => {
       const { proof, publicSignals } = await sharedProver().prove(
         buildWithdrawInput({
           note,
@@ -287,23 +290,30 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
           changeSecrets: deriveChangeSecrets(note),
           stateWitness: pathOf(trees.state.leaves, note.commitment),
           aspWitness: pathOf(trees.asp.leaves, note.label),
-          context: withdrawalContext({ processooor: quote.processooor, data: encodeRelayData(relay) }, BigInt(quote.scope)),
+          context: withdrawalContext({ processooor: quote.processooor, data: encodePoolAuthorization(relay) }, BigInt(quote.scope)),
           relayFeeBPS: relay.relayFeeBPS,
           refundPrecommitment: precommitmentOf(deriveRefundSecrets(note)),
         }),
       );
       return { proof, publicSignals };
     };
-    const payment = { nonce: quote.paymentNonce!, validBefore: BigInt(quote.paymentValidBefore!) };
-    const quoted = { recipient: quote.recipient, feeRecipient: quote.feeRecipient, relayFeeBPS: BigInt(quote.feeBps), payment };
+    const quoted: PoolAuthorization = {
+      payTo: quote.recipient,
+      value: BigInt(quote.withdrawnValue) - BigInt(quote.fee),
+      validAfter: BigInt(quote.paymentValidAfter!),
+      validBefore: BigInt(quote.paymentValidBefore!),
+      nonce: quote.paymentNonce!,
+      feeRecipient: quote.feeRecipient,
+      relayFeeBPS: BigInt(quote.feeBps),
+    };
     const attacker = Wallet.createRandom().address;
     const settle = (proof: WithdrawProof, withQuote: QuoteAnswer = quote) =>
       world.relayer.post(SETTLE_X402_PROOF, { ...fields, quote: withQuote, proof, retryKey: hexlify(randomBytes(32)) });
     const relayerNonce = await world.provider.getTransactionCount(relayerKey.address);
     const pool = await world.poolBalance();
 
-    const otherPayer = await proveFor({ ...quoted, recipient: attacker });
-    const otherPayment = await proveFor({ ...quoted, payment: { ...payment, validBefore: payment.validBefore + 3600n } });
+    const otherPayer = await proveFor({ ...quoted, payTo: attacker });
+    const otherPayment = await proveFor({ ...quoted, validBefore: quoted.validBefore + 3600n });
     for (const proof of [otherPayer, otherPayment, await proveFor({ ...quoted, relayFeeBPS: 0n }), await proveFor({ ...quoted, feeRecipient: attacker })]) {
       const { status, body } = await settle(proof);
       expect(status, JSON.stringify(body)).to.equal(422);
@@ -314,8 +324,8 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     const unverifiable = await settle({ ...genuine, proof: { ...genuine.proof, pi_a: genuine.proof.pi_c } });
     expect(unverifiable.status).to.equal(422);
     expect(unverifiable.body.error).to.match(/does not verify against the withdrawal circuit's verification key/);
-    // The attacker's payer written into the quote, with the proof made for it: the quote is no longer the relayer's.
-    const attackerContext = withdrawalContext({ processooor: quote.processooor, data: encodeRelayData({ ...quoted, recipient: attacker }) }, BigInt(quote.scope));
+    // The attacker's payee written into the quote, with the proof made for it: the quote is no longer the relayer's.
+    const attackerContext = withdrawalContext({ processooor: quote.processooor, data: encodePoolAuthorization({ ...quoted, payTo: attacker }) }, BigInt(quote.scope));
     const altered = await settle(otherPayer, { ...quote, recipient: attacker, context: attackerContext.toString() });
     expect(altered.status).to.equal(400);
     expect(altered.body).to.deep.include({ settled: false, code: "INVALID_REQUEST" });
@@ -338,7 +348,7 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     const thief = Wallet.createRandom().address;
     const stolenTerms = { accepts: { ...seller.accepted, payTo: thief }, resource: seller.resource, acceptNotPrivate: true };
     const { quote: thiefQuote } = await new FacilitatorClient(world.relayer.url).quoteX402({ ...stolenTerms, nullifierHash: nullifierHash.toString() });
-    expect(thiefQuote.recipient).to.equal((body.quote as QuoteAnswer).recipient);
+    expect(thiefQuote.recipient).to.equal(thief);
     const relayerNonce = await world.provider.getTransactionCount(relayerKey.address);
     const pool = await world.poolBalance();
 
@@ -348,7 +358,7 @@ describe("non-custodial settle: the agent proves, the relayer only relays (docs/
     expect(withOwnQuote.body.error).to.match(/^The proof's context is/);
     const withAgentsQuote = await world.relayer.post(SETTLE_X402_PROOF, { ...body, ...stolenTerms });
     expect(withAgentsQuote.status, JSON.stringify(withAgentsQuote.body)).to.equal(400);
-    expect(withAgentsQuote.body.error).to.match(/^quote\.paymentNonce is/);
+    expect(withAgentsQuote.body.error).to.match(/^quote\.recipient is/);
 
     expect(await world.provider.getTransactionCount(relayerKey.address)).to.equal(relayerNonce);
     expect(await world.poolBalance()).to.equal(pool);

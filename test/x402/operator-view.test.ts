@@ -1,7 +1,13 @@
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import { DatabaseSync } from "node:sqlite";
-import { changeNoteOf, namePublicSignals, refundAnchorOf, refundPrecommitmentOf } from "../../sdk/index.js";
+import { grossForNet } from "../../relayer/pricing/pricing.js";
+import { payerWallet } from "../../relayer/x402/payer-keys.js";
+import { proveLocally } from "../../sdk/agent/index.js";
+import { changeNoteOf, namePublicSignals, nullifierHashOf, refundAnchorOf, refundPrecommitmentOf } from "../../sdk/index.js";
+import { sharedProver } from "../../sdk/prover/index.js";
+import { decodeXPayment, eip3009Types, paymentHeaders, readPaymentRequired, selectExactRequirement } from "../../sdk/x402/index.js";
+import { PAYER_KEY_SECRET, relayerKey, treasury } from "../relayer/helpers/relayer-harness.js";
 import { SNARK_SCALAR_FIELD } from "../../sdk/crypto/field.js";
 import { FacilitatorClient, noteFromWire, noteToWire, type WireNote } from "../../sdk/client/facilitator-client.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
@@ -40,7 +46,7 @@ function relayerDatabaseText(dbPath: string): string {
  * receives and the pool's public events. The rows where it is still trusted are shown here as they are, so the docs
  * cannot claim more than the code gives.
  */
-describe("what the operator, or a proxy that logs request bodies, learns from a detour payment (docs/design.md 9)", function () {
+describe("what the operator, or a proxy that logs request bodies, learns from a detour payment, and what the operator can move of it (docs/design.md 9)", function () {
   let world: PaymentWorld;
 
   before(async function () {
@@ -109,5 +115,62 @@ describe("what the operator, or a proxy that logs request bodies, learns from a 
     } finally {
       await proxy.close();
     }
+  });
+
+  // docs/design.md 9, "Who can move the agent's money": every key, secret and row the relayer has, tried against the
+  // price the pool authorized while the seller has not taken it yet.
+  it("agent-proved, in flight: with every key, secret and row of the relayer, the operator moves nothing but the seller's price to the seller", async function () {
+    const { deposit } = await world.newAgent(world.chain.depositors.erin, 1_000_000n);
+    const required = await readPaymentRequired(await fetch(world.sellers.v2.resourceUrl));
+    const accepts = selectExactRequirement(required!, { chainId: world.chainId, asset: world.asset })!;
+    const terms = { accepts, resource: required!.x402Version === 2 ? required!.resource : undefined, acceptNotPrivate: true };
+    const { addressBook, usdc, entrypoint, privacyPool } = world.chain.facilitator;
+    const { body } = await proveLocally({
+      facilitator: new FacilitatorClient(world.relayer.url),
+      prover: sharedProver(),
+      note: deposit.note,
+      expected: { route: "settle-x402", withdrawnValue: grossForNet(world.price, 500n), feeBps: 500n, processooor: addressBook.entrypoint, recipient: accepts.payTo, accepted: accepts },
+      fields: terms,
+    });
+    const settled = await world.relayer.post("/api/facilitator/settle-x402-proof", body);
+    expect(settled.status, JSON.stringify(settled.body)).to.equal(200);
+    const nullifierHash = nullifierHashOf(deposit.note.nullifier);
+
+    // What the operator holds: its keys and secret, and the lease's row with the payment it built.
+    const lease = (await world.relayer.relayer.store.getLease(nullifierHash))!;
+    const { payload } = decodeXPayment(lease.payment!.xPayment);
+    const { authorization, signature } = payload;
+    const operatorKeys = [relayerKey, treasury, payerWallet(PAYER_KEY_SECRET, nullifierHash)].map((key) => key.connect(world.provider));
+    const pool = await privacyPool.getAddress();
+    const poolBefore = await usdc.balanceOf(pool);
+    const withAuthorization = (to: string, sig: string, sender = operatorKeys[0]!) =>
+      usdc
+        .connect(sender)
+        ["transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)"](
+          pool, to, authorization.value, authorization.validAfter, authorization.validBefore, authorization.nonce, sig,
+        );
+    for (const key of operatorKeys) {
+      // The pool's "signature" for a transfer to the operator's own address, and the key's own signature as the pool's.
+      await expect(withAuthorization(key.address, signature)).to.be.revertedWithCustomError(usdc, "InvalidSignature");
+      const typed = { from: pool, to: key.address, value: authorization.value, validAfter: authorization.validAfter, validBefore: authorization.validBefore, nonce: authorization.nonce };
+      const own = await key.signTypedData(await usdc.eip712Domain().then(({ name, version, chainId, verifyingContract }) => ({ name, version, chainId, verifyingContract })), eip3009Types("TransferWithAuthorization"), typed);
+      await expect(withAuthorization(key.address, own)).to.be.revertedWithCustomError(usdc, "InvalidSignature");
+    }
+    // The derived payer key of the note holds nothing: the pool is the payer. Returning the price early is refused.
+    expect(await usdc.balanceOf(operatorKeys[2]!.address)).to.equal(0n);
+    const transfer = { payTo: authorization.to, value: authorization.value, validAfter: authorization.validAfter, validBefore: authorization.validBefore };
+    await expect(entrypoint.connect(operatorKeys[0]!).refundAuthorization(usdc, nullifierHash, transfer, lease.payment!.refundAnchor!)).to.be.revertedWithCustomError(
+      entrypoint,
+      "PaymentNotExpired",
+    );
+    expect(await usdc.balanceOf(pool)).to.equal(poolBefore);
+    for (const key of operatorKeys) expect(await usdc.balanceOf(key.address)).to.equal(0n);
+
+    // The seller, with the payment the agent was answered, takes exactly its price from the pool.
+    const sellerBefore = await world.usdcBalance(accepts.payTo);
+    const paid = await fetch(world.sellers.v2.resourceUrl, { headers: paymentHeaders(settled.body.xPayment as string) });
+    expect(paid.status).to.equal(200);
+    expect(await world.usdcBalance(accepts.payTo)).to.equal(sellerBefore + world.price);
+    expect(await usdc.balanceOf(pool)).to.equal(poolBefore - world.price);
   });
 });

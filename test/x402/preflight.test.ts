@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { poolAnswersFor } from "../helpers/pool-authorization.js";
 import { Wallet, ZeroAddress } from "ethers";
 import { depositNote, PaymentNotAcceptedError, X402AgentError, type X402AgentOptions } from "../../sdk/agent/index.js";
 import { FacilitatorClient, FacilitatorError, noteToWire, type SupportedAnswer } from "../../sdk/client/facilitator-client.js";
@@ -239,7 +240,7 @@ describe("settle-x402 pre-flight and the agent's limits: nothing leaves a note t
       expect(payment.seller.status).to.equal(402);
       expect(payment.seller.reason, JSON.stringify(payment.seller)).to.match(/^invalid_exact_evm_transaction_(simulation_)?failed$/);
       expect(payment).to.deep.include({ url: target.resourceUrl, amount: world.price.toString(), gross: grossForNet(world.price, TAKE_BPS).toString() });
-      expect(await world.usdcBalance(payment.payer), "the payer holds the price").to.equal(world.price);
+      expect(await poolAnswersFor(world.chain.facilitator, payment.xPayment), "the pool holds the price for the seller").to.equal(true);
       expect(payment.validBefore).to.be.greaterThan(Date.now() / 1000);
       expect(payment.refund).to.contain(`validBefore ${payment.validBefore}`).and.to.contain("refund note");
       expect(refused.message).to.contain(payment.payer).and.to.contain(`answered the paid request with ${payment.seller.status}`);

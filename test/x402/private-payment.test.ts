@@ -1,8 +1,8 @@
 import http from "node:http";
 import { expect } from "chai";
-import { Wallet } from "ethers";
+import { toBeHex, Wallet } from "ethers";
 import { grossForNet } from "../../relayer/pricing/pricing.js";
-import { recoverNotes, X402AgentError } from "../../sdk/agent/index.js";
+import { recoverNotes, returnUnusedPayment, X402AgentError } from "../../sdk/agent/index.js";
 import { noteToWire, type SettleX402Answer } from "../../sdk/client/facilitator-client.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createNote, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, type Note } from "../../sdk/index.js";
@@ -10,6 +10,7 @@ import type { SweepRecord } from "../../relayer/store/relayer-store.js";
 import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
 import { listenLocal } from "../../x402-peers/local-server.js";
 import { readPaymentRequired, selectExactRequirement } from "../../sdk/x402/payment-required.js";
+import { decodeXPayment, encodeXPayment, paymentHeaders } from "../../sdk/x402/index.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
 import { PAYER_KEY_SECRET, relayerKey, treasury } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
@@ -53,12 +54,12 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
     expect(settled.privacy).to.deep.include({ private: false, minimumForPrivacy: 30 });
     expect(settled.privacy.custody.mode).to.equal("custodial");
 
-    // The seller got its price, the treasury the take (accrued in the pool), the notes lost the gross; the payer
-    // ends empty.
+    // The seller got its price from the pool itself, the treasury the take (accrued in the pool), the notes lost the
+    // gross; nothing stopped anywhere between the pool and the seller.
+    expect(settled.payer).to.equal(world.chain.facilitator.addressBook.privacyPool);
     expect(await world.usdcBalance(payTo)).to.equal(before.seller + world.price);
     expect(await world.accruedFees(treasury.address)).to.equal(before.treasury + gross() - world.price);
     expect(await world.poolBalance()).to.equal(before.pool - gross());
-    expect(await world.usdcBalance(settled.payer)).to.equal(0n);
     // The change note was saved, the spent note marked.
     const unspent = await world.unspentNotes(vault);
     expect(unspent.map((note) => note.value)).to.deep.equal([deposit.note.value - gross()]);
@@ -118,13 +119,13 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
       expect(retry.status).to.equal(200);
       expect(retry.body).to.deep.equal({ ...first.body, replayed: true, privacy: retry.body.privacy });
       expect(first.body.replayed).to.equal(false);
-      expect(await world.poolBalance()).to.equal(pool - gross());
 
-      // The replayed payment still pays the seller.
+      // The replayed payment still pays the seller, from the pool: the note's gross left it once.
       const paid = await fetch(world.sellers.v2.resourceUrl, {
         headers: { "PAYMENT-SIGNATURE": first.body.xPayment as string, "X-PAYMENT": first.body.xPayment as string },
       });
       expect(paid.status).to.equal(200);
+      expect(await world.poolBalance()).to.equal(pool - gross());
     });
 
     it("refuses the leased note for a payment on other terms, as already spent", async function () {
@@ -150,12 +151,46 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
       expect(new Set(answers.map((answer) => answer.body.xPayment)).size).to.equal(1);
       expect(new Set(answers.map((answer) => answer.body.fundingTxHash)).size).to.equal(1);
       expect(answers.filter((answer) => answer.body.replayed === false)).to.have.length(1);
-      expect(await world.poolBalance()).to.equal(pool - gross());
+      // One take accrued; the price waits in the pool for the seller, under one authorization.
+      expect(await world.poolBalance()).to.equal(pool - (gross() - world.price));
       const pool_ = world.chain.facilitator.privacyPool;
       const withdrawals = await pool_.queryFilter(pool_.filters.Withdrawn());
       const spends = withdrawals.filter((event) => event.args.spentNullifierHash === nullifierHashOf(deposit.note.nullifier));
       expect(spends).to.have.length(1);
     });
+  });
+
+  it("is refused by the seller's unmodified facilitators for any transfer the pool did not authorize, and taken once", async function () {
+    const { deposit } = await world.newAgent(world.chain.depositors.erin, 1_000_000n);
+    for (const [seller, payTo] of [[world.sellers.v2, world.payTo.v2], [world.sellers.v1, world.payTo.v1]] as const) {
+      const required = await readPaymentRequired(await fetch(seller.resourceUrl));
+      const accepted = selectExactRequirement(required!, { chainId: world.chainId, asset: world.asset })!;
+      const { note } = (await world.newAgent(world.chain.depositors.erin, 1_000_000n)).deposit;
+      const { status, body } = await world.relayer.post(SETTLE_X402, {
+        accepts: accepted,
+        resource: required!.x402Version === 2 ? required!.resource : undefined,
+        serviceDeposit: noteToWire(note),
+        acceptNotPrivate: true,
+      });
+      expect(status, JSON.stringify(body)).to.equal(200);
+      const genuine = decodeXPayment(body.xPayment as string);
+      const { authorization } = genuine.payload;
+      const altered = [
+        { validBefore: String(BigInt(authorization.validBefore) + 1n) },
+        { validAfter: String(BigInt(authorization.validAfter) - 1n) },
+        { nonce: toBeHex(nullifierHashOf(deposit.note.nullifier), 32) },
+      ];
+      const before = await world.usdcBalance(payTo);
+      for (const change of altered) {
+        const forged = encodeXPayment({ ...genuine, payload: { ...genuine.payload, authorization: { ...authorization, ...change } } });
+        const refused = await fetch(seller.resourceUrl, { headers: paymentHeaders(forged) });
+        expect(refused.status, JSON.stringify(change)).to.equal(402);
+      }
+      expect(await world.usdcBalance(payTo)).to.equal(before);
+      expect((await fetch(seller.resourceUrl, { headers: paymentHeaders(body.xPayment as string) })).status).to.equal(200);
+      expect((await fetch(seller.resourceUrl, { headers: paymentHeaders(body.xPayment as string) })).status, "the same payment again").to.equal(402);
+      expect(await world.usdcBalance(payTo)).to.equal(before + world.price);
+    }
   });
 
   it("refuses below the privacy minimum without acceptNotPrivate, touching no note", async function () {
@@ -236,7 +271,7 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
     expect(recovered.chains[0]?.history.map((step) => step.kind)).to.deep.equal(["deposited", "withdrawn", "withdrawn", "withdrawn"]);
   });
 
-  describe("the payer sweep", function () {
+  describe("an authorization the seller never used", function () {
     /** A settle-x402 of `amount` whose authorization has the shortest window and is never shown to the seller. */
     async function abandonedPayment(amount: bigint) {
       const { deposit, seed } = await world.newAgent(world.chain.depositors.bob, amount + 1_000_000n);
@@ -248,40 +283,37 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
         acceptNotPrivate: true,
       });
       expect(status, JSON.stringify(body)).to.equal(200);
-      return { note: deposit.note, seed, payer: body.payer as string, validBefore: body.validBefore as number };
+      const nullifierHash = nullifierHashOf(deposit.note.nullifier);
+      return { note: deposit.note, seed, nullifierHash, payer: body.payer as string, validBefore: body.validBefore as number, xPayment: body.xPayment as string };
     }
 
     const sweep = async () =>
       (await sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET })).records;
 
-    before(async function () {
-      const { entrypoint } = world.chain.facilitator;
-      await (await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), relayerKey.address)).wait();
-    });
-
-    it("returns an expired payer's payout, whatever its size, as the agent's refund note, which recovery finds and the agent can spend", async function () {
+    it("comes back, whatever its size, as the agent's refund note by a relaying key with no role, which recovery finds and the agent can spend", async function () {
       const refund = 1_200_000n;
-      const { note, seed, payer } = await abandonedPayment(refund);
+      const { note, seed, nullifierHash, payer } = await abandonedPayment(refund);
       const small = await abandonedPayment(60_000n);
-      expect(await world.usdcBalance(payer)).to.equal(refund);
+      const { entrypoint, privacyPool } = world.chain.facilitator;
+      expect(await entrypoint.hasRole(await entrypoint.REFUNDER_ROLE(), relayerKey.address)).to.equal(false);
+      expect(payer).to.equal(await privacyPool.getAddress());
+      const poolHolds = await world.usdcBalance(payer);
       // The chain's clock decides expiry, and it may run behind the relayer's wall clock (a restored snapshot
       // turns it back): move it past both authorizations.
       const { time } = world.chain.connection.networkHelpers;
       await time.increaseTo(Math.max(await time.latest(), small.validBefore) + 1);
 
-      const ofThese = (records: SweepRecord[]) => records.filter((record) => [payer, small.payer].includes(record.payer));
+      const ofThese = (records: SweepRecord[]) => records.filter((record) => [nullifierHash, small.nullifierHash].includes(record.nullifierHash));
       const records = ofThese(await sweep());
       expect(records.map(({ payer, outcome, amount }) => ({ payer, outcome, amount }))).to.have.deep.members([
         { payer, outcome: "deposited", amount: refund },
-        { payer: small.payer, outcome: "deposited", amount: 60_000n },
+        { payer, outcome: "deposited", amount: 60_000n },
       ]);
-      expect(await world.usdcBalance(payer)).to.equal(0n);
-      expect(await world.usdcBalance(small.payer)).to.equal(0n);
+      expect(await world.usdcBalance(payer), "nothing moved: the price never left the pool").to.equal(poolHolds);
       expect(ofThese(await sweep()), "a second sweep leaves them alone").to.deep.equal([]);
 
       // The refund note keeps the label of the note that paid, and its commitment holds the refund secrets.
-      const { entrypoint } = world.chain.facilitator;
-      const [refunded] = await entrypoint.queryFilter(entrypoint.filters.RefundDeposited(payer));
+      const refunded = (await entrypoint.queryFilter(entrypoint.filters.RefundDeposited(payer))).find((event) => event.args.originNullifierHash === nullifierHash);
       const refundNote = createNote(refund, note.label, deriveRefundSecrets(note), "refund");
       expect(refundNote.commitment).to.equal(refunded!.args.commitment);
       const recovered = await recoverNotes({ provider: world.provider, addressBook: world.chain.facilitator.addressBook, seed });
@@ -292,6 +324,25 @@ describe("the main job: an agent pays x402 sellers privately through settle-x402
       await world.syncIndexer();
       const spent = await world.relayer.post("/api/withdraw", { ...noteToWire(refundNote), recipient: world.payTo.v2 });
       expect(spent.status, JSON.stringify(spent.body)).to.equal(200);
+    });
+    it("comes back by the agent's own call from what it was answered, with no key or row of the operator's, and only once", async function () {
+      const { note, seed, nullifierHash, payer, validBefore, xPayment } = await abandonedPayment(300_000n);
+      const { time } = world.chain.connection.networkHelpers;
+      await time.increaseTo(Math.max(await time.latest(), validBefore) + 1);
+      // Any account with gas sends it, straight to the chain: the refund note is the agent's, whoever sends.
+      const anyone = world.chain.depositors.dave;
+      const { addressBook } = world.chain.facilitator;
+      const poolHolds = await world.usdcBalance(payer);
+      await returnUnusedPayment({ signer: anyone, addressBook, xPayment });
+      expect(await world.usdcBalance(payer), "nothing moved: the price never left the pool").to.equal(poolHolds);
+      const recovered = await recoverNotes({ provider: world.provider, addressBook, seed });
+      expect(recovered.unspent).to.deep.include(createNote(300_000n, note.label, deriveRefundSecrets(note), "refund"));
+      const again = await returnUnusedPayment({ signer: anyone, addressBook, xPayment }).then(() => "returned twice", (error: Error) => error.message);
+      expect(again).to.not.equal("returned twice");
+
+      // The operator's sweep finds it returned by someone else and records it so.
+      const records = (await sweep()).filter((record) => record.nullifierHash === nullifierHash);
+      expect(records.map(({ outcome, amount }) => ({ outcome, amount }))).to.deep.equal([{ outcome: "deposited", amount: 300_000n }]);
     });
   });
 });

@@ -2,7 +2,8 @@ import { expect } from "chai";
 import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { proveLocally, recoverNotes } from "../../sdk/agent/index.js";
 import { FacilitatorClient, noteToWire } from "../../sdk/client/facilitator-client.js";
-import { createNote, deriveChangeSecrets, deriveRefundSecrets, type Note } from "../../sdk/index.js";
+import { toBeHex } from "ethers";
+import { createNote, deriveChangeSecrets, deriveRefundSecrets, nullifierHashOf, type Note } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
 import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
 import { readPaymentRequired, selectExactRequirement } from "../../sdk/x402/payment-required.js";
@@ -19,7 +20,7 @@ const TAKE_BPS = 500n;
 /** 0.05 USDC: far below the 1 USDC minimum deposit that used to strand such refunds at the payer. */
 const PRICE = 50_000n;
 
-describe("refunds: a payment the seller refused after funding comes home as a note of the agent's seed", function () {
+describe("refunds: a payment the seller refused comes home as a note of the agent's seed", function () {
   let world: PaymentWorld;
   /** A seller whose x402 facilitator verifies payments but has no gas to settle them: it refuses after funding. */
   let seller: Seller;
@@ -47,16 +48,26 @@ describe("refunds: a payment the seller refused after funding comes home as a no
     seed: string;
   }
 
-  /** The seller's facilitator refuses the payment: the seller answers without the resource, the money stays put. */
-  async function expectRefusedAndHeld({ settled }: FundedPayment): Promise<string> {
+  /** Whether the token says the pool's authorization of the note's payment was used (its nonce is the nullifier hash). */
+  async function authorizationUsed(deposit: Note): Promise<boolean> {
+    const { usdc, privacyPool } = world.chain.facilitator;
+    return usdc.authorizationState(await privacyPool.getAddress(), toBeHex(nullifierHashOf(deposit.nullifier), 32));
+  }
+
+  /**
+   * The seller's facilitator refuses the payment: the seller answers without the resource, and the price stays in the
+   * pool, whose authorization nobody used. Returns the spent note's nullifier hash.
+   */
+  async function expectRefusedAndHeld({ settled, deposit }: FundedPayment): Promise<bigint> {
     expect(settled.status, JSON.stringify(settled.body)).to.equal(200);
-    const payer = settled.body.payer as string;
-    expect(await world.usdcBalance(payer)).to.equal(PRICE);
+    expect(settled.body.payer).to.equal(await world.chain.facilitator.privacyPool.getAddress());
+    const pool = await world.poolBalance();
     const xPayment = settled.body.xPayment as string;
     const refused = await fetch(seller.resourceUrl, { headers: { "PAYMENT-SIGNATURE": xPayment, "X-PAYMENT": xPayment } });
     expect(refused.ok, `seller answered ${refused.status}`).to.equal(false);
-    expect(await world.usdcBalance(payer)).to.equal(PRICE);
-    return payer;
+    expect(await world.poolBalance()).to.equal(pool);
+    expect(await authorizationUsed(deposit)).to.equal(false);
+    return nullifierHashOf(deposit.nullifier);
   }
 
   /**
@@ -75,7 +86,7 @@ describe("refunds: a payment the seller refused after funding comes home as a no
     expect((await world.indexer.client.aspProof(deposit.label)).witness.root).to.equal(await world.chain.facilitator.entrypoint.latestRoot());
   }
 
-  /** A payment to the reference seller whose facilitator settles: the seller uses the payer's authorization. */
+  /** A payment to the reference seller whose facilitator settles: the seller uses the pool's authorization. */
   async function usedPayment(): Promise<FundedPayment> {
     const { deposit, seed } = await world.newAgent(world.chain.depositors.erin, 1_000_000n);
     const required = await readPaymentRequired(await fetch(world.sellers.v2.resourceUrl));
@@ -89,7 +100,7 @@ describe("refunds: a payment the seller refused after funding comes home as a no
     expect(settled.status, JSON.stringify(settled.body)).to.equal(200);
     const xPayment = settled.body.xPayment as string;
     expect((await fetch(world.sellers.v2.resourceUrl, { headers: { "PAYMENT-SIGNATURE": xPayment } })).status).to.equal(200);
-    expect(await world.usdcBalance(settled.body.payer as string)).to.equal(0n);
+    expect(await authorizationUsed(deposit.note)).to.equal(true);
     return { settled, deposit: deposit.note, seed };
   }
 
@@ -117,8 +128,8 @@ describe("refunds: a payment the seller refused after funding comes home as a no
 
   /**
    * A custodial payment whose relay a stranger copies from the mempool and sends through a contract of its own, mined
-   * first: the relayer's transaction reverts, and the payer is funded by the stranger's. The agent still gets the
-   * payment (and the same one on a retry).
+   * first: the relayer's transaction reverts, and the pool's authorization is made by the stranger's. The agent still
+   * gets the payment (and the same one on a retry).
    */
   async function forwardedPayment(): Promise<FundedPayment> {
     const { deposit, seed } = await world.newAgent(world.chain.depositors.bob, 1_000_000n);
@@ -167,35 +178,32 @@ describe("refunds: a payment the seller refused after funding comes home as a no
 
   // Every case in one test: the sweep waits for the chain's clock to pass each authorization, and a clock moved past
   // one payment's window would already have passed a later payment's (the relayer sets windows by wall clock).
-  it("sweeps exactly the unused payout back after expiry as a note under the payer's origin label, and nothing a stranger sent", async function () {
+  it("returns exactly each unused authorization after expiry as a note under its origin's label, and nothing a stranger sent", async function () {
     const payments = [await custodialPayment(), await provenPayment(), await forwardedPayment()];
     const used = await usedPayment();
     const anonymityBefore = (await world.indexer.client.status()).anonymitySet;
+    const unused: bigint[] = [];
+    for (const payment of payments) unused.push(await expectRefusedAndHeld(payment));
+    const usedNote = nullifierHashOf(used.deposit.nullifier);
+    const ofThese = (records: { nullifierHash: bigint }[]) => records.filter((record) => [...unused, usedNote].includes(record.nullifierHash));
+
+    // A stranger sends the pool more than a payment: it may neither enter the pool as anyone's note nor make a refund fail.
+    await strangerSends(await world.chain.facilitator.privacyPool.getAddress(), PRICE + 1n);
     const poolBefore = await world.poolBalance();
-    const payers: string[] = [];
-    for (const payment of payments) payers.push(await expectRefusedAndHeld(payment));
-    const usedPayer = used.settled.body.payer as string;
 
-    // A stranger tops up a payer whose payment went unused by one atomic unit more than its payout, and sends a payer
-    // whose payment the seller used the same amount: neither may enter the pool, nor make the agent's refund fail.
-    await strangerSends(payers[0]!, PRICE + 1n);
-    await strangerSends(usedPayer, PRICE);
-
-    // Nothing is swept while the seller could still use the authorization.
+    // Nothing is returned while the seller could still use the authorization.
     const sweep = async () =>
       (await sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET })).records;
-    expect((await sweep()).filter((record) => [...payers, usedPayer].includes(record.payer))).to.deep.equal([]);
+    expect(ofThese(await sweep())).to.deep.equal([]);
 
     const { time } = world.chain.connection.networkHelpers;
     const lastValidBefore = Math.max(...[...payments, used].map(({ settled }) => settled.body.validBefore as number));
     await time.increaseTo(Math.max(await time.latest(), lastValidBefore) + 1);
     const swept = await sweep();
-    for (const payer of payers) expect(swept.find((record) => record.payer === payer)).to.deep.include({ outcome: "deposited", amount: PRICE });
-    expect(await world.usdcBalance(payers[0]!)).to.equal(PRICE + 1n);
-    for (const payer of payers.slice(1)) expect(await world.usdcBalance(payer)).to.equal(0n);
-    expect(swept.find((record) => record.payer === usedPayer)).to.deep.include({ outcome: "used", amount: 0n, depositTxHash: null });
-    expect(await world.usdcBalance(usedPayer)).to.equal(PRICE);
-    expect(await world.poolBalance()).to.equal(poolBefore + BigInt(payments.length) * PRICE);
+    for (const nullifierHash of unused) expect(swept.find((record) => record.nullifierHash === nullifierHash)).to.deep.include({ outcome: "deposited", amount: PRICE });
+    expect(swept.find((record) => record.nullifierHash === usedNote)).to.deep.include({ outcome: "used", amount: 0n, depositTxHash: null });
+    // The prices never left the pool: returning them moves nothing, and the stranger's units stay outside every note.
+    expect(await world.poolBalance()).to.equal(poolBefore);
 
     // Each refund is a leaf under its origin's label, recovered from the seed; no refund note exists for the used
     // payment, and refunds make no depositor.
@@ -205,7 +213,7 @@ describe("refunds: a payment the seller refused after funding comes home as a no
     expect(ofUsed.chains.filter((chain) => chain.origin === "refund")).to.deep.equal([]);
     expect((await world.indexer.client.status()).anonymitySet).to.equal(anonymityBefore);
     // A second sweep finds the refunds recorded and moves nothing.
-    expect((await sweep()).filter((record) => [...payers, usedPayer].includes(record.payer))).to.deep.equal([]);
+    expect(ofThese(await sweep())).to.deep.equal([]);
   });
 
   it("starts a payment's window on the chain's clock when the chain runs ahead of the relayer's, so the seller can still use it", async function () {

@@ -71,7 +71,6 @@ describe("the payer sweep takes back a private tab nobody drains (relayer/x402/t
     const { world, seller } = started;
     const { entrypoint: pool, usdc, privacyPool } = world.chain.facilitator;
     const { time } = world.chain.connection.networkHelpers;
-    await (await pool.grantRole(await pool.REFUNDER_ROLE(), relayerKey.address)).wait();
 
     // The agent opens a tab, pays three requests on it, and is gone; the seller neither claims nor refunds.
     const { opened, deposit } = await abandonedTab(started, world.chain.depositors.alice);
@@ -83,6 +82,10 @@ describe("the payer sweep takes back a private tab nobody drains (relayer/x402/t
     // Until two days after the deposit's window the sweep leaves the tab alone: the agent may still pay on it.
     const validBefore = Number(opened.deposit.authorization.erc3009Authorization.validBefore);
     await time.increaseTo(validBefore + DEFAULT_TAB_WITHDRAW_AFTER_SECONDS - 60);
+    // A tab's payer needs the relaying key to hold REFUNDER_ROLE: a round without it says so and moves nothing.
+    const withoutRole = await sweepExpiredPayers({ store, chain, payerKeySecret: PAYER_KEY_SECRET }).then(() => undefined, (error: unknown) => error);
+    expect(withoutRole).to.have.property("code", "REFUNDER_ROLE_MISSING");
+    await (await pool.grantRole(await pool.REFUNDER_ROLE(), relayerKey.address)).wait();
     expect(await sweep()).to.deep.equal([]);
     expect((await pending())[1]).to.equal(0n);
     expect(await expiredPayersWaiting({ store, chain })).to.equal(0);

@@ -1,6 +1,7 @@
 import { x402Client } from "@x402/core/client";
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from "@x402/fetch";
 import { expect } from "chai";
+import { poolAnswersFor } from "../helpers/pool-authorization.js";
 import type { Signer } from "ethers";
 import { grossForNet } from "../../relayer/pricing/pricing.js";
 import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
@@ -14,7 +15,7 @@ import {
   type X402Settlement,
 } from "../../sdk/agent/index.js";
 import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
-import { deriveRefundSecrets } from "../../sdk/index.js";
+import { deriveRefundSecrets, nullifierHashOf } from "../../sdk/index.js";
 import { WEATHER_REPORT, type Seller } from "../../x402-peers/seller.js";
 import { PAYER_KEY_SECRET } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
@@ -114,13 +115,13 @@ describe("@x402/fetch with only the private-pool scheme registered: an @x402/cor
     expect(payment).to.deep.include({ url: brokeSeller.resourceUrl, amount: world.price.toString(), gross: gross().toString() });
     expect(payment.seller.status).to.equal(402);
     expect(refused.message).to.contain(payment.payer).and.to.contain("refund note");
-    expect(await world.usdcBalance(payment.payer)).to.equal(world.price);
+    expect(await poolAnswersFor(world.chain.facilitator, payment.xPayment), "the pool still answers for the price").to.equal(true);
 
     const { time } = world.chain.connection.networkHelpers;
     await time.increaseTo(Math.max(await time.latest(), payment.validBefore) + 1);
     const { records: swept } = await sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET });
-    expect(swept.find((record) => record.payer === payment.payer)).to.deep.include({ outcome: "deposited", amount: world.price });
-    expect(await world.usdcBalance(payment.payer)).to.equal(0n);
+    expect(swept.find((record) => record.nullifierHash === nullifierHashOf(deposit.note.nullifier))).to.deep.include({ outcome: "deposited", amount: world.price });
+    expect(await poolAnswersFor(world.chain.facilitator, payment.xPayment), "returned, the pool answers for it no more").to.equal(false);
 
     await world.syncIndexer();
     const recovered = await recoverNotes({ provider: world.provider, addressBook: world.chain.facilitator.addressBook, seed });

@@ -5,6 +5,7 @@ import {
   deriveChangeSecrets,
   deriveRefundSecrets,
   encodeAccessFeeData,
+  encodePoolAuthorization,
   encodeRelayData,
   encodeSellerPayment,
   merkleWitness,
@@ -19,6 +20,7 @@ import {
   type MerkleWitness,
   type Note,
   type AccessFeeData,
+  type PoolAuthorization,
   type RelayData,
   type SellerPayment,
   type SolidityWithdrawProof,
@@ -75,6 +77,18 @@ export function proveSellerPayment(
   const { sellerPayment } = request;
   const withdrawnValue = request.withdrawnValue ?? sellerPayment.amount + sellerPayment.fee;
   return proveWithdrawalOf({ ...request, withdrawnValue }, encodeSellerPayment(sellerPayment), request.relayFeeBPS ?? 0n);
+}
+
+/**
+ * Proves an `exact` seller paid by the pool (a PoolAuthorization relayed by Entrypoint.relay): it withdraws what pays
+ * the authorization's value at its relay fee unless `withdrawnValue` says otherwise, with the proof's relay fee
+ * `relayFeeBPS` (the authorization's unless a test wants another).
+ */
+export function provePoolAuthorization(
+  request: Omit<ProvenWithdrawalRequest, "withdrawnValue"> & { authorization: PoolAuthorization; withdrawnValue: bigint; relayFeeBPS?: bigint },
+): Promise<RelayedWithdrawal> {
+  const { authorization } = request;
+  return proveWithdrawalOf(request, encodePoolAuthorization(authorization), request.relayFeeBPS ?? authorization.relayFeeBPS);
 }
 
 async function proveWithdrawalOf(request: ProvenWithdrawalRequest, data: string, relayFeeBPS: bigint): Promise<RelayedWithdrawal> {

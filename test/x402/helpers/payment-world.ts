@@ -310,7 +310,7 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
     /** Each seller's payTo address. */
     payTo,
     usdcBalance: (address: string) => usdc.balanceOf(address),
-    /** What the pool holds for notes: its USDC less the takes it owes the treasury (PrivacyPool.accruedFeesOf). */
+    /** What the pool holds for notes and for the prices it authorized sellers to take: its USDC less the takes it owes the treasury (PrivacyPool.accruedFeesOf). */
     poolBalance: async () => {
       const { privacyPool } = chain.facilitator;
       return (await usdc.balanceOf(await privacyPool.getAddress())) - (await privacyPool.accruedFeesOf(treasury.address));

@@ -328,11 +328,13 @@ export class LeasedWithdrawals {
     const effect = await chain.withdrawalEffect(txHash, lease.nullifierHash);
     if (effect === null || effect.withdrawnValue !== lease.gross || effect.newCommitment !== lease.changeCommitment) return false;
     const pool = chain.deployment.privacyPool;
+    const authorizes = poolTransferOfLease(lease, pool) !== undefined;
     // A payout the pool kept pays the lease's recipient by the transfer its record authorizes (payTo, value, window).
-    const kept = effect.paid === null && poolTransferOfLease(lease, pool) !== undefined;
+    const kept = effect.paid === null && authorizes;
     if (!kept && (effect.recipient.toLowerCase() !== lease.recipient.toLowerCase() || effect.paid !== lease.gross - lease.fee)) return false;
-    const { separator } = await this.token.read();
-    return recordsLease(await chain.call(() => chain.pool.spendRecordOf(lease.nullifierHash)), lease, { pool, separator });
+    // The token's domain is read only for a lease that needs it: no other spend depends on the token's EIP-712 domain.
+    const domain = authorizes ? { pool, separator: (await this.token.read()).separator } : undefined;
+    return recordsLease(await chain.call(() => chain.pool.spendRecordOf(lease.nullifierHash)), lease, domain);
   }
 
   /**

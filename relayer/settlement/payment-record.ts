@@ -1,6 +1,7 @@
 import { AbiCoder, keccak256, zeroPadValue } from "ethers";
 import { decodeXPayment, poolAuthorizationDigest, poolAuthorizationRecord, poolTransferOf, type PoolTransfer } from "../../sdk/x402/index.js";
 import type { LeaseRecord } from "../store/relayer-store.js";
+import { tabLeasePaymentOf } from "../x402/tab-lease.js";
 
 /** contracts/lib/SpendRecord.sol: what the pool keeps in a spent nullifier hash's slot for a spend that paid no payer. */
 export const PLAIN_RECORD = zeroPadValue("0x01", 32);
@@ -52,11 +53,8 @@ export interface PoolDomain {
  * the 64 bytes the pool answers for); undefined for a lease whose payment a single-use payer signs (a tab's).
  */
 export function poolTransferOfLease(lease: LeaseRecord, pool: string): PoolTransfer | undefined {
-  if (lease.payment === null) return undefined;
-  const payload = (decodeXPayment(lease.payment.xPayment) as { payload?: unknown }).payload;
-  const exact = payload as Parameters<typeof poolTransferOf>[1] | undefined;
-  if (exact?.authorization?.from === undefined || typeof exact.signature !== "string") return undefined;
-  return poolTransferOf(pool, exact);
+  if (lease.payment === null || tabLeasePaymentOf(lease.payment.xPayment) !== undefined) return undefined;
+  return poolTransferOf(pool, decodeXPayment(lease.payment.xPayment).payload);
 }
 
 /**
@@ -71,15 +69,15 @@ export function poolAuthorizationRecordOf(lease: LeaseRecord, { pool, separator 
 
 /**
  * Whether `recorded`, the pool's record of the lease's note (PrivacyPool.spendRecordOf), is what the lease's relay
- * writes: PLAIN for a spend that funds no payer; for a pool authorization, its record (`domain` says under what); for
- * a payer's payment, the hash of its PaymentRecord; REFUNDED once the payment came back (only the record's own payment
- * is ever refunded). A lease of an earlier version, which did not store its refund anchor, is matched by any
- * payment's record.
+ * writes: PLAIN for a spend that funds no payer; for a pool authorization, its record (`domain`, given for such a
+ * lease, says under what); for a payer's payment, the hash of its PaymentRecord; REFUNDED once the payment came back
+ * (only the record's own payment is ever refunded). A lease of an earlier version, which did not store its refund
+ * anchor, is matched by any payment's record.
  */
-export function recordsLease(recorded: string, lease: LeaseRecord, domain: PoolDomain): boolean {
+export function recordsLease(recorded: string, lease: LeaseRecord, domain?: PoolDomain): boolean {
   if (lease.payment === null) return recorded === PLAIN_RECORD;
   if (recorded === REFUNDED_RECORD) return true;
-  const authorized = poolAuthorizationRecordOf(lease, domain);
+  const authorized = domain === undefined ? undefined : poolAuthorizationRecordOf(lease, domain);
   if (authorized !== undefined) return recorded === authorized;
   const record = paymentRecordOf(lease);
   return record === undefined ? BigInt(recorded) > 2n : recorded === paymentRecordHash(record);

@@ -2,6 +2,7 @@
 pragma solidity 0.8.28;
 
 import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
+import {Clones} from "@openzeppelin/contracts/proxy/Clones.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SNARK_SCALAR_FIELD} from "@zk-kit/lean-imt.sol/Constants.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
@@ -13,12 +14,15 @@ import {IX402BatchSettlement} from "./interfaces/IX402BatchSettlement.sol";
 import {ProofLib} from "./lib/ProofLib.sol";
 import {RootHistory} from "./lib/RootHistory.sol";
 import {SpendRecord} from "./lib/SpendRecord.sol";
+import {TabPayer} from "./TabPayer.sol";
 
 /// @title Entrypoint
-/// @notice Registry of one privacy pool per asset, deposits, relayed withdrawals with a relay fee, the ASP root
-///         history, refunds and access fees (paid from a wallet or by a withdrawal proof). DEFAULT_ADMIN_ROLE registers
-///         pools, sets the access-fee treasury and manages roles; POSTMAN_ROLE publishes and revokes ASP roots;
-///         REFUNDER_ROLE returns unused payments.
+/// @notice Registry of one privacy pool per asset, deposits, relayed withdrawals with a relay fee (paying a
+///         recipient, authorizing an x402 seller's transfer from the pool, or opening a private tab), the ASP root
+///         history, the return of unused payments as refund notes and access fees (paid from a wallet or by a
+///         withdrawal proof). DEFAULT_ADMIN_ROLE registers pools, sets the access-fee treasury and manages roles;
+///         POSTMAN_ROLE publishes and revokes ASP roots. No role moves an agent's money: what a payment leaves unused
+///         comes back by calls anyone may make.
 contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
     using RootHistory for RootHistory.Roots;
@@ -26,8 +30,6 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
 
     /// @inheritdoc IEntrypoint
     bytes32 public constant POSTMAN_ROLE = keccak256("POSTMAN_ROLE");
-    /// @inheritdoc IEntrypoint
-    bytes32 public constant REFUNDER_ROLE = keccak256("REFUNDER_ROLE");
     /// @inheritdoc IEntrypoint
     uint256 public constant MAX_TREE_DEPTH = 32;
     /// @inheritdoc IEntrypoint
@@ -39,11 +41,18 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     /// @inheritdoc IEntrypoint
     uint256 public constant ROOT_MIN_LIFETIME_BLOCKS = RootHistory.MIN_LIFETIME_BLOCKS;
 
-    /// @dev Where x402 deploys x402BatchSettlement on every chain: a private tab's channel lives there.
-    address private constant BATCH_SETTLEMENT = 0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003;
+    /// @inheritdoc IEntrypoint
+    uint256 public constant MAX_TAB_WITHDRAW_DELAY = 7 days;
 
-    /// @dev abi.encode(RelayData): five static words.
-    uint256 private constant RELAY_DATA_LENGTH = 160;
+    /// @dev Where x402 deploys x402BatchSettlement on every chain: a private tab's channel lives there.
+    IX402BatchSettlement private constant BATCH_SETTLEMENT =
+        IX402BatchSettlement(0x4020074e9dF2ce1deE5A9C1b5c3f541D02a10003);
+    /// @dev The code every tab's payer runs: each is a minimal clone of it (EIP-1167, about 41k gas to deploy where the
+    ///      whole contract would take over 200k), at a CREATE2 address of this contract salted by its origin.
+    TabPayer private immutable TAB_PAYER_IMPLEMENTATION;
+
+    /// @dev abi.encode(RelayData): three static words.
+    uint256 private constant RELAY_DATA_LENGTH = 96;
     /// @dev abi.encode(SellerPayment): six static words.
     uint256 private constant SELLER_PAYMENT_LENGTH = 192;
     /// @dev abi.encode(PoolAuthorization): seven static words.
@@ -51,6 +60,8 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     /// @dev keccak256("TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)")
     bytes32 private constant TRANSFER_WITH_AUTHORIZATION_TYPEHASH =
         0x7c7c6cdb67a18743f49ec6fa9b35f50d52ed05cbed4cc592e13b44501c1a2267;
+    /// @dev abi.encode(TabOpening): ten static words (the channel's seven, then three).
+    uint256 private constant TAB_OPENING_LENGTH = 320;
     /// @dev abi.encode(AccessFeeData): two static words. Neither kind of data has the other's length, so a proof made
     ///      for one call is refused by the other instead of being read as its kind.
     uint256 private constant ACCESS_FEE_DATA_LENGTH = 64;
@@ -61,6 +72,8 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     mapping(uint256 scope => RelayTarget) private _relayTargets;
     RootHistory.Roots private _aspRoots;
     uint256 private _latestAspRoot;
+    /// @dev keccak256(payer, amount) of the deposit a tab's relay is making, for `collect`, within that call only.
+    bytes32 private transient _pendingDeposit;
 
     /// @dev What a relay needs of its scope's pool in one slot: the pool and its asset's maxRelayFeeBPS (at most
     ///      BPS_DENOMINATOR), copied from the asset's config, which never changes once registered.
@@ -75,6 +88,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         if (owner == address(0) || postman == address(0)) revert ZeroAddress();
         _grantRole(DEFAULT_ADMIN_ROLE, owner);
         _grantRole(POSTMAN_ROLE, postman);
+        TAB_PAYER_IMPLEMENTATION = new TabPayer();
     }
 
     /*//////////////////////////////////////////////////////////////
@@ -120,6 +134,7 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
         uint256 stateTreeSize
     ) external nonReentrant {
         RelayTarget memory target = _relayTarget(scope);
+        if (withdrawal.data.length == TAB_OPENING_LENGTH) return _openTab(withdrawal, proof, scope, stateTreeSize, target);
         target.pool.withdraw(proof, stateTreeSize, _payout(withdrawal, proof, scope, target));
     }
 
@@ -188,30 +203,13 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     }
 
     /// @inheritdoc IEntrypoint
-    function depositRefund(
-        IERC20 asset,
-        uint256 originNullifierHash,
-        PaymentRecord calldata payment,
-        RefundAuthorization calldata authorization
-    ) external onlyRole(REFUNDER_ROLE) nonReentrant returns (uint256 commitment) {
-        IPrivacyPool pool = _assetConfigs[asset].pool;
-        if (address(pool) == address(0)) revert AssetNotRegistered();
-        if (payment.amount == 0) revert ZeroRefund();
-        // EIP-3009 takes an authorization while block.timestamp < validBefore: from then on no seller can use it.
-        if (block.timestamp < payment.validBefore) revert PaymentNotExpired();
-        if (IEIP3009(address(asset)).authorizationState(payment.payer, payment.nonce)) revert PaymentAlreadyUsed();
-        return _returnPayout(asset, pool, originNullifierHash, payment, payment.amount, authorization);
-    }
-
-    /// @inheritdoc IEntrypoint
     function refundAuthorization(
         IERC20 asset,
         uint256 originNullifierHash,
         AuthorizedTransfer calldata transfer,
         uint256 refundAnchor
     ) external nonReentrant returns (uint256 commitment) {
-        IPrivacyPool pool = _assetConfigs[asset].pool;
-        if (address(pool) == address(0)) revert AssetNotRegistered();
+        IPrivacyPool pool = _poolOf(asset);
         if (block.timestamp < transfer.validBefore) revert PaymentNotExpired();
         bytes32 nonce = bytes32(originNullifierHash);
         if (IEIP3009(address(asset)).authorizationState(address(pool), nonce)) revert PaymentAlreadyUsed();
@@ -221,67 +219,48 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     }
 
     /// @inheritdoc IEntrypoint
-    function depositTabRefund(
-        IERC20 asset,
-        uint256 originNullifierHash,
-        PaymentRecord calldata payment,
-        bytes32 channelId,
-        uint256 depositSalt,
-        RefundAuthorization calldata authorization
-    ) external onlyRole(REFUNDER_ROLE) nonReentrant returns (uint256 commitment) {
-        IPrivacyPool pool = _assetConfigs[asset].pool;
-        if (address(pool) == address(0)) revert AssetNotRegistered();
-        if (payment.amount == 0) revert ZeroRefund();
-        if (keccak256(abi.encode(channelId, depositSalt)) != payment.nonce) revert TabChannelMismatch();
-        if (!IEIP3009(address(asset)).authorizationState(payment.payer, payment.nonce)) revert TabNotOpened();
-        (, uint128 totalClaimed) = IX402BatchSettlement(BATCH_SETTLEMENT).channels(channelId);
-        // Vouchers never exceed the deposit, so the seller claims at most the payout; more would be a stranger's
-        // deposit claimed, and then nothing of the payout is left.
-        if (totalClaimed >= payment.amount) revert TabFullyClaimed();
-        uint256 rest = payment.amount - totalClaimed;
-        commitment = pool.depositRefund(originNullifierHash, keccak256(abi.encode(payment)), rest, payment.refundAnchor);
-        // The rest is back once the single-use payer holds it (the seller's refund, or the payer side's withdrawal
-        // after its delay), whatever the channel holds beyond the claims: a stranger's deposit there is not waited for.
-        if (asset.balanceOf(payment.payer) < rest) revert TabRestNotReturned();
-        _pullRefund(asset, pool, originNullifierHash, payment.payer, rest, commitment, authorization);
+    function withdrawTab(IERC20 asset, uint256 originNullifierHash, TabRecord calldata tab) external nonReentrant {
+        IPrivacyPool pool = _poolOf(asset);
+        if (block.timestamp < tab.reclaimableAfter) revert TabStillOpen();
+        if (pool.spendRecordOf(originNullifierHash) != keccak256(abi.encode(tab))) revert TabNotRecorded();
+        bytes32 channelId = BATCH_SETTLEMENT.getChannelId(tab.channel);
+        (, uint40 initiatedAt) = BATCH_SETTLEMENT.pendingWithdrawals(channelId);
+        bytes memory call;
+        if (initiatedAt != 0) {
+            call = abi.encodeCall(IX402BatchSettlement.finalizeWithdraw, (tab.channel));
+        } else {
+            (uint128 balance, uint128 totalClaimed) = BATCH_SETTLEMENT.channels(channelId);
+            call = abi.encodeCall(IX402BatchSettlement.initiateWithdraw, (tab.channel, balance - totalClaimed));
+        }
+        _deployedTabPayer(originNullifierHash).act(address(BATCH_SETTLEMENT), call);
     }
 
-    /// @dev The pool checks `payment` against its record of the relay and inserts the refund note of `value` under
-    ///      the proof's refund anchor; the payer's authorization then moves exactly `value` into the pool.
-    function _returnPayout(
-        IERC20 asset,
-        IPrivacyPool pool,
-        uint256 originNullifierHash,
-        PaymentRecord calldata payment,
-        uint256 value,
-        RefundAuthorization calldata authorization
-    ) private returns (uint256 commitment) {
-        commitment = pool.depositRefund(originNullifierHash, keccak256(abi.encode(payment)), value, payment.refundAnchor);
-        _pullRefund(asset, pool, originNullifierHash, payment.payer, value, commitment, authorization);
+    /// @inheritdoc IEntrypoint
+    function returnTab(IERC20 asset, uint256 originNullifierHash, TabRecord calldata tab)
+        external
+        nonReentrant
+        returns (uint256 commitment)
+    {
+        IPrivacyPool pool = _poolOf(asset);
+        (, uint128 totalClaimed) = BATCH_SETTLEMENT.channels(BATCH_SETTLEMENT.getChannelId(tab.channel));
+        if (totalClaimed >= tab.deposit) revert TabFullyClaimed();
+        uint256 rest = tab.deposit - totalClaimed;
+        address payer = tabPayerOf(originNullifierHash);
+        if (asset.balanceOf(payer) < rest) revert TabRestNotReturned();
+        commitment = pool.depositRefund(originNullifierHash, keccak256(abi.encode(tab)), rest, tab.refundAnchor);
+        _deployedTabPayer(originNullifierHash).pay(asset, address(pool), rest);
+        emit RefundDeposited(payer, commitment, originNullifierHash, rest);
     }
 
-    /// @dev Moves `value` from `payer` into the pool by the payer's ReceiveWithAuthorization of exactly that value, for
-    ///      the refund note `commitment` the pool just inserted.
-    function _pullRefund(
-        IERC20 asset,
-        IPrivacyPool pool,
-        uint256 originNullifierHash,
-        address payer,
-        uint256 value,
-        uint256 commitment,
-        RefundAuthorization calldata authorization
-    ) private {
-        IEIP3009(address(asset)).receiveWithAuthorization(
-            payer,
-            address(this),
-            value,
-            authorization.validAfter,
-            authorization.validBefore,
-            authorization.nonce,
-            authorization.signature
-        );
-        asset.safeTransfer(address(pool), value);
-        emit RefundDeposited(payer, commitment, originNullifierHash, value);
+    /// @notice x402BatchSettlement's deposit collector for a tab's relay: delivers the deposit the relay just took out
+    ///         of the pool. NotDepositing at any other time or for any other caller, payer or amount.
+    /// @dev Not nonReentrant: x402BatchSettlement calls it from within the relay that set `_pendingDeposit`.
+    function collect(address payer, IERC20 token, uint256 amount, bytes32, bytes calldata) external {
+        if (msg.sender != address(BATCH_SETTLEMENT) || _pendingDeposit != keccak256(abi.encode(payer, amount))) {
+            revert NotDepositing();
+        }
+        _pendingDeposit = 0;
+        token.safeTransfer(msg.sender, amount);
     }
 
     /// @inheritdoc IEntrypoint
@@ -305,6 +284,11 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     /*//////////////////////////////////////////////////////////////
                                  VIEWS
     //////////////////////////////////////////////////////////////*/
+
+    /// @inheritdoc IEntrypoint
+    function tabPayerOf(uint256 originNullifierHash) public view returns (address) {
+        return Clones.predictDeterministicAddress(address(TAB_PAYER_IMPLEMENTATION), bytes32(originNullifierHash));
+    }
 
     /// @inheritdoc IEntrypoint
     function assetConfig(IERC20 asset) external view returns (AssetConfig memory) {
@@ -340,14 +324,50 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
                                 INTERNAL
     //////////////////////////////////////////////////////////////*/
 
+    function _poolOf(IERC20 asset) private view returns (IPrivacyPool pool) {
+        pool = _assetConfigs[asset].pool;
+        if (address(pool) == address(0)) revert AssetNotRegistered();
+    }
+
+    /// @dev The tab's payer, deployed now if nothing had to leave it before.
+    function _deployedTabPayer(uint256 originNullifierHash) private returns (TabPayer) {
+        address payer = tabPayerOf(originNullifierHash);
+        if (payer.code.length != 0) return TabPayer(payer);
+        return TabPayer(Clones.cloneDeterministic(address(TAB_PAYER_IMPLEMENTATION), bytes32(originNullifierHash)));
+    }
+
+    /// @dev A TabOpening's relay: the pool pays the deposit (and accrues the fee) to this contract, which x402's
+    ///      batch-settlement then collects into the channel, whose payer is the note's own TabPayer.
+    function _openTab(
+        IPrivacyPool.Withdrawal calldata withdrawal,
+        ProofLib.WithdrawProof calldata proof,
+        uint256 scope,
+        uint256 stateTreeSize,
+        RelayTarget memory target
+    ) private {
+        _checkProcessing(withdrawal, proof);
+        TabOpening memory opening = abi.decode(withdrawal.data, (TabOpening));
+        uint256 feeAmount = _relayFee(opening.relayFeeBPS, proof, target.maxRelayFeeBPS);
+        _checkContext(withdrawal, proof, scope);
+        IX402BatchSettlement.ChannelConfig memory channel = opening.channel;
+        if (channel.payer != tabPayerOf(proof.nullifierHash())) revert TabPayerMismatch();
+        if (channel.token != address(target.pool.ASSET())) revert TabTokenMismatch();
+        if (channel.withdrawDelay > MAX_TAB_WITHDRAW_DELAY) revert TabWithdrawDelayAboveMaximum();
+        uint256 amount = proof.withdrawnValue() - feeAmount;
+        bytes32 record = keccak256(abi.encode(TabRecord(channel, amount, opening.reclaimableAfter, proof.refundAnchor())));
+        target.pool.withdraw(proof, stateTreeSize, IPrivacyPool.Payout(address(this), opening.feeRecipient, feeAmount, record));
+        _pendingDeposit = keccak256(abi.encode(channel.payer, amount));
+        BATCH_SETTLEMENT.deposit(channel, uint128(amount), address(this), "");
+    }
+
     function _relayTarget(uint256 scope) private view returns (RelayTarget memory target) {
         target = _relayTargets[scope];
         if (address(target.pool) == address(0)) revert UnknownScope();
     }
 
     /// @dev What the entrypoint checks of a relayed withdrawal (its processing, its data's fee against the maximum and
-    ///      the proof's, its context) and where its value goes, from its data: RelayData (and, for a single-use
-    ///      payer's payment, the record a refund of it must later present), a PoolAuthorization or a SellerPayment.
+    ///      the proof's, its context) and where its value goes, from its data: RelayData, a PoolAuthorization or a
+    ///      SellerPayment. A TabOpening is relay's alone (_openTab): its deposit follows the spend in the same call.
     function _payout(
         IPrivacyPool.Withdrawal calldata withdrawal,
         ProofLib.WithdrawProof calldata proof,
@@ -356,25 +376,13 @@ contract Entrypoint is IEntrypoint, AccessControl, ReentrancyGuardTransient {
     ) private view returns (IPrivacyPool.Payout memory) {
         _checkProcessing(withdrawal, proof);
         uint256 dataLength = withdrawal.data.length;
+        if (dataLength == TAB_OPENING_LENGTH) revert TabOpeningNotBatched();
         if (dataLength == POOL_AUTHORIZATION_LENGTH) return _authorizationPayout(withdrawal, proof, scope, target);
         if (dataLength != RELAY_DATA_LENGTH) return _sellerPayout(withdrawal, proof, scope);
         RelayData memory relayData = abi.decode(withdrawal.data, (RelayData));
         uint256 feeAmount = _relayFee(relayData.relayFeeBPS, proof, target.maxRelayFeeBPS);
         _checkContext(withdrawal, proof, scope);
-        bytes32 spendRecord = relayData.paymentNonce == 0
-            ? SpendRecord.PLAIN
-            : keccak256(
-                abi.encode(
-                    PaymentRecord(
-                        relayData.recipient,
-                        proof.withdrawnValue() - feeAmount,
-                        relayData.paymentNonce,
-                        relayData.paymentValidBefore,
-                        proof.refundAnchor()
-                    )
-                )
-            );
-        return IPrivacyPool.Payout(relayData.recipient, relayData.feeRecipient, feeAmount, spendRecord);
+        return IPrivacyPool.Payout(relayData.recipient, relayData.feeRecipient, feeAmount, SpendRecord.PLAIN);
     }
 
     /// @dev An `exact` seller paid by the pool: the payout stays in the pool (recipient: the pool), whose spend record

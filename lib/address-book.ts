@@ -22,8 +22,12 @@ export const AddressBookSchema = z
     startBlock: z.number().int().nonnegative(),
     deployer: AddressSchema,
     postman: AddressSchema,
-    /** Set at deploy (ACCESS_FEE_TREASURY, REFUNDER_ADDRESS); absent from books written before they were recorded. */
+    /** Set at deploy (ACCESS_FEE_TREASURY); absent from books written before it was recorded. */
     accessFeeTreasury: AddressSchema.optional(),
+    /**
+     * Written by deployments of an earlier version of the contracts, whose entrypoint had a REFUNDER_ROLE: read so
+     * that their books still open (their notes leave by ragequit); this version writes and checks none.
+     */
     refunder: AddressSchema.optional(),
   })
   .strict();

@@ -315,11 +315,11 @@ function shieldedPaymentSummary(event: Extract<AgentEvent, { step: "proved-payme
   };
 }
 
-/** The opening of a private tab: its deposit, the relay that funded its payer, and its channel. */
+/** The opening of a private tab: its deposit, the relay that made it, and its channel. */
 function tabSummary(tab: OpenTabAnswer) {
   return {
     method: "tab",
-    depositAtomic: tab.deposit.amount,
+    depositAtomic: (BigInt(tab.gross) - BigInt(tab.fee)).toString(),
     grossAtomic: tab.gross,
     payer: tab.payer,
     channelId: tab.channelId,

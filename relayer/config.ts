@@ -6,9 +6,8 @@ import { AddressSchema } from "../sdk/schema/primitives.js";
 import { FAULT_POINTS } from "./ops/faults.js";
 import { parseUsdc } from "./pricing/pricing.js";
 import { DEFAULT_LEASE_TIMING } from "./settlement/leased-withdrawals.js";
-import { payerKeySecretWeakness, SECRET_RECIPE } from "./x402/payer-keys.js";
+import { operatorSecretWeakness, SECRET_RECIPE } from "./operator-secret.js";
 import { DEFAULT_PAYMENT_WINDOW } from "./x402/seller-terms.js";
-import { DEFAULT_TAB_WITHDRAW_AFTER_SECONDS } from "./x402/tab-withdrawal.js";
 
 /** The environment variable behind each config key (docs/relayer.md lists them). */
 export const RELAYER_ENV = {
@@ -51,7 +50,6 @@ export const RELAYER_ENV = {
   metricsHost: "RELAYER_METRICS_HOST",
   metricsToken: "RELAYER_METRICS_TOKEN",
   sweepIntervalSeconds: "RELAYER_SWEEP_INTERVAL_SECONDS",
-  tabWithdrawAfterSeconds: "RELAYER_TAB_WITHDRAW_AFTER_SECONDS",
   feeClaimMinimum: "RELAYER_FEE_CLAIM_MINIMUM_ATOMIC",
   sellerFee: "RELAYER_SELLER_FEE_ATOMIC",
   sellerEip3009PrivateKey: "RELAYER_SELLER_EIP3009_KEY",
@@ -93,13 +91,16 @@ export const RelayerConfigSchema = z
     addressBook: z.string().min(1).optional(),
     /** Receives the per-settle take and the access fees. */
     treasury: AddressSchema,
-    /** 32-byte secret the settle-x402 payer keys are derived from (relayer/x402/payer-keys.ts). Keep it like a key. */
+    /**
+     * 32-byte operator secret the agents' API keys and the quote MAC key are derived from (relayer/operator-secret.ts);
+     * no key that holds money. The name is kept from when payer keys derived from it. Keep it like a key.
+     */
     payerKeySecret: z
       .string()
       .regex(/^0x[0-9a-fA-F]{64}$/, `must be a 0x-prefixed 32-byte secret; ${SECRET_RECIPE}`)
       .superRefine((secret, ctx) => {
-        const weakness = payerKeySecretWeakness(secret);
-        if (weakness !== undefined) ctx.addIssue({ code: "custom", message: `is weak: it ${weakness}. Every payer key follows from it; ${SECRET_RECIPE}` });
+        const weakness = operatorSecretWeakness(secret);
+        if (weakness !== undefined) ctx.addIssue({ code: "custom", message: `is weak: it ${weakness}. Whoever guesses it mints quotes and agent keys of this relayer; ${SECRET_RECIPE}` });
       }),
     host: z.string().min(1).default("127.0.0.1"),
     port: port.default(8787),
@@ -184,11 +185,6 @@ export const RelayerConfigSchema = z
       .transform(Number)
       .pipe(z.number().int().max(2_000_000))
       .default(600),
-    /**
-     * How long after a private tab's deposit window the payer sweep takes back what nobody drained by the channel's
-     * timed withdrawal (relayer/x402/tab-withdrawal.ts). Keep it above the agents' tab lifetime (the SDK's: one day).
-     */
-    tabWithdrawAfterSeconds: positiveInt.default(DEFAULT_TAB_WITHDRAW_AFTER_SECONDS),
     /** The accrued takes (USDC atomic) at which a sweep round claims them for the treasury (PrivacyPool.claimFees). */
     feeClaimMinimum: z
       .string()

@@ -133,7 +133,7 @@ async function wireRelayer(
   });
   const paymentWindow = { minimumSeconds: config.x402MinWindowSeconds, maximumSeconds: config.x402MaxWindowSeconds };
   const nonCustodial = { quoteTtlSeconds: config.quoteTtlSeconds, verificationKeySha256: await verificationKeySha256() };
-  const payerDeps = { facilitator, chain, accessFee, agents, payerKeySecret: config.payerKeySecret, window: paymentWindow };
+  const payerDeps = { facilitator, chain, accessFee, agents, window: paymentWindow };
   const x402 = new X402Settler(payerDeps);
   const tabs = new TabOpener(payerDeps);
 
@@ -233,8 +233,6 @@ async function wireRelayer(
       : new SweepSchedule({
           store,
           chain,
-          payerKeySecret: config.payerKeySecret,
-          tabWithdrawAfterSeconds: config.tabWithdrawAfterSeconds,
           metrics,
           logger,
           intervalMs: config.sweepIntervalSeconds * 1000,

@@ -1,7 +1,8 @@
-// Sweeps settle-x402 payers whose authorization expired unused: exactly the payout the relay recorded on chain
-// goes back into the pool as the agent's refund note through Entrypoint.depositRefund, sent by the relaying key,
-// which needs REFUNDER_ROLE (relayer/x402/payer-sweep.ts). Reads the relayer's configuration (docs/relayer.md).
-// Exits 1 when the sweep could not run or a payer's refund failed (each named with its lease's nullifier hash).
+// Sweeps what the pool paid and nobody took back into the pool as the agents' refund notes (relayer/x402/payer-sweep.ts):
+// settle-x402 authorizations that expired unused (Entrypoint.refundAuthorization) and the rest of private tabs
+// (Entrypoint.withdrawTab, returnTab). Every call is one anyone may make; the relaying key only pays the gas. Reads
+// the relayer's configuration (docs/relayer.md). Exits 1 when the sweep could not run or a refund failed (each named
+// with its lease's nullifier hash).
 //
 //   npm run sweep:payers
 import { ConfigError } from "../lib/env-config.js";
@@ -18,8 +19,6 @@ async function main(): Promise<void> {
     const { records, failures } = await sweepExpiredPayers({
       store,
       chain,
-      payerKeySecret: config.payerKeySecret,
-      tabWithdrawAfterSeconds: config.tabWithdrawAfterSeconds,
       log: (line) => console.log(`[sweep] ${line}`),
     });
     const count = (outcome: string) => records.filter((record) => record.outcome === outcome).length;

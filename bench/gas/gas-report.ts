@@ -4,18 +4,18 @@
 // relayed withdrawal with 1, 1k and 100k leaves already in the state tree (filled as bench/simulated-state-tree.ts
 // explains), a seller paid straight from the pool against the detour (the relay that makes the pool the seller's
 // payer, then the seller's facilitator's transferWithAuthorization from the pool) from the same tree position, the
-// return of an unused authorization, an ASP root update (plain and revoking), a refund deposit, an access-fee payment, the verifier alone and relayBatch of 1, 4 and 16 withdrawals at 1k leaves, and
+// return of an unused authorization, a private tab opened by the pool from the same tree position, an ASP root update (plain and revoking), an access-fee payment, the verifier alone and relayBatch of 1, 4 and 16 withdrawals at 1k leaves, and
 // a private tab's open, claim, settle, refund and return (tab-gas.ts). Prints a table, where the deposit's and the relay's gas
 // goes (gas-breakdown.ts), compares both with the figures before the gas work and with Privacy Pools', and writes bench/results/gas.json.
 import type { ContractTransactionResponse } from "ethers";
 import { network } from "hardhat";
 import { hexlify, randomBytes, toBeHex, Wallet } from "ethers";
 import { createLeanIMT, createNote, labelOf, namePublicSignals, nullifierHashOf, precommitmentOf, releaseProverThreads } from "../../sdk/index.js";
-import { buildAuthorization, signAuthorization } from "../../test/contracts/helpers/authorizations.js";
 import { deployedFacilitator } from "../../test/contracts/helpers/fixtures.js";
 import { fundDepositor, secretsFor } from "../../test/contracts/helpers/notes.js";
 import { poolAuthorizationSignature } from "../../sdk/x402/index.js";
-import { provePoolAuthorization, proveRelayedWithdrawal, proveSellerPayment } from "../../test/contracts/helpers/withdrawals.js";
+import { provePoolAuthorization, proveRelayedWithdrawal, proveSellerPayment, proveTabOpening } from "../../test/contracts/helpers/withdrawals.js";
+import { placeBatchSettlementPeer } from "../../x402-peers/batch-settlement.js";
 import { printTable, writeResults } from "../report.js";
 import { facilitatorClassifier } from "./facilitator-parts.js";
 import { type Breakdown, gasBreakdown, PART_NAMES, PARTS } from "./gas-breakdown.js";
@@ -53,9 +53,10 @@ interface Measurement {
    * nobody used (Entrypoint.refundAuthorization).
    */
   detour: { relay: number; transferWithAuthorization: number; unusedReturn: number };
+  /** A private tab opened by the pool: the relay that spends the note and deposits into the channel (TabOpening), one transaction. */
+  tabOpening: number;
   aspRootUpdate: number;
   revokingAspRootUpdate: number;
-  refundDeposit: number;
   accessFee: number;
   verifier: number;
 }
@@ -79,8 +80,8 @@ async function measure(treeSize: number): Promise<Measurement> {
   const stateTree = await fillStateTree(connection, privacyPool, fillerLeaves);
 
   // In steady operation the pool, the depositor and the fee recipient (a treasury) already hold USDC, so their
-  // balance slots are non-zero, and the treasury has fees accrued in the pool; the recipient is a fresh single-use
-  // payer, as in an x402 settlement.
+  // balance slots are non-zero, and the treasury has fees accrued in the pool; the recipient is a fresh
+  // address.
   for (const holder of [privacyPool, accounts.depositor, accounts.feeRecipient]) await usdc.mint(holder, 1n);
   await accruedFeesOnce(connection, privacyPool, accounts.feeRecipient.address);
   await fundDepositor(facilitator, accounts.depositor, DEPOSIT);
@@ -104,9 +105,9 @@ async function measure(treeSize: number): Promise<Measurement> {
   const aspTree = createLeanIMT([note.label]);
   const aspRootUpdate = await gasOf(entrypoint.updateRoot(aspTree.root, aspTree.depth, "bench-asp-root"));
 
-  // An x402 settlement's relay: it names the single-use payer's authorization, which the pool records for a refund.
+  // A relayed withdrawal to a fresh recipient.
   const now = (await connection.ethers.provider.getBlock("latest"))!.timestamp;
-  const payment = { nonce: hexlify(randomBytes(32)), validBefore: BigInt(now + 300) };
+  const validBefore = BigInt(now + 300);
   const { withdrawal, proof, stateTreeSize } = await proveRelayedWithdrawal({
     note,
     withdrawnValue: WITHDRAWAL,
@@ -116,7 +117,6 @@ async function measure(treeSize: number): Promise<Measurement> {
       recipient: accounts.recipient.address,
       feeRecipient: accounts.feeRecipient.address,
       relayFeeBPS: RELAY_FEE_BPS,
-      payment,
     },
     entrypoint: await entrypoint.getAddress(),
     scope,
@@ -129,29 +129,6 @@ async function measure(treeSize: number): Promise<Measurement> {
   const depositBreakdown = await gasBreakdown(connection, depositReceipt.hash, classifier);
   const relayBreakdown = await gasBreakdown(connection, relayReceipt.hash, classifier);
 
-  // The recipient plays the single-use payer whose payout comes back, unused once its window closed, as the refund
-  // note the relay's proof committed to.
-  await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), accounts.admin);
-  const payer = accounts.recipient;
-  const refundValue = WITHDRAWAL - (WITHDRAWAL * RELAY_FEE_BPS) / 10_000n;
-  await connection.ethers.provider.send("evm_increaseTime", [301]);
-  const later = now + 302;
-  const authorization = buildAuthorization(later, {
-    from: payer.address, to: await entrypoint.getAddress(), value: refundValue, nonce: hexlify(randomBytes(32)),
-  });
-  const signature = await signAuthorization(payer, usdc, "ReceiveWithAuthorization", authorization);
-  const paymentRecord = {
-    payer: payer.address,
-    amount: refundValue,
-    nonce: payment.nonce,
-    validBefore: payment.validBefore,
-    refundAnchor: namePublicSignals(proof.pubSignals).refundAnchor,
-  };
-  const { validAfter, validBefore, nonce } = authorization;
-  const refundDeposit = await gasOf(
-    entrypoint.depositRefund(usdc, nullifierHashOf(note.nullifier), paymentRecord, { validAfter, validBefore, nonce, signature }),
-  );
-
   await entrypoint.setAccessFeeTreasury(accounts.feeRecipient);
   await fundDepositor(facilitator, accounts.depositor, 5_000n);
   const accessFee = await gasOf(entrypoint.connect(accounts.depositor).payAccessFee(usdc, 42n, 5_000n));
@@ -163,7 +140,7 @@ async function measure(treeSize: number): Promise<Measurement> {
   const price = WITHDRAWAL - (WITHDRAWAL * RELAY_FEE_BPS) / 10_000n;
   await beforeRelay.restore();
   await usdc.mint(seller, 1n);
-  const transfer = { payTo: seller, value: price, validAfter: BigInt(now - 600), validBefore: payment.validBefore };
+  const transfer = { payTo: seller, value: price, validAfter: BigInt(now - 600), validBefore: validBefore };
   const authorized = await provePoolAuthorization({
     note,
     withdrawnValue: WITHDRAWAL,
@@ -197,22 +174,50 @@ async function measure(treeSize: number): Promise<Measurement> {
       feeRecipient: accounts.feeRecipient.address,
       fee: WITHDRAWAL - price,
       requestReference: hexlify(randomBytes(32)),
-      validBefore: payment.validBefore,
+      validBefore: validBefore,
     },
     entrypoint: await entrypoint.getAddress(),
     scope,
   });
   const sellerPayment = await gasOf(entrypoint.connect(accounts.stranger).relay(paid.withdrawal, paid.proof, scope, paid.stateTreeSize));
+
+  // A tab of the same price opened from the same state; x402's contract already holds other channels' USDC.
+  await beforeRelay.restore();
+  const { settlement } = await placeBatchSettlementPeer(connection.ethers);
+  await usdc.mint(settlement, 1n);
+  const opening = await proveTabOpening({
+    note,
+    withdrawnValue: WITHDRAWAL,
+    stateTree,
+    aspTree,
+    opening: {
+      channel: {
+        payer: await entrypoint.tabPayerOf(nullifierHashOf(note.nullifier)),
+        payerAuthorizer: Wallet.createRandom().address,
+        receiver: seller,
+        receiverAuthorizer: Wallet.createRandom().address,
+        token: await usdc.getAddress(),
+        withdrawDelay: 900,
+        salt: hexlify(randomBytes(32)),
+      },
+      reclaimableAfter: BigInt(now + 86_400),
+      feeRecipient: accounts.feeRecipient.address,
+      relayFeeBPS: RELAY_FEE_BPS,
+    },
+    entrypoint: await entrypoint.getAddress(),
+    scope,
+  });
+  const tabOpening = await gasOf(entrypoint.connect(accounts.stranger).relay(opening.withdrawal, opening.proof, scope, opening.stateTreeSize));
   await connection.close();
   return {
-    treeSize, deposit, relay, depositBreakdown, relayBreakdown, sellerPayment, detour: { relay: detourRelay, transferWithAuthorization, unusedReturn },
-    aspRootUpdate, revokingAspRootUpdate, refundDeposit, accessFee, verifier: verifierGas,
+    treeSize, deposit, relay, depositBreakdown, relayBreakdown, sellerPayment, detour: { relay: detourRelay, transferWithAuthorization, unusedReturn }, tabOpening,
+    aspRootUpdate, revokingAspRootUpdate, accessFee, verifier: verifierGas,
   };
 }
 
 /**
  * Entrypoint.relayBatch of k withdrawals with `treeSize` leaves in the tree, for each k in BATCH_SIZES: every
- * batch from the same state (a snapshot), each withdrawal to a fresh single-use payer, fees to one treasury.
+ * batch from the same state (a snapshot), each withdrawal to a fresh recipient, fees to one treasury.
  */
 async function measureBatches(treeSize: number): Promise<{ k: number; gas: number; perWithdrawal: number }[]> {
   const connection = await network.create();
@@ -245,7 +250,6 @@ async function measureBatches(treeSize: number): Promise<{ k: number; gas: numbe
           recipient: Wallet.createRandom().address,
           feeRecipient: accounts.feeRecipient.address,
           relayFeeBPS: RELAY_FEE_BPS,
-          payment: { nonce: hexlify(randomBytes(32)), validBefore: BigInt(Math.floor(Date.now() / 1000) + 300) },
         },
         entrypoint: await entrypoint.getAddress(),
         scope,
@@ -299,23 +303,22 @@ const rows: [string, number][] = [
     detourGas(m),
   ]),
   ["an unused detour payment back as the agent's note (refundAuthorization)", largest.detour.unusedReturn],
+  ...measurements.map((m): [string, number] => [`private tab opened by the pool (one relay), ${leaves(m.treeSize)}`, m.tabOpening]),
   ["ASP root update", largest.aspRootUpdate],
   ["ASP root update, revoking and keeping one root", largest.revokingAspRootUpdate],
-  ["a tab payer's refund deposit (EIP-3009 pull, 100k leaves)", largest.refundDeposit],
   ["access-fee payment", largest.accessFee],
   ["verifier alone (eth_estimateGas, incl. 21k base)", largest.verifier],
   ...batches.map(({ k, perWithdrawal }): [string, number] => [
     `relayBatch of ${k}, per withdrawal, ${leaves(PRIVACY_POOLS_AT_1K.treeSize)} in the tree`,
     perWithdrawal,
   ]),
-  ["private tab: open, the relay to its payer (tab notes only in the tree)", tab.openRelay],
-  ["private tab: open, the payer's channel deposit", tab.openDeposit],
+  ["private tab: open, one relay (tab notes only in the tree)", tab.open],
   [`private tab: claim of ${TAB_REQUESTS} requests' voucher`, tab.claim],
   ["private tab: settle to the seller", tab.settle],
   ["private tab: last claim + refund of the rest (one multicall)", tab.claimAndRefund],
-  ["private tab: the rest back into the pool (depositTabRefund)", tab.restRefund],
-  ["private tab never claimed: timed withdrawal", tab.timedWithdrawal],
-  ["private tab never claimed: its payout back into the pool (depositTabRefund)", tab.tabRefund],
+  ["private tab: the rest back into the pool (returnTab, its payer cloned)", tab.restRefund],
+  ["private tab never claimed: timed withdrawal (withdrawTab twice)", tab.timedWithdrawal],
+  ["private tab never claimed: its deposit back into the pool (returnTab)", tab.tabRefund],
   [`private tab: per request over ${TAB_REQUESTS}, open to the rest back in the pool`, tab.perRequest],
 ];
 printTable(["operation", "      gas"], rows.map(([name, gas]) => [name, fmt(gas).padStart(9)]));
@@ -373,12 +376,12 @@ await writeResults("gas", {
   relayByTreeSize: bySize((m) => m.relay),
   sellerPaymentByTreeSize: bySize((m) => m.sellerPayment),
   detourByTreeSize: bySize((m) => m.detour),
+  tabOpeningByTreeSize: bySize((m) => m.tabOpening),
   depositByTreeSize: bySize((m) => m.deposit),
   relayBreakdownByTreeSize: bySize((m) => m.relayBreakdown),
   depositBreakdownByTreeSize: bySize((m) => m.depositBreakdown),
   aspRootUpdate: largest.aspRootUpdate,
   revokingAspRootUpdate: largest.revokingAspRootUpdate,
-  refundDeposit: largest.refundDeposit,
   accessFee: largest.accessFee,
   verifier: largest.verifier,
   privateTab: tab,

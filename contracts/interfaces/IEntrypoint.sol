@@ -3,41 +3,40 @@ pragma solidity 0.8.28;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {ProofLib} from "../lib/ProofLib.sol";
+import {IDepositCollector} from "./IDepositCollector.sol";
 import {IPrivacyPool} from "./IPrivacyPool.sol";
+import {IX402BatchSettlement} from "./IX402BatchSettlement.sol";
 
 /// @title IEntrypoint
 /// @notice The single entry to the privacy pools: a registry of one pool per asset, deposits, relayed withdrawals
-///         that pay a recipient and a relay fee, the history of ASP roots with its revocations, refunds of the
-///         relaying party, and access-fee payments bound to a note.
+///         that pay a recipient and a relay fee (or have the pool pay an x402 seller itself, or open a private tab),
+///         the history of ASP roots with its revocations, the return of what such payments left unused as the agent's
+///         refund note (by calls anyone may make: no role moves or returns an agent's money), and access-fee payments
+///         bound to a note.
 /// @dev Revocation: the ASP root history has epochs. `revokeAndUpdateRoot` closes the current epoch, so every
 ///      ASP root published before it is refused by `relay` from that transaction on (for every caller, with or
 ///      without our relayer), except the roots the postman names as kept: those whose trees hold no label that
 ///      left the set. A root published with `updateRoot` revokes nothing and leaves the earlier roots accepted.
-interface IEntrypoint {
+///      As IDepositCollector it delivers a private tab's deposit to x402BatchSettlement, only within that tab's relay.
+interface IEntrypoint is IDepositCollector {
     /*//////////////////////////////////////////////////////////////
                                 STRUCTS
     //////////////////////////////////////////////////////////////*/
 
-    /// @notice How a relayed withdrawal is paid out; abi-encoded into IPrivacyPool.Withdrawal.data, so the proof's
-    ///         context binds every field.
+    /// @notice How a relayed withdrawal is paid out; abi-encoded into IPrivacyPool.Withdrawal.data (96 bytes), so the
+    ///         proof's context binds every field.
     /// @param recipient Receives the withdrawn value minus the fee.
     /// @param feeRecipient Receives withdrawnValue * relayFeeBPS / BPS_DENOMINATOR.
     /// @param relayFeeBPS The relay fee in basis points, at most the pool's maxRelayFeeBPS; the proof's relayFeeBPS.
-    /// @param paymentNonce When the recipient is a single-use payer: the nonce of the one EIP-3009 authorization it
-    ///        will sign (the facilitator derives it from the seller's terms); zero for any other recipient.
-    /// @param paymentValidBefore That authorization's validBefore (zero when paymentNonce is): after it, an unused
-    ///        payment may be refunded.
     struct RelayData {
         address recipient;
         address feeRecipient;
         uint256 relayFeeBPS;
-        bytes32 paymentNonce;
-        uint256 paymentValidBefore;
     }
 
-    /// @notice A seller's x402 price paid straight from the pool by the relay of the agent's proof, with no single-use
-    ///         payer between them; abi-encoded into IPrivacyPool.Withdrawal.data (192 bytes, where a RelayData takes
-    ///         160), so the proof's context binds every field, and the relay answers only these terms, once.
+    /// @notice A seller's x402 price paid straight from the pool by the relay of the agent's proof, with no payer
+    ///         between them; abi-encoded into IPrivacyPool.Withdrawal.data (192 bytes, where a RelayData takes
+    ///         96), so the proof's context binds every field, and the relay answers only these terms, once.
     /// @param payTo The seller, which receives exactly `amount`.
     /// @param amount The seller's price in atomic units.
     /// @param feeRecipient Whoever the seller's facilitator names to be paid for relaying; accrues `fee` in the pool.
@@ -57,7 +56,7 @@ interface IEntrypoint {
     /// @notice An x402 `exact` seller paid by the pool itself: the relay spends the note and the pool authorizes exactly
     ///         one EIP-3009 TransferWithAuthorization from the pool to `payTo`, which the seller's own facilitator
     ///         executes through the pool's ERC-1271 isValidSignature (PrivacyPool). abi-encoded into
-    ///         IPrivacyPool.Withdrawal.data (224 bytes, where a RelayData takes 160 and a SellerPayment 192), so the
+    ///         IPrivacyPool.Withdrawal.data (224 bytes, where a RelayData takes 96 and a SellerPayment 192), so the
     ///         proof's context binds every field. Unused by `validBefore`, it comes back as the agent's refund note
     ///         through refundAuthorization, which anyone may call.
     /// @param payTo The seller, the authorization's `to`.
@@ -91,28 +90,45 @@ interface IEntrypoint {
         uint256 validBefore;
     }
 
+    /// @notice A private tab opened by the pool: the relay spends the note and deposits exactly its value less the fee
+    ///         into the x402 batch-settlement channel `channel`, in the same transaction; abi-encoded into
+    ///         IPrivacyPool.Withdrawal.data (320 bytes, no other kind's length), so the proof's context binds every field.
+    ///         The channel's payer is the tab's own TabPayer (tabPayerOf the note's nullifier hash), so whatever the
+    ///         channel gives back reaches no one but that payer, and leaves it only into the pool as the agent's refund
+    ///         note (returnTab). Vouchers are signed by `channel.payerAuthorizer`, the agent's tab key.
+    /// @param channel The channel: payer tabPayerOf(nullifierHash), token the pool's asset, withdrawDelay at most
+    ///        MAX_TAB_WITHDRAW_DELAY.
+    /// @param reclaimableAfter From this time on anyone may start and finish the channel's withdrawal (withdrawTab):
+    ///        the tab's lifetime, which the agent chose and its proof binds.
+    /// @param feeRecipient Receives withdrawnValue * relayFeeBPS / BPS_DENOMINATOR.
+    /// @param relayFeeBPS The relay fee in basis points, at most the pool's maxRelayFeeBPS; the proof's relayFeeBPS.
+    struct TabOpening {
+        IX402BatchSettlement.ChannelConfig channel;
+        uint256 reclaimableAfter;
+        address feeRecipient;
+        uint256 relayFeeBPS;
+    }
+
+    /// @notice What the relay of a TabOpening deposited, as the pool records it (hashed) in the spent nullifier hash's
+    ///         slot: the only tab withdrawTab may take back and returnTab may refund for that note.
+    /// @param channel The channel, as the TabOpening named it.
+    /// @param deposit What the relay deposited: the withdrawn value less the relay fee.
+    /// @param reclaimableAfter The TabOpening's reclaimableAfter.
+    /// @param refundAnchor The proof's refundAnchor: what the refund note is made from.
+    struct TabRecord {
+        IX402BatchSettlement.ChannelConfig channel;
+        uint256 deposit;
+        uint256 reclaimableAfter;
+        uint256 refundAnchor;
+    }
+
     /// @notice What an access fee paid by a withdrawal proof pays and for which note (relayAccessFee); abi-encoded into
-    ///         IPrivacyPool.Withdrawal.data (64 bytes, where a RelayData takes 160), so the proof's context binds both.
+    ///         IPrivacyPool.Withdrawal.data (64 bytes, where a RelayData takes 96), so the proof's context binds both.
     /// @param treasury The access-fee treasury, which receives the whole withdrawn value; must be accessFeeTreasury.
     /// @param nullifierHash The nullifier hash of the note the fee authorizes (typically the spend's own change note).
     struct AccessFeeData {
         address treasury;
         uint256 nullifierHash;
-    }
-
-    /// @notice What a relay that funded a single-use payer paid, as the pool records it (hashed) in the spent
-    ///         nullifier hash's slot: the only payment a refund of that note may return.
-    /// @param payer The single-use payer, the relay's recipient.
-    /// @param amount What the payer received: the withdrawn value less the relay fee.
-    /// @param nonce The payer's EIP-3009 authorization nonce (RelayData.paymentNonce).
-    /// @param validBefore Its validBefore (RelayData.paymentValidBefore).
-    /// @param refundAnchor The proof's refundAnchor: what a refund note of the spent note's label is made from.
-    struct PaymentRecord {
-        address payer;
-        uint256 amount;
-        bytes32 nonce;
-        uint256 validBefore;
-        uint256 refundAnchor;
     }
 
     /// @notice The registered pool of an asset and its limits.
@@ -123,18 +139,6 @@ interface IEntrypoint {
         IPrivacyPool pool;
         uint256 minimumDepositAmount;
         uint256 maxRelayFeeBPS;
-    }
-
-    /// @notice The payer's EIP-3009 ReceiveWithAuthorization of a refund's amount, signed for this entrypoint as payee.
-    /// @param validAfter The authorization is valid after this time.
-    /// @param validBefore The authorization is valid before this time.
-    /// @param nonce The authorization's unique nonce.
-    /// @param signature The payer's 65-byte signature.
-    struct RefundAuthorization {
-        uint256 validAfter;
-        uint256 validBefore;
-        bytes32 nonce;
-        bytes signature;
     }
 
     /*//////////////////////////////////////////////////////////////
@@ -168,13 +172,13 @@ interface IEntrypoint {
     /// @param keptRoots The earlier roots that stay accepted (their trees hold no label that left the set).
     event AspRootsRevoked(uint256[] keptRoots);
 
-    /// @notice An unused payment of a single-use payer, a tab's rest, or an unused pool authorization came back into
-    ///         the pool as a refund note.
-    /// @param payer The payer the amount came from: the pool itself for a pool authorization (nothing moved).
+    /// @notice A tab's rest or an unused pool authorization came back into the pool as a refund note.
+    /// @param payer The payer the amount came from: the pool itself for a pool authorization (nothing moved), the
+    ///        tab's TabPayer for a tab.
     /// @param commitment The refund note's commitment, Poseidon(value, refundAnchor) (the origin's label; the pool's
     ///        LeafInserted has its index).
-    /// @param originNullifierHash The nullifier hash of the note whose relay funded the payer.
-    /// @param value The refunded amount: what the relay paid the payer, less what a tab's seller claimed.
+    /// @param originNullifierHash The nullifier hash of the note whose relay made the payment.
+    /// @param value The refunded amount: the authorization's value, or the tab's deposit less what its seller claimed.
     event RefundDeposited(address indexed payer, uint256 commitment, uint256 originNullifierHash, uint256 value);
 
     /// @notice An access fee was paid for the note with `nullifierHash`.
@@ -243,22 +247,11 @@ interface IEntrypoint {
     /// @param root The root.
     error KeptRootNotAccepted(uint256 root);
 
-    /// @notice The refund moves no value.
-    error ZeroRefund();
-
     /// @notice The payment's authorization is still valid (block.timestamp < validBefore): the seller may still use it.
     error PaymentNotExpired();
 
-    /// @notice The payer's authorization was used (or cancelled): the seller was paid, nothing is refunded.
+    /// @notice The pool's authorization was used: the seller was paid, nothing is refunded.
     error PaymentAlreadyUsed();
-
-    /// @notice The batch-settlement channel named is not the one the payment's deposit authorization funds:
-    ///         payment.nonce must be keccak256(abi.encode(channelId, depositSalt)).
-    error TabChannelMismatch();
-
-    /// @notice The tab's deposit authorization was never used: its channel was never funded. Refund it with
-    ///         depositRefund once its validBefore has passed.
-    error TabNotOpened();
 
     /// @notice The rest of the tab (its payout less the seller's claims) is not back at its payer yet: the seller's
     ///         refund or the payer side's withdrawal after its delay brings it back. What the channel holds beyond that
@@ -268,12 +261,38 @@ interface IEntrypoint {
     /// @notice The tab's seller claimed the whole payout: nothing came back to return.
     error TabFullyClaimed();
 
+    /// @notice A TabOpening's channel payer is not tabPayerOf(the proof's nullifier hash): the channel would give back
+    ///         to someone else.
+    error TabPayerMismatch();
+
+    /// @notice A TabOpening's channel token is not the pool's asset.
+    error TabTokenMismatch();
+
+    /// @notice A TabOpening's channel withdrawDelay is above MAX_TAB_WITHDRAW_DELAY: an abandoned tab would stay locked
+    ///         longer than that after its lifetime.
+    error TabWithdrawDelayAboveMaximum();
+
+    /// @notice relayBatch got a TabOpening: a tab's deposit follows its spend in the same call, so open each tab with
+    ///         relay.
+    error TabOpeningNotBatched();
+
+    /// @notice Only x402BatchSettlement, while a tab's relay deposits into its channel, may collect from the entrypoint.
+    error NotDepositing();
+
+    /// @notice The tab's lifetime has not passed: until reclaimableAfter only its seller's refund or the agent's tab
+    ///         key brings its rest back.
+    error TabStillOpen();
+
+    /// @notice The TabRecord is not the one the pool recorded for the note's relay (or that tab was refunded already).
+    error TabNotRecorded();
+
     /// @notice The relay data's relayFeeBPS is not the proof's: the fee would not be the one the note's owner agreed to. For
     ///         relayAccessFee and seller payments, whose fee is no rate, the proof's relayFeeBPS is not 0.
     error RelayFeeMismatch();
 
-    /// @notice The withdrawal's data is not the length of its call's kind: abi.encode(RelayData), 160 bytes, or
-    ///         abi.encode(SellerPayment), 192 bytes, for relay and relayBatch; abi.encode(AccessFeeData), 64 bytes, for
+    /// @notice The withdrawal's data is not the length of its call's kind: abi.encode(RelayData), 96 bytes,
+    ///         abi.encode(SellerPayment), 192 bytes, abi.encode(PoolAuthorization), 224 bytes, or (relay only)
+    ///         abi.encode(TabOpening), 320 bytes, for relay and relayBatch; abi.encode(AccessFeeData), 64 bytes, for
     ///         relayAccessFee.
     error InvalidWithdrawalData();
 
@@ -335,9 +354,12 @@ interface IEntrypoint {
     ///      redirect the funds. With RelayData, pays fee = withdrawnValue * relayFeeBPS / BPS_DENOMINATOR to the fee
     ///      recipient and the rest to the recipient. With a SellerPayment, pays exactly `amount` to `payTo` and `fee`
     ///      to the fee recipient, before `validBefore`, with the proof's relayFeeBPS 0; the spend records the proof's
-    ///      context, by which anyone recognizes that these terms were paid, whoever sent the transaction.
-    /// @param withdrawal The withdrawal; processooor must be this contract, data abi.encode(RelayData) or
-    ///      abi.encode(SellerPayment) (else InvalidWithdrawalData). Reverts with AspRootRevoked when the proof's ASP
+    ///      context, by which anyone recognizes that these terms were paid, whoever sent the transaction. With a
+    ///      PoolAuthorization, the payout stays in the pool, which authorizes the one transfer it names. With a
+    ///      TabOpening, the payout goes into the tab's batch-settlement channel in the same call, the entrypoint its
+    ///      deposit collector, and the spend records the TabRecord.
+    /// @param withdrawal The withdrawal; processooor must be this contract, data abi.encode(RelayData),
+    ///      abi.encode(SellerPayment), abi.encode(PoolAuthorization) or abi.encode(TabOpening) (else InvalidWithdrawalData). Reverts with AspRootRevoked when the proof's ASP
     ///      root was revoked, and AspTreeDepthMismatch when its declared ASP tree depth is not the one published with
     ///      the root.
     /// @param proof The Groth16 proof; its ASP root must be accepted (isKnownAspRoot).
@@ -407,26 +429,6 @@ interface IEntrypoint {
     function revokeAndUpdateRoot(uint256 root, uint256 depth, string calldata cid, uint256[] calldata keptRoots)
         external;
 
-    /// @notice Returns an unused payment into the pool as the refund note its relay's proof committed to.
-    /// @dev Only REFUNDER_ROLE. Exempt from the minimum deposit. Refunds exactly what the relay of
-    ///      `originNullifierHash` paid its single-use payer, once, and only after the payer's authorization expired
-    ///      unused (validBefore passed and the token's authorizationState is false). The pool checks `payment`
-    ///      against what it recorded at the relay, so a refund can neither take more than the payout nor anything
-    ///      else that sits at the payer, and the note it inserts is Poseidon(payout, payment.refundAnchor): the payout
-    ///      under the spent note's label, so the ASP's decision on that label reaches it. The tokens move by the
-    ///      payer's EIP-3009 ReceiveWithAuthorization to this contract (the payer needs no gas).
-    /// @param asset The asset, whose token implements EIP-3009 (USDC).
-    /// @param originNullifierHash The nullifier hash of the note whose relay funded the payer.
-    /// @param payment The payment as the relay recorded it.
-    /// @param authorization The payer's ReceiveWithAuthorization of payment.amount to this contract.
-    /// @return commitment The refund note's commitment, Poseidon(payment.amount, payment.refundAnchor).
-    function depositRefund(
-        IERC20 asset,
-        uint256 originNullifierHash,
-        PaymentRecord calldata payment,
-        RefundAuthorization calldata authorization
-    ) external returns (uint256 commitment);
-
     /// @notice Turns a pool authorization nobody used back into the agent's refund note: anyone may call it, and no one
     ///         is paid but the note's owner, in the pool.
     /// @dev Once validBefore has passed (the token takes an authorization only before it) and the token's
@@ -445,32 +447,33 @@ interface IEntrypoint {
         uint256 refundAnchor
     ) external returns (uint256 commitment);
 
-    /// @notice Returns what a private tab's channel gave back, the payout less what its seller claimed, into the pool
-    ///         as a refund note of the relay's proof (docs/design.md 13), once that rest is back at the payer.
-    /// @dev Only REFUNDER_ROLE. As depositRefund, but for a payer whose one authorization funded the channel
-    ///      `channelId` of x402BatchSettlement (at x402's canonical address): the payment's nonce must be that
-    ///      deposit's, `keccak256(abi.encode(channelId, depositSalt))`, the authorization used, and the payer must hold
-    ///      the rest, payment.amount less the channel's claimed total (TabRestNotReturned otherwise). The single-use
-    ///      payer's money comes from the channel alone, so holding the rest means the channel paid out all of the
-    ///      payout its seller did not claim, and the seller can claim at most what the channel holds beyond that: a
-    ///      stranger's deposit, which is not waited for (its dust cannot hold the refund back). The note inserted is
-    ///      Poseidon(rest, payment.refundAnchor); a stranger's deposit that came back to the payer stays there.
-    /// @param asset The asset, whose token implements EIP-3009 (USDC).
-    /// @param originNullifierHash The nullifier hash of the note whose relay funded the payer.
-    /// @param payment The payment as the relay recorded it.
-    /// @param channelId The batch-settlement channel the payer funded.
-    /// @param depositSalt The salt of the payer's deposit authorization.
-    /// @param authorization The payer's ReceiveWithAuthorization of the rest (payment.amount less the channel's
-    ///        claimed total) to this contract.
+    /// @notice Takes back a private tab nobody drained, after its lifetime: starts the channel's timed withdrawal of
+    ///         everything unclaimed to the tab's payer or, once one is pending, finishes it after the channel's
+    ///         withdrawDelay. Anyone may call it; the money goes to the tab's payer only (then returnTab).
+    /// @dev Reverts TabStillOpen before tab.reclaimableAfter, TabNotRecorded when the pool's record of the origin is
+    ///      not `tab`, and with the channel's own error otherwise (nothing unclaimed, the delay not elapsed). A stranger's
+    ///      deposit into the channel during the delay is left there; what was pending comes back all the same, so the
+    ///      agent's rest is back at the payer one withdrawDelay after the first call.
+    /// @param asset The pool's asset.
+    /// @param originNullifierHash The nullifier hash of the note whose relay opened the tab.
+    /// @param tab The tab as the relay recorded it.
+    function withdrawTab(IERC20 asset, uint256 originNullifierHash, TabRecord calldata tab) external;
+
+    /// @notice Returns a private tab's rest, its deposit less what its seller claimed, into the pool as the agent's
+    ///         refund note Poseidon(rest, tab.refundAnchor), once the tab's payer holds it. Anyone may call it.
+    /// @dev The payer's money comes from the channel (the seller's refund, a withdrawal by the tab key or withdrawTab):
+    ///      holding the rest means the channel gave back all of the deposit the seller did not claim, and the seller
+    ///      can claim at most what the channel holds beyond that, which is a stranger's. Only the rest moves; what a
+    ///      stranger gave the payer stays there, nobody's. Reverts TabFullyClaimed when nothing is left to return,
+    ///      TabRestNotReturned while the payer holds less than the rest, and the pool's RefundNotRecorded or
+    ///      OriginAlreadyRefunded when `tab` is not its record of the origin.
+    /// @param asset The pool's asset.
+    /// @param originNullifierHash The nullifier hash of the note whose relay opened the tab.
+    /// @param tab The tab as the relay recorded it.
     /// @return commitment The refund note's commitment.
-    function depositTabRefund(
-        IERC20 asset,
-        uint256 originNullifierHash,
-        PaymentRecord calldata payment,
-        bytes32 channelId,
-        uint256 depositSalt,
-        RefundAuthorization calldata authorization
-    ) external returns (uint256 commitment);
+    function returnTab(IERC20 asset, uint256 originNullifierHash, TabRecord calldata tab)
+        external
+        returns (uint256 commitment);
 
     /// @notice Pays the access fee of the note with `nullifierHash`: pulls `amount` of `asset` from the caller,
     ///         who must have approved this contract, to the access-fee treasury, and emits AccessFeePaid, the only
@@ -494,9 +497,6 @@ interface IEntrypoint {
     /// @notice The role allowed to publish ASP roots.
     function POSTMAN_ROLE() external view returns (bytes32);
 
-    /// @notice The role allowed to deposit refunds (the relaying party).
-    function REFUNDER_ROLE() external view returns (bytes32);
-
     /// @notice The deepest ASP tree a root may be published with (the circuit's maxTreeDepth).
     function MAX_TREE_DEPTH() external view returns (uint256);
 
@@ -514,6 +514,13 @@ interface IEntrypoint {
 
     /// @notice The treasury access fees are paid to (the zero address until the admin sets one).
     function accessFeeTreasury() external view returns (address);
+
+    /// @notice The longest withdrawDelay a private tab's channel may have: 7 days.
+    function MAX_TAB_WITHDRAW_DELAY() external view returns (uint256);
+
+    /// @notice The TabPayer of the tab a note's relay opens: the entrypoint's CREATE2 address salted by the note's
+    ///         nullifier hash, whether or not it is deployed yet.
+    function tabPayerOf(uint256 originNullifierHash) external view returns (address);
 
     /// @notice The registered pool of `asset` and its limits (all zero when it has none).
     function assetConfig(IERC20 asset) external view returns (AssetConfig memory);

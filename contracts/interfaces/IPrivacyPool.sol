@@ -136,8 +136,8 @@ interface IPrivacyPool {
     /// @notice The path of the note being taken back does not lead to an accepted state root.
     error CommitmentNotInStateTree();
 
-    /// @notice The origin of a refund records no such payment: its note is unspent, its spend funded no single-use
-    ///         payer, or it paid other terms (payer, amount, authorization nonce, window or refund commitment).
+    /// @notice The origin of a refund records no such payment: its note is unspent, its spend made no refundable
+    ///         payment, or it made another one (another transfer, tab or refund anchor).
     error RefundNotRecorded();
 
     /// @notice The payment of this origin was refunded already.
@@ -187,12 +187,13 @@ interface IPrivacyPool {
     ) external;
 
     /// @notice Inserts the refund note of an unused payment once its tokens are the pool's.
-    /// @dev Only the entrypoint, which has checked the payment expired unused and moves exactly its amount. The
-    ///      origin's slot must hold the hash of that payment (`paymentRecord`); it then holds REFUNDED, so a payment
-    ///      is refunded once.
-    /// @param originNullifierHash The nullifier hash of the note whose relay funded the payer.
-    /// @param paymentRecord keccak256(abi.encode(IEntrypoint.PaymentRecord)) of the payment.
-    /// @param value What came back: the payment's amount, or a tab's rest.
+    /// @dev Only the entrypoint, which has checked the payment unused (a pool authorization expired and not used, a
+    ///      tab's rest back at its payer) and moves exactly its amount, if any. The origin's slot must hold that
+    ///      payment's record (`paymentRecord`); it then holds REFUNDED, so a payment is refunded once.
+    /// @param originNullifierHash The nullifier hash of the note whose relay made the payment.
+    /// @param paymentRecord The payment's SpendRecord: SpendRecord.authorized of the authorization, or the hash of
+    ///        the tab's IEntrypoint.TabRecord.
+    /// @param value What came back: the authorization's value, or a tab's rest.
     /// @param refundAnchor The relay's proof's refundAnchor (the origin's label, hidden by its owner's precommitment).
     /// @return commitment The refund note inserted, Poseidon(value, refundAnchor).
     function depositRefund(uint256 originNullifierHash, bytes32 paymentRecord, uint256 value, uint256 refundAnchor)

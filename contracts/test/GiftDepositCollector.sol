@@ -3,7 +3,7 @@ pragma solidity 0.8.28;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import {IDepositCollector} from "../x402-peers/IDepositCollector.sol";
+import {IDepositCollector} from "../interfaces/IDepositCollector.sol";
 
 /// @title GiftDepositCollector
 /// @notice A deposit collector that pays from its own balance, not the payer's: how a stranger funds someone else's

@@ -2,7 +2,7 @@
 pragma solidity 0.8.28;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
-import {IDepositCollector} from "../x402-peers/IDepositCollector.sol";
+import {IDepositCollector} from "../interfaces/IDepositCollector.sol";
 
 /// @title IdleDepositCollector
 /// @notice A deposit collector that delivers nothing, for X402BatchSettlement's check that a deposit arrived.

@@ -4,7 +4,7 @@ pragma solidity 0.8.28;
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {IEIP3009} from "../interfaces/IEIP3009.sol";
-import {IDepositCollector} from "./IDepositCollector.sol";
+import {IDepositCollector} from "../interfaces/IDepositCollector.sol";
 
 /// @title ERC3009DepositCollector
 /// @notice Test peer of x402's ERC-3009 deposit collector, written to the batch-settlement scheme's published spec and

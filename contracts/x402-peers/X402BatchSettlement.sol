@@ -8,7 +8,7 @@ import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/Reentrancy
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
 import {IX402BatchSettlement} from "../interfaces/IX402BatchSettlement.sol";
-import {IDepositCollector} from "./IDepositCollector.sol";
+import {IDepositCollector} from "../interfaces/IDepositCollector.sol";
 
 /// @title X402BatchSettlement
 /// @notice Test peer of x402's `x402BatchSettlement`, written to the batch-settlement scheme's published spec and the

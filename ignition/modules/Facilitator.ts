@@ -11,9 +11,8 @@ export const DEFAULT_MAX_RELAY_FEE_BPS = 500n;
  * PrivacyPool, registered with the Entrypoint.
  *
  * Parameters: `usdc` (required), `postman` (default: the deployer), `minimumDepositAmount`, `maxRelayFeeBPS`,
- * `accessFeeTreasury` (receives Entrypoint.payAccessFee payments; default: the deployer) and `refunder` (the
- * relaying party, granted REFUNDER_ROLE for the payer sweep's refunds; default: the deployer). Grant REFUNDER_ROLE
- * to every further relaying key with Entrypoint.grantRole.
+ * and `accessFeeTreasury` (receives Entrypoint.payAccessFee payments; default: the deployer). The relaying keys need
+ * no role: every relay, and every return of what a payment left unused, is a call anyone may make.
  */
 export default buildModule("Facilitator", (m) => {
   const deployer = m.getAccount(0);
@@ -22,7 +21,6 @@ export default buildModule("Facilitator", (m) => {
   const minimumDepositAmount = m.getParameter("minimumDepositAmount", DEFAULT_MINIMUM_DEPOSIT_AMOUNT);
   const maxRelayFeeBPS = m.getParameter("maxRelayFeeBPS", DEFAULT_MAX_RELAY_FEE_BPS);
   const accessFeeTreasury = m.getParameter("accessFeeTreasury", deployer);
-  const refunder = m.getParameter("refunder", deployer);
 
   const poseidonT2 = m.library("PoseidonT2");
   const poseidonT3 = m.library("PoseidonT3");
@@ -34,7 +32,6 @@ export default buildModule("Facilitator", (m) => {
   });
   m.call(entrypoint, "registerPool", [usdc, privacyPool, minimumDepositAmount, maxRelayFeeBPS]);
   m.call(entrypoint, "setAccessFeeTreasury", [accessFeeTreasury]);
-  m.call(entrypoint, "grantRole", [m.staticCall(entrypoint, "REFUNDER_ROLE"), refunder]);
 
   return { entrypoint, privacyPool, batchVerifier, poseidonT2, poseidonT3, poseidonT4 };
 });

@@ -53,8 +53,8 @@ interface PrefixRoot {
  * When the curator does not know what the latest on-chain root holds (after a start or a reorg) and its content
  * id is not that of a prefix of the tree, it may hold a label excluded since: the next root revokes it.
  *
- * Refunds (Entrypoint.depositRefund) are not deposits: a refund note carries the label of the note whose relay
- * funded the payer, so the decision on that label reaches it, and it is never screened or counted.
+ * Refunds (Entrypoint.refundAuthorization, returnTab) are not deposits: a refund note carries the label of the note
+ * whose relay made the payment, so the decision on that label reaches it, and it is never screened or counted.
  */
 export class AspCurator {
   private deposits: Deposit[] = [];

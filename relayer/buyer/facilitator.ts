@@ -19,7 +19,7 @@ import {
 import { privacyBlock, type Custody, type PrivacyBlock } from "../pricing/privacy.js";
 import type { LeasedWithdrawalOrder, LeasedWithdrawals } from "../settlement/leased-withdrawals.js";
 import { spendableNote } from "../settlement/note-status.js";
-import type { ProvenSpends, QuotedPayment } from "../settlement/proven-spends.js";
+import type { ProvenSpends } from "../settlement/proven-spends.js";
 import type { QuoteRoute, SignedQuote } from "../settlement/quote.js";
 import type { RelayTerms, Spend } from "../settlement/spend.js";
 import type { LeaseRecord } from "../store/relayer-store.js";
@@ -96,8 +96,8 @@ export interface ProvenSpendResult extends SettledSpend {
 export interface SpendTerms {
   amount: bigint;
   recipient: string;
-  /** open-tab proven: the payer's authorization the quote fixed (a custodial payment takes it from buildPayment). */
-  payment?: RelayTerms["payment"];
+  /** open-tab: the tab the quote fixed. */
+  tab?: RelayTerms["tab"];
   /** settle-x402 proven: the pool's transfer the quote fixed. */
   poolTransfer?: RelayTerms["poolTransfer"];
   /** The lease's route-specific terms (see LeasedWithdrawalOrder.terms). */
@@ -212,7 +212,7 @@ export class Facilitator {
     nullifierHash,
     recipient,
     amount,
-    payment,
+    tab,
     poolTransfer,
     authorizedNullifierHash,
   }: {
@@ -220,7 +220,7 @@ export class Facilitator {
     nullifierHash: bigint;
     recipient: string;
     amount: bigint;
-    payment?: QuotedPayment;
+    tab?: RelayTerms["tab"];
     poolTransfer?: RelayTerms["poolTransfer"];
     authorizedNullifierHash?: bigint;
   }): Promise<SignedQuote> {
@@ -241,7 +241,7 @@ export class Facilitator {
     const refused = checks.find((check) => check.status === "rejected");
     if (refused) throw refused.reason;
     const terms = { route, nullifierHash, recipient, feeRecipient: this.deps.treasury, feeBps: this.feeBpsOf({ authorizedNullifierHash }), withdrawnValue: amount };
-    return this.deps.proofs.quote({ ...terms, ...(accessFee && { authorizedNullifierHash }), ...(poolTransfer && { poolTransfer }) }, payment);
+    return this.deps.proofs.quote({ ...terms, ...(accessFee && { authorizedNullifierHash }), ...(poolTransfer && { poolTransfer }), ...(tab && { tab }) });
   }
 
   /** The take of a spend: the tier's, or none on an access fee, whose whole amount is the fee. */
@@ -305,7 +305,7 @@ export class Facilitator {
       feeRecipient: treasury,
       feeBps: this.feeBpsOf(spend),
       withdrawnValue: spend.amount,
-      payment: spend.payment,
+      tab: spend.tab,
       poolTransfer: spend.poolTransfer,
       authorizedNullifierHash: spend.authorizedNullifierHash,
     });

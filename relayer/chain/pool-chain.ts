@@ -2,6 +2,7 @@ import {
   type FeeData,
   FetchRequest,
   getAddress,
+  dataLength,
   isError,
   JsonRpcProvider,
   Transaction,
@@ -50,6 +51,9 @@ type RelayArgs = readonly [Withdrawal, SolidityWithdrawProof, bigint, bigint];
 
 /** The entrypoint's calls that send one withdrawal: a relay, or an access fee paid out of a note. */
 type RelayMethod = "relay" | "relayAccessFee";
+
+/** abi.encode(TabOpening): the relay data of a private tab's opening, which is never batched. */
+const TAB_OPENING_BYTES = 320;
 
 /** Entrypoint.relayBatch's arguments: the relays' withdrawals, proofs and state tree sizes, and the scope. */
 type RelayBatchArgs = [Withdrawal[], SolidityWithdrawProof[], bigint, bigint[]];
@@ -179,7 +183,8 @@ export class PoolChain {
    */
   async relay(withdrawal: Withdrawal, proof: SolidityWithdrawProof, stateTreeSize: bigint, hooks: RelayHooks = {}): Promise<TransactionReceipt> {
     const relay: PendingRelay = { args: [withdrawal, proof, this.deployment.scope, stateTreeSize], hooks };
-    return this.queue ? this.queue.submit(relay) : this.relayAlone(relay);
+    // A tab's relay deposits into its channel in the same call, which relayBatch refuses (TabOpeningNotBatched).
+    return this.queue && dataLength(withdrawal.data) !== TAB_OPENING_BYTES ? this.queue.submit(relay) : this.relayAlone(relay);
   }
 
   /**
@@ -387,7 +392,8 @@ export class PoolChain {
    */
   private async relayGasLimit(method: RelayMethod, args: RelayArgs): Promise<bigint> {
     const depth = namePublicSignals(args[1].pubSignals).stateTreeDepth;
-    const key = `${method}:${depth}`;
+    // Each kind of relay data (its length) pays out differently: a tab's relay also deposits into its channel.
+    const key = `${method}:${dataLength(args[0].data)}:${depth}`;
     let estimate = this.relayGasByDepth.get(key);
     if (estimate === undefined) {
       estimate = await this.entrypoint[method].estimateGas(...args);

@@ -157,16 +157,16 @@ export function buildOpenApi(supportedSchema: Schema) {
         [AGENT_KEY_PARAMETER],
       ),
       [ROUTES.quoteTab]: post(
-        "Quote a private tab on a seller's batch-settlement entry: the relay of the deposit to a single-use payer whose payment nonce is the channel's " +
-          "deposit nonce, so the agent's proof binds the channel; every check of settle-x402, of the deposit (docs/api.md 4.11)",
+        "Quote a private tab on a seller's batch-settlement entry: the relay that deposits into the channel whose payer is the note's TabPayer, " +
+          "so the agent's proof binds the channel and the tab's lifetime; every check of settle-x402, of the deposit (docs/api.md 4.11)",
         QuoteTabRequestSchema,
         QuoteTabResponseSchema,
         "200",
         [AGENT_KEY_PARAMETER],
       ),
       [ROUTES.openTab]: post(
-        "Open a private tab with the agent's proof of a quote-tab quote: the relayer relays it and answers the payer's ERC-3009 authorization " +
-          "of the deposit to x402's deposit collector; a retry is answered the same and moves nothing (docs/api.md 4.11)",
+        "Open a private tab with the agent's proof of a quote-tab quote: the relayer relays it, and the relay spends the note and deposits into " +
+          "the channel in one transaction; a retry is answered the same and moves nothing (docs/api.md 4.11)",
         OpenTabRequestSchema,
         OpenTabResponseSchema,
         "200",

@@ -240,6 +240,6 @@ function x402TermsOf(request: Omit<z.output<typeof QuoteX402RequestSchema>, "nul
 
 /** A tab's terms of a quote-tab or open-tab body. */
 function tabTermsOf(request: Omit<z.output<typeof QuoteTabRequestSchema>, "nullifierHash">): TabTerms {
-  const { accepts, payerAuthorizer, salt, depositAmount, acceptNotPrivate, agentId, category } = request;
-  return { accepted: accepts, payerAuthorizer, salt, deposit: depositAmount, acceptNotPrivate, agentId, category };
+  const { accepts, payerAuthorizer, salt, depositAmount, reclaimableAfter, acceptNotPrivate, agentId, category } = request;
+  return { accepted: accepts, payerAuthorizer, salt, deposit: depositAmount, reclaimableAfter: BigInt(reclaimableAfter), acceptNotPrivate, agentId, category };
 }

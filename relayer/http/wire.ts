@@ -50,15 +50,16 @@ function x402PaymentToWire(payment: X402Payment, { txHash, amount: gross, ...spe
   };
 }
 
-/** quote-tab's answer: the quote, and the channel and deposit it binds. */
-export function tabQuoteToWire({ quote, payer, channelConfig, channelId, depositSalt, validBefore }: TabQuote) {
-  return { quote: quoteToWire(quote), payer, channelConfig, channelId, depositSalt, validBefore: Number(validBefore) };
+/** quote-tab's answer: the quote, and the channel and lifetime it binds. */
+export function tabQuoteToWire({ quote, payer, channelConfig, channelId, reclaimableAfter }: TabQuote) {
+  return { quote: quoteToWire(quote), payer, channelConfig, channelId, reclaimableAfter: Number(reclaimableAfter) };
 }
 
-/** open-tab's answer: the channel, the payer's deposit authorization, and the spend that funded the payer. */
+/** open-tab's answer: the channel and the spend whose relay deposited into it. */
 export function openedTabToWire(tab: OpenedTab) {
   const { txHash, amount: gross, ...spend } = provenSpendToWire(tab);
-  return { payer: tab.payer, channelConfig: tab.channelConfig, channelId: tab.channelId, deposit: tab.deposit, fundingTxHash: txHash, gross, ...spend };
+  const { payer, channelConfig, channelId, reclaimableAfter } = tab;
+  return { payer, channelConfig, channelId, reclaimableAfter: Number(reclaimableAfter), fundingTxHash: txHash, gross, ...spend };
 }
 
 /** A quote with its numbers as decimal strings (QuoteWireSchema). */

@@ -13,7 +13,7 @@ const quoteFields = <N extends z.ZodType, A extends z.ZodType>(number: N, addres
   /** The entrypoint, the Withdrawal's processooor. */
   processooor: address,
   scope: number,
-  /** Who the withdrawal pays: payTo (settle), the single-use payer (settle-x402, open-tab) or the access-fee treasury (access-fee). */
+  /** Who the withdrawal pays: payTo (settle), the seller by the pool's authorization (settle-x402), the tab's TabPayer (open-tab) or the access-fee treasury (access-fee). */
   recipient: address,
   feeRecipient: address,
   feeBps: z.number().int().min(0).max(10_000),
@@ -36,12 +36,10 @@ const quoteFields = <N extends z.ZodType, A extends z.ZodType>(number: N, addres
   expiresAt: count,
   /**
    * settle-x402: the pool's one EIP-3009 transfer to the seller, which the context binds through its PoolAuthorization:
-   * its nonce (the note's nullifier hash; no paymentSalt) and its window, in unix seconds. open-tab: the single-use
-   * payer's deposit authorization, bound through RelayData: its nonce, the channel's deposit nonce
-   * keccak256(abi.encode(channelId, paymentSalt)), and its window.
+   * its nonce (the note's nullifier hash) and its window, in unix seconds. open-tab: the tab the context binds through
+   * its TabOpening: paymentNonce is the channel's id, paymentValidBefore the tab's reclaimableAfter (no validAfter).
    */
   paymentNonce: Bytes32Schema.optional(),
-  paymentSalt: Bytes32Schema.optional(),
   paymentValidAfter: count.optional(),
   paymentValidBefore: count.optional(),
   /**

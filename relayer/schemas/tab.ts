@@ -14,8 +14,13 @@ const tabFields = {
   payerAuthorizer: AddressSchema,
   /** The channel's salt (ChannelConfig.salt), the agent's. */
   salt: Bytes32Schema,
-  /** What the tab holds: the single-use payer's deposit into the channel, at least one request's price. */
+  /** What the tab holds: the relay's deposit into the channel, at least one request's price. */
   depositAmount: AtomicAmountSchema,
+  /**
+   * When the tab's lifetime ends (unix seconds): from then on anyone may take back what the seller did not claim
+   * (Entrypoint.withdrawTab). The proof binds it. At most 30 days ahead.
+   */
+  reclaimableAfter: z.number().int().positive(),
   acceptNotPrivate: z.boolean().default(false),
   ...AgentFieldsSchema,
 };
@@ -41,21 +46,22 @@ const ChannelConfigWireSchema = z
 
 /** The channel a tab's quote or open answer names. */
 const channelFields = {
-  /** The single-use payer: the channel's payer, funded by the relay with exactly the deposit. */
+  /**
+   * The tab's payer: the note's TabPayer (Entrypoint.tabPayerOf its nullifier hash), a keyless clone that whatever the
+   * channel gives back reaches, and that gives it only to the pool as the agent's refund note.
+   */
   payer: address,
   channelConfig: ChannelConfigWireSchema,
   /** The channel's id: the EIP-712 hash of channelConfig under x402BatchSettlement's domain on this chain. */
   channelId: Bytes32Schema,
+  /** The request's reclaimableAfter, which the quote's context binds. */
+  reclaimableAfter: z.number().int(),
 };
 
 export const QuoteTabResponseSchema = z
   .object({
     quote: QuoteWireSchema,
     ...channelFields,
-    /** The deposit authorization's salt: its nonce, the quote's paymentNonce, is keccak256(abi.encode(channelId, depositSalt)). */
-    depositSalt: Bytes32Schema,
-    /** The deposit authorization's validBefore (unix seconds): the tab's first request must reach the seller before it. */
-    validBefore: z.number().int(),
   })
   .strict();
 
@@ -74,20 +80,7 @@ export const OpenTabResponseSchema = z
   .object({
     opened: z.literal(true),
     ...channelFields,
-    /**
-     * The deposit half of the tab's first payment (@x402/evm's `payload.deposit`): the amount and the payer's ERC-3009
-     * ReceiveWithAuthorization of it to x402's deposit collector, with the channel's deposit nonce.
-     */
-    deposit: z
-      .object({
-        amount: atomic,
-        authorization: z
-          .object({
-            erc3009Authorization: z.object({ validAfter: atomic, validBefore: atomic, salt: Bytes32Schema, signature: z.string().regex(/^0x[0-9a-fA-F]+$/) }).strict(),
-          })
-          .strict(),
-      })
-      .strict(),
+    /** The relay that spent the note and deposited into the channel, in one transaction: the tab is funded once it is mined. */
     fundingTxHash: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
     /** What left the pool: deposit + fee. */
     gross: atomic,

@@ -8,7 +8,7 @@ import type { Faults } from "../ops/faults.js";
 import { feeOf } from "../pricing/pricing.js";
 import type { LeaseRecord, LeaseState, RelayerStore, SignedPayment } from "../store/relayer-store.js";
 import { TokenDomainReader } from "../x402/token-domain.js";
-import { poolTransferOfLease, recordsLease } from "./payment-record.js";
+import { poolTransferOfLease, recordsLease, tabRecordOf } from "./payment-record.js";
 import { refundAnchorOfSpend, spendRecord } from "./spend.js";
 import type { PoolWithdrawer, WithdrawalOrder, WithdrawalOutcome } from "./withdrawal.js";
 
@@ -319,9 +319,10 @@ export class LeasedWithdrawals {
   /**
    * Whether the mined transaction `txHash` did exactly what `lease` asked, read from what the chain did, whoever sent
    * it and through whatever contract: the pool's Withdrawn of the note (the gross, the change commitment), the token's
-   * Transfer that paid the recipient the gross less the fee (none when the pool kept it for its authorization), and
-   * the pool's record of the spend (PLAIN; the pool's authorization of exactly the lease's transfer and refund anchor;
-   * or the hash of the lease's PaymentRecord when it funded a payer: payer, payout, nonce, window and refund anchor).
+   * Transfer that paid the recipient the gross less the fee (none when the pool kept it for its authorization; to the
+   * entrypoint, which deposits it into the channel, for a tab), and the pool's record of the spend (PLAIN; the pool's
+   * authorization of exactly the lease's transfer and refund anchor; or the hash of the lease's TabRecord: channel,
+   * deposit, lifetime and refund anchor).
    */
   private async paidLease(lease: LeaseRecord, txHash: string): Promise<boolean> {
     const { chain } = this.deps;
@@ -331,7 +332,9 @@ export class LeasedWithdrawals {
     const authorizes = poolTransferOfLease(lease, pool) !== undefined;
     // A payout the pool kept pays the lease's recipient by the transfer its record authorizes (payTo, value, window).
     const kept = effect.paid === null && authorizes;
-    if (!kept && (effect.recipient.toLowerCase() !== lease.recipient.toLowerCase() || effect.paid !== lease.gross - lease.fee)) return false;
+    // A tab's deposit goes through the entrypoint, its channel's deposit collector, in the same transaction.
+    const paidTo = tabRecordOf(lease) === undefined ? lease.recipient : chain.deployment.entrypoint;
+    if (!kept && (effect.recipient.toLowerCase() !== paidTo.toLowerCase() || effect.paid !== lease.gross - lease.fee)) return false;
     // The token's domain is read only for a lease that needs it: no other spend depends on the token's EIP-712 domain.
     const domain = authorizes ? { pool, separator: (await this.token.read()).separator } : undefined;
     return recordsLease(await chain.call(() => chain.pool.spendRecordOf(lease.nullifierHash)), lease, domain);
@@ -339,13 +342,14 @@ export class LeasedWithdrawals {
 
   /**
    * What the relay of `lease` names of its payment, from what the lease stored before anything left: the transfer the
-   * pool authorizes (settle-x402), or the single-use payer's authorization (open-tab).
+   * pool authorizes (settle-x402), or the tab it opens (open-tab).
    */
-  private relayPaymentOf(lease: LeaseRecord): Pick<WithdrawalOrder, "payment" | "poolTransfer"> {
+  private relayPaymentOf(lease: LeaseRecord): Pick<WithdrawalOrder, "tab" | "poolTransfer"> {
     if (lease.payment === null) return {};
+    const tab = tabRecordOf(lease);
+    if (tab !== undefined) return { tab: { channel: tab.channel, channelId: lease.payment.nonce, reclaimableAfter: tab.reclaimableAfter } };
     const poolTransfer = poolTransferOfLease(lease, this.deps.chain.deployment.privacyPool);
-    if (poolTransfer !== undefined) return { poolTransfer };
-    return { payment: { nonce: lease.payment.nonce, validBefore: BigInt(lease.payment.validBefore) } };
+    return poolTransfer === undefined ? {} : { poolTransfer };
   }
 
   /** Moves `lease`'s reservation from whichever open state it is in; a no-op once it moved on or was taken again. */

@@ -15,14 +15,6 @@ export interface QuoteTerms extends RelayTerms {
   withdrawnValue: bigint;
 }
 
-/** An open-tab payer's authorization as a quote fixes it (Quote.paymentNonce and the fields after it). */
-export interface QuotedPayment {
-  nonce: string;
-  salt: string;
-  validAfter: bigint;
-  validBefore: bigint;
-}
-
 export interface ProvenSpendsDeps {
   chain: PoolChain;
   indexer: IndexerClient;
@@ -44,15 +36,15 @@ export class ProvenSpends {
   constructor(private readonly deps: ProvenSpendsDeps) {}
 
   /**
-   * A quote of `terms` (with the pool's transfer, for settle-x402; with the payer's authorization, for open-tab) against
-   * the indexer's state tree and the on-chain ASP tree of now.
+   * A quote of `terms` (with the pool's transfer, for settle-x402; with the tab's channel and lifetime, for open-tab)
+   * against the indexer's state tree and the on-chain ASP tree of now.
    */
-  async quote(terms: Omit<QuoteTerms, "payment">, payment?: QuotedPayment): Promise<SignedQuote> {
+  async quote(terms: QuoteTerms): Promise<SignedQuote> {
     const { chain, indexer, signer } = this.deps;
     const { state, asp } = await indexer.trees().catch((error: unknown) => {
       throw indexerFailure(error);
     });
-    const withdrawal = withdrawalOf(chain.deployment, { ...terms, ...(payment && { payment: { nonce: payment.nonce, validBefore: payment.validBefore } }) });
+    const withdrawal = withdrawalOf(chain.deployment, terms);
     return signer.sign({
       route: terms.route,
       nullifierHash: terms.nullifierHash,
@@ -72,12 +64,7 @@ export class ProvenSpends {
       aspTreeDepth: asp.depth,
       aspTreeSize: asp.size,
       expiresAt: Math.floor(this.now()) + this.deps.ttlSeconds,
-      ...(payment && {
-        paymentNonce: payment.nonce,
-        paymentSalt: payment.salt,
-        paymentValidAfter: Number(payment.validAfter),
-        paymentValidBefore: Number(payment.validBefore),
-      }),
+      ...(terms.tab && { paymentNonce: terms.tab.channelId, paymentValidBefore: Number(terms.tab.reclaimableAfter) }),
       ...(terms.poolTransfer && {
         paymentNonce: terms.poolTransfer.nonce,
         paymentValidAfter: Number(terms.poolTransfer.validAfter),
@@ -96,10 +83,10 @@ export class ProvenSpends {
       throw new RelayerError("INVALID_REQUEST", `quote: not one this facilitator issued, or altered since. Ask for a new quote and prove against it. ${NOTHING_SPENT}`);
     }
     const { deployment } = this.deps.chain;
-    // For open-tab the request's payment nonce is derived from the channel and the quote's salt: a quote of another
-    // channel names another nonce, and so another context. settle-x402's is the note's nullifier hash, and the seller's
-    // terms are in the pool's transfer the context binds (the proof's context is compared below).
-    const paymentNonce = terms.payment?.nonce ?? terms.poolTransfer?.nonce;
+    // For open-tab the quote's payment nonce is the channel's id: a quote of another channel names another one, and so
+    // another context. settle-x402's is the note's nullifier hash, and the seller's terms are in the pool's transfer
+    // the context binds (the proof's context is compared below).
+    const paymentNonce = terms.tab?.channelId ?? terms.poolTransfer?.nonce;
     const expected = { ...terms, processooor: deployment.entrypoint, scope: deployment.scope, paymentNonce };
     const fields = ["route", "nullifierHash", "recipient", "feeRecipient", "feeBps", "withdrawnValue", "processooor", "scope", "paymentNonce", "authorizedNullifierHash"] as const;
     for (const field of fields) {

@@ -8,7 +8,7 @@ export type QuoteRoute = "settle" | "settle-x402" | "open-tab" | "access-fee";
  * What a proof of a non-custodial spend must bind (docs/design.md 10): every public signal but the change commitment,
  * the relay terms its context commits to, and until when the relayer takes a proof of it.
  */
-export interface Quote extends Omit<RelayTerms, "payment"> {
+export interface Quote extends Omit<RelayTerms, "tab"> {
   route: QuoteRoute;
   nullifierHash: bigint;
   /** The entrypoint: the Withdrawal's processooor. */
@@ -33,12 +33,11 @@ export interface Quote extends Omit<RelayTerms, "payment"> {
   expiresAt: number;
   /**
    * settle-x402: the pool's one EIP-3009 transfer to the seller (Entrypoint's PoolAuthorization), fixed now so that the
-   * proof's context binds it: its nonce, the note's nullifier hash, and its window (no salt). open-tab: the single-use
-   * payer's deposit authorization, its nonce keccak256(abi.encode(channelId, paymentSalt)). A proof of this quote pays
-   * only this seller, this amount, in this window.
+   * proof's context binds it: its nonce, the note's nullifier hash, and its window. open-tab: the channel's id as
+   * paymentNonce, and the tab's reclaimableAfter as paymentValidBefore (Entrypoint's TabOpening). A proof of this quote
+   * pays only this seller, this amount, in this window, or this channel.
    */
   paymentNonce?: string;
-  paymentSalt?: string;
   paymentValidAfter?: number;
   paymentValidBefore?: number;
 }
@@ -52,7 +51,7 @@ export interface SignedQuote extends Quote {
  * Domain of the quote key, so that it is independent of every other key derived from the same secret. A new quote
  * format takes a new tag: quotes of the old one then fail their MAC.
  */
-const QUOTE_KEY_TAG = "x402-privacy-facilitator/quote/v1";
+const QUOTE_KEY_TAG = "x402-privacy-facilitator/quote/v2";
 
 /**
  * HMAC-SHA256 of quotes under a key derived from the operator's PAYER_KEY_SECRET: relayers that share the secret (one

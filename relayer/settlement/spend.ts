@@ -3,13 +3,14 @@ import {
   encodeAccessFeeData,
   encodePoolAuthorization,
   encodeRelayData,
+  encodeTabOpening,
   namePublicSignals,
   nullifierHashOf,
   refundAnchorOf,
   refundPrecommitmentOf,
   type Note,
   type NoteSecrets,
-  type PaymentTerms,
+  type TabChannelConfig,
   type Withdrawal,
   type WithdrawProof,
 } from "../../sdk/index.js";
@@ -58,8 +59,11 @@ export interface RelayTerms {
   recipient: string;
   feeRecipient: string;
   feeBps: bigint;
-  /** open-tab: the single-use payer's one authorization, which the chain records for a refund. */
-  payment?: PaymentTerms;
+  /**
+   * open-tab: the tab the relay opens (Entrypoint's TabOpening): it deposits the payout into `channel`, whose payer is
+   * the note's TabPayer (the recipient), and from `reclaimableAfter` anyone may take back what its seller left.
+   */
+  tab?: TabTerms;
   /**
    * settle-x402: the pool pays the recipient itself, by the one EIP-3009 transfer the relay authorizes (Entrypoint's
    * PoolAuthorization; its payTo is the recipient): the payout stays in the pool until the seller takes it.
@@ -72,13 +76,21 @@ export interface RelayTerms {
   authorizedNullifierHash?: bigint;
 }
 
+/** A private tab's channel and lifetime, as a TabOpening names them; `channelId` is the channel's id on this chain. */
+export interface TabTerms {
+  channel: TabChannelConfig;
+  channelId: string;
+  reclaimableAfter: bigint;
+}
+
 /** The withdrawal of `terms` (Entrypoint.relay's, or relayAccessFee's), processed by the deployment's entrypoint. */
 export function withdrawalOf(deployment: PoolDeployment, terms: RelayTerms): Withdrawal {
   return { processooor: deployment.entrypoint, data: withdrawalDataOf(terms) };
 }
 
-function withdrawalDataOf({ recipient, feeRecipient, feeBps, payment, poolTransfer, authorizedNullifierHash }: RelayTerms): string {
+function withdrawalDataOf({ recipient, feeRecipient, feeBps, tab, poolTransfer, authorizedNullifierHash }: RelayTerms): string {
   if (authorizedNullifierHash !== undefined) return encodeAccessFeeData({ treasury: recipient, nullifierHash: authorizedNullifierHash });
   if (poolTransfer !== undefined) return encodePoolAuthorization({ ...poolTransfer, payTo: recipient, feeRecipient, relayFeeBPS: feeBps });
-  return encodeRelayData({ recipient, feeRecipient, relayFeeBPS: feeBps, payment });
+  if (tab !== undefined) return encodeTabOpening({ channel: tab.channel, reclaimableAfter: tab.reclaimableAfter, feeRecipient, relayFeeBPS: feeBps });
+  return encodeRelayData({ recipient, feeRecipient, relayFeeBPS: feeBps });
 }

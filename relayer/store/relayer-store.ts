@@ -58,7 +58,7 @@ export interface LeaseRecord {
   token: string;
   /** Digest of the request's terms (route, recipient, amounts, change commitment); a retry must present the same. */
   fingerprint: string;
-  /** Whom the withdrawal pays: the invoice's payTo, a withdraw's recipient, settle-x402's seller (by the pool's authorization), or a tab's single-use payer. */
+  /** Whom the withdrawal pays: the invoice's payTo, a withdraw's recipient, settle-x402's seller (by the pool's authorization), or a tab's TabPayer. */
   recipient: string;
   /** What leaves the pool; the recipient gets gross - fee. */
   gross: bigint;
@@ -84,9 +84,9 @@ export interface LeaseRecord {
 }
 
 /**
- * The x402 payment of a settle-x402 lease. Authorizes only the payer's funds, never the note. With the lease's
- * recipient (the payer) and gross less fee (the payout) it is the whole PaymentRecord the relay makes the pool record
- * (relayer/settlement/payment-record.ts): the payer sweep builds a refund from it and checks it against the chain.
+ * The payment of a settle-x402 or open-tab lease, stored before anything moves. With the lease's gross less fee (the
+ * payout) it is the whole record the relay makes the pool keep (relayer/settlement/payment-record.ts): a retry is
+ * answered from it, and the payer sweep returns what it left unused from it, checked against the chain.
  */
 export interface LeasePayment extends SignedPayment {
   /**
@@ -96,16 +96,19 @@ export interface LeasePayment extends SignedPayment {
   refundAnchor: bigint | null;
 }
 
-/** The payer's signed payment of a settle-x402 or open-tab lease, built before anything is reserved. */
+/** The payment of a settle-x402 or open-tab lease, built before anything is reserved. */
 export interface SignedPayment {
   /**
-   * What the payer signed, replayed to retries: settle-x402's x402 payment header, or open-tab's channel and deposit
-   * (relayer/x402/tab-lease.ts: the payer's authorization to x402's deposit collector).
+   * What the lease answers retries with: settle-x402's x402 payment header (the pool's authorization), or open-tab's
+   * channel and lifetime (relayer/x402/tab-lease.ts).
    */
   xPayment: string;
-  /** EIP-3009 validBefore (unix seconds): after it an unused authorization leaves funds at the payer to sweep. */
+  /**
+   * From when the payer sweep looks at the lease (unix seconds): an authorization's validBefore, after which an unused
+   * one comes back; 0 for a tab, whose seller may give its rest back at any time.
+   */
   validBefore: number;
-  /** The authorization's nonce (paymentNonceOf), which the relay names in its RelayData: the chain records it. */
+  /** The authorization's nonce (the note's nullifier hash), or the tab's channel id. */
   nonce: string;
 }
 

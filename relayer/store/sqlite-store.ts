@@ -57,7 +57,7 @@ export class SqliteRelayerStore implements RelayerStore {
     if (!this.db.prepare("SELECT 1 FROM pragma_table_info('leases') WHERE name = 'payment_nonce'").get()) {
       this.db.exec("ALTER TABLE leases ADD COLUMN payment_nonce TEXT");
     }
-    // Files made before a settle-x402 lease stored its refund anchor (the whole PaymentRecord the sweep refunds). The
+    // Files made before a settle-x402 lease stored its refund anchor (what the sweep's refund needs). The
     // refund_commitment column of earlier versions stays unused: it named a refund note of another circuit's proofs.
     if (!this.db.prepare("SELECT 1 FROM pragma_table_info('leases') WHERE name = 'refund_anchor'").get()) {
       this.db.exec("ALTER TABLE leases ADD COLUMN refund_anchor TEXT");

@@ -20,7 +20,7 @@ export interface PayerTerms<E> {
 /** A seller's entry once the pre-flight passed: what the payer pays, and what leaves the note for that. */
 export interface PayerOrder<E> {
   accepted: E & { maxTimeoutSeconds: number };
-  /** What the single-use payer holds for the seller: its price (settle-x402) or the tab's deposit. */
+  /** What the pool pays for the seller: its price (settle-x402) or the tab's deposit. */
   sellerAmount: bigint;
   /** sellerAmount plus the take. */
   gross: bigint;

@@ -60,10 +60,9 @@ export interface X402Payment {
 export type X402Settlement = SpendResult & X402Payment;
 export type X402ProvenSettlement = ProvenSpendResult & X402Payment;
 
-/** What settle-x402 and a private tab's opening (open-tab.ts) need: the pre-flight's, the access fee and the payers' secret. */
+/** What settle-x402 and a private tab's opening (open-tab.ts) need: the pre-flight's and the access fee. */
 export interface X402SettlerDeps extends PaymentPreflightDeps {
   accessFee: AccessFeeGate;
-  payerKeySecret: string;
 }
 
 /** A seller's `exact` entry once the pre-flight passed (the check guarantees it names a domain). */

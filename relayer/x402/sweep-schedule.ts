@@ -26,7 +26,7 @@ const SWEEP_LOCK = "relayer:payer-sweep";
  * (relayer/chain/fee-claim.ts), whatever the payers' part did. Relayers sharing a PostgreSQL database take turns
  * under an advisory lock: one sweeps, the others skip that round and find the swept leases recorded next time. A
  * payer whose refund fails is logged with its nullifier hash and counted (`relayer_sweep_payers_total{outcome="failed"}`)
- * and the round goes on; a round that cannot sweep at all (an RPC outage, a key without REFUNDER_ROLE) or claim is
+ * and the round goes on; a round that cannot sweep at all (an RPC outage, a key without gas) or claim is
  * logged and counted failed. The next round retries either, and a rerun loses nothing.
  */
 export class SweepSchedule {

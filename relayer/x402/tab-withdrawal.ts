@@ -1,63 +1,50 @@
 import { BATCH_SETTLEMENT_ADDRESS } from "@x402/evm";
-import type { Wallet } from "ethers";
+import type { TabChannelConfig, TabRecord } from "../../sdk/index.js";
 import { IX402BatchSettlement__factory } from "../../types/ethers-contracts/index.js";
 import type { PoolChain } from "../chain/pool-chain.js";
-import type { TabLeasePayment } from "./tab-lease.js";
 
-/** How long after a tab's deposit window the payer sweep takes back what nobody drained: two days, twice the SDK's tab lifetime. */
-export const DEFAULT_TAB_WITHDRAW_AFTER_SECONDS = 172_800;
-
-/** Gas the payer's withdrawal calls are funded for, each (initiateWithdraw ~50k, finalizeWithdraw ~70k), with room. */
-const PAYER_CALL_GAS = 150_000n;
-
-/** Where a tab's timed withdrawal stands after this round: just started, paid out to the payer, or waiting for its delay. */
+/** Where a tab's timed withdrawal stands after this round: just started, paid out to the tab's payer, or waiting for its delay. */
 export type TabWithdrawalStep = "initiated" | "finalized" | "waiting";
 
+/** What a tab's channel holds and what its seller claimed of it, as x402BatchSettlement reads now. */
+export async function tabChannel(chain: PoolChain, channel: TabChannelConfig): Promise<{ balance: bigint; totalClaimed: bigint }> {
+  const settlement = IX402BatchSettlement__factory.connect(BATCH_SETTLEMENT_ADDRESS, chain.provider);
+  const channelId = await chain.call(() => settlement.getChannelId(channel));
+  const [balance, totalClaimed] = await chain.call(() => settlement.channels(channelId));
+  return { balance, totalClaimed };
+}
+
+/** Whether the tab's timed withdrawal is pending and its channel's withdraw delay has not passed at `now`. */
+export async function tabWithdrawalWaiting(chain: PoolChain, tab: TabRecord, now: number): Promise<boolean> {
+  const initiatedAt = await pendingSince(chain, tab.channel);
+  return initiatedAt !== 0n && now < Number(initiatedAt) + tab.channel.withdrawDelay;
+}
+
+/** When the channel's pending timed withdrawal was started (unix seconds); 0 when none is pending. */
+async function pendingSince(chain: PoolChain, channel: TabChannelConfig): Promise<bigint> {
+  const settlement = IX402BatchSettlement__factory.connect(BATCH_SETTLEMENT_ADDRESS, chain.provider);
+  const channelId = await chain.call(() => settlement.getChannelId(channel));
+  const [, initiatedAt] = await chain.call(() => settlement.pendingWithdrawals(channelId));
+  return initiatedAt;
+}
+
 /**
- * The operator's way out for a private tab nobody drains (docs/design.md 13): its seller neither claims the rest nor
- * refunds it, and the agent, whose key could start the channel's withdrawal, is gone. `withdrawAfterSeconds` past the
- * deposit's window, the payer (whose key only the operator derives) starts the timed withdrawal of everything
- * unclaimed; once the channel's withdraw delay passed it finalizes it, and what came back is the payer sweep's to
- * return as the agent's refund note. During the delay the seller can still claim every voucher it holds, as the scheme
- * promises it. The payer holds no ETH: the relaying key sends it what each call costs, when it lacks it.
+ * The way out of a private tab nobody drains (docs/design.md 13): its seller neither claims the rest nor refunds it,
+ * and the agent, whose tab key could start the channel's withdrawal, is gone. Once the tab's lifetime ended (the
+ * reclaimableAfter its proof bound), Entrypoint.withdrawTab, which anyone may call, has the tab's payer start the
+ * timed withdrawal of everything unclaimed; once the channel's withdraw delay passed, the same call finalizes it, and
+ * what came back is the sweep's to return as the agent's refund note. During the delay the seller can still claim
+ * every voucher it holds, as the scheme promises it. The relaying key pays the gas and nothing else.
  *
- * `unclaimed`: what the channel holds beyond its claims, read by the caller. Undefined while the tab is younger than
- * that, or its lease was made before leases kept the channel's terms.
+ * Undefined while the tab's lifetime has not ended at `now`.
  */
-export async function advanceIdleTabWithdrawal(
-  chain: PoolChain,
-  payer: Wallet,
-  tab: TabLeasePayment,
-  { unclaimed, now, withdrawAfterSeconds }: { unclaimed: bigint; now: number; withdrawAfterSeconds: number },
-): Promise<TabWithdrawalStep | undefined> {
-  const { channelConfig } = tab;
-  const validBefore = Number(tab.deposit.authorization.erc3009Authorization.validBefore);
-  if (channelConfig === undefined || now < validBefore + withdrawAfterSeconds) return undefined;
-  const settlement = IX402BatchSettlement__factory.connect(BATCH_SETTLEMENT_ADDRESS, payer.connect(chain.provider));
-  const [, initiatedAt] = await chain.call(() => settlement.pendingWithdrawals(tab.channelId));
-  if (initiatedAt === 0n) {
-    await fundPayerGas(chain, payer.address);
-    await mined(chain, () => settlement.initiateWithdraw(channelConfig, unclaimed, { gasLimit: PAYER_CALL_GAS }));
-    return "initiated";
-  }
-  if (now < Number(initiatedAt) + channelConfig.withdrawDelay) return "waiting";
-  await fundPayerGas(chain, payer.address);
-  await mined(chain, () => settlement.finalizeWithdraw(channelConfig, { gasLimit: PAYER_CALL_GAS }));
-  return "finalized";
-}
-
-/** Tops the payer up, from the relaying key, to what one withdrawal call costs at today's fees. */
-async function fundPayerGas(chain: PoolChain, payer: string): Promise<void> {
-  const [fees, balance] = await Promise.all([chain.call(() => chain.provider.getFeeData()), chain.call(() => chain.provider.getBalance(payer))]);
-  const perGas = fees.maxFeePerGas ?? fees.gasPrice;
-  if (perGas === null) throw new Error("the chain names no gas price");
-  const needed = 2n * PAYER_CALL_GAS * perGas;
-  if (balance >= needed) return;
-  await mined(chain, () => chain.sendFromRelayer({ to: payer, value: needed - balance }));
-}
-
-async function mined(chain: PoolChain, send: () => Promise<{ hash: string; wait(): Promise<{ status: number | null } | null> }>): Promise<void> {
-  const sent = await chain.call(send);
+export async function advanceTabWithdrawal(chain: PoolChain, originNullifierHash: bigint, tab: TabRecord, now: number): Promise<TabWithdrawalStep | undefined> {
+  if (BigInt(now) < tab.reclaimableAfter) return undefined;
+  const initiatedAt = await pendingSince(chain, tab.channel);
+  if (initiatedAt !== 0n && now < Number(initiatedAt) + tab.channel.withdrawDelay) return "waiting";
+  const data = chain.entrypoint.interface.encodeFunctionData("withdrawTab", [chain.deployment.usdc, originNullifierHash, tab]);
+  const sent = await chain.sendFromRelayer({ to: chain.deployment.entrypoint, data });
   const receipt = await chain.call(() => sent.wait());
-  if (receipt === null || receipt.status !== 1) throw new Error(`transaction ${sent.hash} reverted`);
+  if (receipt === null || receipt.status !== 1) throw new Error(`withdrawTab transaction ${sent.hash} of the tab of note ${originNullifierHash} reverted`);
+  return initiatedAt === 0n ? "initiated" : "finalized";
 }

@@ -9,7 +9,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { decodePaymentResponseHeader } from "@x402/core/http";
-import { BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR_ADDRESS } from "@x402/evm";
+import { BATCH_SETTLEMENT_ADDRESS } from "@x402/evm";
 import { JsonRpcProvider, Wallet, parseEther, type Signer } from "ethers";
 import { ConfigError } from "../../lib/env-config.js";
 import { depositNote, NoteVault, X402Agent, type AgentEvent, type PaymentPrivacy, type RootsSource } from "../../sdk/agent/index.js";
@@ -146,7 +146,7 @@ async function pay(config: DemoConfig, stack: Stack): Promise<void> {
   // 5. A private tab, where the chain has x402's batch-settlement contract: one proof, then a voucher per request.
   if ((await provider.getCode(BATCH_SETTLEMENT_ADDRESS)) !== "0x") {
     onTab = true;
-    await payRequestsOnTab(agent, `http://127.0.0.1:${sellerPort + 5}/weather`, provider, [book.entrypoint, book.privacyPool, BATCH_SETTLEMENT_ADDRESS, ERC3009_DEPOSIT_COLLECTOR_ADDRESS]);
+    await payRequestsOnTab(agent, `http://127.0.0.1:${sellerPort + 5}/weather`, provider, [book.entrypoint, book.privacyPool, BATCH_SETTLEMENT_ADDRESS]);
   }
 
   const token = TestUSDC__factory.connect(book.usdc, provider);
@@ -160,7 +160,7 @@ const TAB_REQUESTS = 20;
 
 /**
  * Pays TAB_REQUESTS requests to the tab seller `url`, timing each and counting the transactions to the payment
- * contracts (`paymentContracts`: the pool's, x402's batch-settlement and its deposit collector) each one caused.
+ * contracts (`paymentContracts`: the pool's and x402's batch-settlement) each one caused.
  */
 async function payRequestsOnTab(agent: X402Agent, url: string, provider: JsonRpcProvider, paymentContracts: string[]): Promise<void> {
   say("agent", `GET ${url} ${TAB_REQUESTS} times (seller speaks x402's batch-settlement: a private tab)`);
@@ -177,7 +177,7 @@ async function payRequestsOnTab(agent: X402Agent, url: string, provider: JsonRpc
   }
   const [opening, ...vouchers] = requests as [(typeof requests)[number], ...typeof requests];
   const sorted = vouchers.map(({ ms }) => ms).sort((a, b) => a - b);
-  say("tab", `request 1 opened the tab: one proof, ${opening.transactions} transactions (the relay of its deposit out of the note, the deposit into the seller's channel), ${opening.ms} ms`);
+  say("tab", `request 1 opened the tab: one proof, ${opening.transactions} transaction (the relay that spent the note and deposited into the seller's channel), ${opening.ms} ms`);
   say(
     "tab",
     `requests 2-${TAB_REQUESTS}: a voucher of the tab's key each, ${vouchers.reduce((sum, { transactions }) => sum + transactions, 0)} transactions, ` +
@@ -186,8 +186,8 @@ async function payRequestsOnTab(agent: X402Agent, url: string, provider: JsonRpc
   say(
     "who",
     "the tab's deposit sits in x402's channel: the seller can claim up to the agent's last voucher, the agent's tab key alone signs vouchers, " +
-      "and the unclaimed rest comes back into the pool as the agent's refund note; the channel's payer is a single-use key the relayer derives, " +
-      "so until the pool itself is the payer its operator could also start the withdrawal of that rest",
+      "and the channel pays back only the tab's payer, a keyless contract of the pool's, from which anyone can move the unclaimed rest only " +
+      "into the pool as the agent's refund note: no key of the operator's can move it",
   );
 }
 
@@ -242,7 +242,7 @@ function printAgentEvent(event: AgentEvent): void {
       const paid =
         "xPayment" in answer
           ? `the pool ${answer.payer} authorized ${usdc(answer.amount)} to the seller (${usdc(answer.fee)} take to the treasury): no one but the seller can take it, from the pool, until ${new Date(answer.validBefore * 1000).toISOString()}, and then anyone only back into the agent's note`
-          : `the pool paid ${usdc(BigInt(answer.gross) - BigInt(answer.fee))} to the tab's single-use payer ${answer.payer} (${usdc(answer.fee)} take to the treasury)`;
+          : `the pool deposited ${usdc(BigInt(answer.gross) - BigInt(answer.fee))} into the seller's channel ${answer.channelId}, whose payer is the tab's keyless ${answer.payer} (${usdc(answer.fee)} take to the treasury)`;
       say("settle", `the relay spent ${usdc(answer.gross)} of the note in ${answer.fundingTxHash}: ${paid}; ${change}`);
       say("privacy", answer.privacy.disclosure);
       break;

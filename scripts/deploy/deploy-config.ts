@@ -10,7 +10,6 @@ export const DEPLOY_ENV = {
   deploymentId: "DEPLOYMENT_ID",
   postman: "POSTMAN_ADDRESS",
   accessFeeTreasury: "ACCESS_FEE_TREASURY",
-  refunder: "REFUNDER_ADDRESS",
   allowUntrustedKey: "ALLOW_UNTRUSTED_KEY",
   phase1File: "PHASE1_PTAU",
 } as const;
@@ -30,7 +29,6 @@ export const DeployConfigSchema = z
     /** Each defaults to the deployer. */
     postman: AddressSchema.optional(),
     accessFeeTreasury: AddressSchema.optional(),
-    refunder: AddressSchema.optional(),
     /** Deploy to a production chain with a proving key the ceremony did not make (scripts/deploy/key-guard.ts). */
     allowUntrustedKey: z.stringbool().default(false),
     /**

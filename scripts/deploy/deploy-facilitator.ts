@@ -11,8 +11,6 @@ export interface DeployFacilitatorOptions {
   postman?: string;
   /** Receives Entrypoint.payAccessFee payments (the relayer's TREASURY_ADDRESS); default: the deployer. */
   accessFeeTreasury?: string;
-  /** Receives REFUNDER_ROLE (the relaying key that sweeps payers); default: the deployer. */
-  refunder?: string;
   /** Default: 1 USDC. */
   minimumDepositAmount?: bigint;
   /** Default: 500 bps. */
@@ -73,7 +71,6 @@ export async function deployFacilitator(
         ...(options.minimumDepositAmount !== undefined && { minimumDepositAmount: options.minimumDepositAmount }),
         ...(options.maxRelayFeeBPS !== undefined && { maxRelayFeeBPS: options.maxRelayFeeBPS }),
         ...(options.accessFeeTreasury !== undefined && { accessFeeTreasury: options.accessFeeTreasury }),
-        ...(options.refunder !== undefined && { refunder: options.refunder }),
       },
     },
   });
@@ -95,9 +92,8 @@ export async function deployFacilitator(
     startBlock,
     deployer: deployer.address,
     postman,
-    // What the Ignition module defaults them to; verify:deployment checks the chain against these.
+    // What the Ignition module defaults it to; verify:deployment checks the chain against it.
     accessFeeTreasury: options.accessFeeTreasury ?? deployer.address,
-    refunder: options.refunder ?? deployer.address,
   });
   log(`Entrypoint ${addressBook.entrypoint}, PrivacyPool ${addressBook.privacyPool} (scope ${addressBook.scope})`);
   return { entrypoint, privacyPool, addressBook };

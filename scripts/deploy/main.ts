@@ -9,9 +9,8 @@
 // Circle's USDC is used where it has code on the chain, TestUSDC is deployed elsewhere, never on a production chain
 // (Base): there a chain without Circle's USDC stops the deploy. Env (scripts/deploy/
 // deploy-config.ts): RPC_URL (default http://127.0.0.1:8545), DEPLOYER_PRIVATE_KEY (default: the node's first
-// account), DEPLOYMENTS_DIR, DEPLOYMENT_ID, and POSTMAN_ADDRESS (publishes ASP roots), ACCESS_FEE_TREASURY
-// (receives Entrypoint.payAccessFee, the relayer's TREASURY_ADDRESS), REFUNDER_ADDRESS (the relaying key that
-// deposits the payer sweep's refunds), each defaulting to the deployer.
+// account), DEPLOYMENTS_DIR, DEPLOYMENT_ID, and POSTMAN_ADDRESS (publishes ASP roots) and ACCESS_FEE_TREASURY
+// (receives Entrypoint.payAccessFee, the relayer's TREASURY_ADDRESS), each defaulting to the deployer.
 //
 // On a production chain (Base) it refuses a proving key without a public phase 1, three contributions, a beacon and
 // a transcript that chains to the committed zkey, or whose verifiers are not derived from it (scripts/circuits/
@@ -57,7 +56,6 @@ async function main(): Promise<void> {
     const { addressBook } = await deployFacilitator(connection, {
       postman: config.postman,
       accessFeeTreasury: config.accessFeeTreasury,
-      refunder: config.refunder,
       deploymentId: config.deploymentId,
       displayUi: true,
       log,

@@ -218,7 +218,7 @@ async function startServices(options: StackOptions, run: Run) {
   // 2. The contracts: deployed afresh on a new node, read from the address book on an existing chain.
   const book =
     options.rpcUrl === undefined
-      ? await deployFresh(rpcUrl, { postman: new Wallet(keys.postman).address, refunder: new Wallet(keys.relayer).address }, options.logDir, say)
+      ? await deployFresh(rpcUrl, { postman: new Wallet(keys.postman).address }, options.logDir, say)
       : await resolveAddressBook(chainId, options.addressBook, options.variables.addressBook);
   const addressBookFile = await writeAddressBook(book, options.logDir);
 
@@ -328,18 +328,18 @@ function keysFor(options: StackOptions, chainId: number) {
 }
 
 /**
- * A fresh node gets a fresh deployment, under an Ignition journal of its own that dies with it. The relaying key
- * gets REFUNDER_ROLE: the relayer's scheduled payer sweep deposits refunds with it. x402's batch-settlement contracts
+ * A fresh node gets a fresh deployment, under an Ignition journal of its own that dies with it; the relaying key needs
+ * no role (its sweep's calls are anyone's). x402's batch-settlement contracts
  * (our peers of them, contracts/x402-peers/) are placed where @x402/evm expects them, as Base has them: a private
  * tab's seller and its facilitator find its channel contract there.
  */
-async function deployFresh(rpcUrl: string, roles: { postman: string; refunder: string }, logDir: string, say: StackOptions["say"]): Promise<AddressBook> {
+async function deployFresh(rpcUrl: string, roles: { postman: string }, logDir: string, say: StackOptions["say"]): Promise<AddressBook> {
   const connection = await hre.network.create({ network: "localhost", override: { url: rpcUrl } });
   const deploymentId = `stack-${path.basename(logDir)}`;
   try {
     const { addressBook } = await deployFacilitator(connection, { ...roles, deploymentId, log: (line) => say("deploy", line) });
     await placeBatchSettlementPeer(connection.ethers);
-    say("deploy", `x402's batch-settlement contract at ${BATCH_SETTLEMENT_ADDRESS}, its ERC-3009 deposit collector at ${ERC3009_DEPOSIT_COLLECTOR_ADDRESS}`);
+    say("deploy", `x402's batch-settlement contract at ${BATCH_SETTLEMENT_ADDRESS}, its ERC-3009 deposit collector at ${ERC3009_DEPOSIT_COLLECTOR_ADDRESS} (for sellers' plain buyers)`);
     return addressBook;
   } finally {
     await connection.close();

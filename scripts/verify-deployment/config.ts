@@ -17,7 +17,7 @@ export const VERIFY_DEPLOYMENT_ENV = {
 const RoleHoldersSchema = z
   .string()
   .transform((text) => Object.fromEntries(text.split(";").filter(Boolean).map((entry) => entry.split("=", 2) as [string, string | undefined])))
-  .pipe(z.record(z.string().regex(/^[A-Z0-9_]+$/, "must name a role such as REFUNDER_ROLE"), z.string().transform((holders) => holders.split(",").filter(Boolean)).pipe(z.array(AddressSchema))));
+  .pipe(z.record(z.string().regex(/^[A-Z0-9_]+$/, "must name a role such as POSTMAN_ROLE"), z.string().transform((holders) => holders.split(",").filter(Boolean)).pipe(z.array(AddressSchema))));
 
 export const VerifyDeploymentConfigSchema = z
   .object({

@@ -6,7 +6,7 @@
 //   RPC_URL=https://sepolia.base.org npm run verify:deployment
 //
 // Env (scripts/verify-deployment/config.ts): RPC_URL (default http://127.0.0.1:8545), ADDRESS_BOOK (default
-// deployments/<chainId>.json), ROLE_HOLDERS (`REFUNDER_ROLE=0xA,0xB;POSTMAN_ROLE=0xC`: holders that replace the
+// deployments/<chainId>.json), ROLE_HOLDERS (`POSTMAN_ROLE=0xA,0xB;DEFAULT_ADMIN_ROLE=0xC`: holders that replace the
 // address book's for those roles, after a rotation), PAST_ROLE_HOLDERS (same form: earlier holders the history check
 // accepts, such as a rotated-out key), MAX_BLOCK_RANGE (blocks per eth_getLogs, default 2000), PHASE1_PTAU (the public
 // phase-1 file the key was made from: on a production chain the key passes only with it, scripts/circuits/key-trust.ts).

@@ -31,8 +31,8 @@ export interface RoleExpectations {
 /**
  * Checks each role of the entrypoint (its ABI's, and any its events name) from the contract's whole history, read
  * from its creation block, which is found on chain (never the address book's start block): it is held now by
- * exactly the addresses the address book names (DEFAULT_ADMIN_ROLE the deployer, POSTMAN_ROLE the postman,
- * REFUNDER_ROLE the refunder, any other role nobody; `roleHolders` replaces the book's for the roles it names), as
+ * exactly the addresses the address book names (DEFAULT_ADMIN_ROLE the deployer, POSTMAN_ROLE the postman, any
+ * other role nobody; `roleHolders` replaces the book's for the roles it names), as
  * hasRole confirms for every account that ever held it; and nobody outside those holders and `pastRoleHolders`
  * ever held it, each such past holder reported with what it did (roots published, settings changed, roles granted).
  */
@@ -51,10 +51,9 @@ export async function checkRoles(
   const fromBlock = await creationBlock(provider, book.entrypoint, toBlock);
   progress(`reading the entrypoint's events from block ${fromBlock} (its creation, found on chain) to ${toBlock}`);
   const history = await readContractHistory(abi, book.entrypoint, provider, { fromBlock, toBlock, maxRange: maxBlockRange }, (role) => names.get(role) ?? role, progress);
-  const named: Record<string, string[] | undefined> = {
+  const named: Record<string, string[]> = {
     DEFAULT_ADMIN_ROLE: [book.deployer],
     POSTMAN_ROLE: [book.postman],
-    REFUNDER_ROLE: book.refunder === undefined ? undefined : [book.refunder],
     ...expectations.roleHolders,
   };
   for (const name of Object.keys(expectations.roleHolders).filter((role) => ![...names.values()].includes(role))) {
@@ -62,15 +61,15 @@ export async function checkRoles(
   }
   for (const role of new Set([...names.keys(), ...history.roles.keys()])) {
     const name = names.get(role) ?? role;
-    const expected = name in named ? named[name] : [];
-    const isExpected = (account: string) => (expected ?? []).some((address) => sameAddress(address, account));
+    const expected = named[name] ?? [];
+    const isExpected = (account: string) => expected.some((address) => sameAddress(address, account));
     const changes = history.roles.get(role) ?? new Map<string, RoleChange[]>();
     const found = [...changes].filter(([, accountChanges]) => holdsAfter(accountChanges)).map(([account]) => account);
     const strangers = found.filter((holder) => !isExpected(holder));
-    const missing = (expected ?? []).filter((address) => !found.some((holder) => sameAddress(address, holder)));
+    const missing = expected.filter((address) => !found.some((holder) => sameAddress(address, holder)));
     // The events and the current state must agree, for every account that ever held the role.
     const disagreeing: string[] = [];
-    for (const account of new Set([...changes.keys(), ...(expected ?? [])])) {
+    for (const account of new Set([...changes.keys(), ...expected])) {
       if ((await entrypoint.hasRole(role, account, { blockTag: toBlock })) !== found.some((holder) => sameAddress(holder, account))) disagreeing.push(account);
     }
     const notes = [
@@ -80,9 +79,9 @@ export async function checkRoles(
     ];
     add(
       `role ${name}`,
-      expected === undefined ? "not in the address book (ROLE_HOLDERS names it)" : list(expected),
+      list(expected),
       `${list(found)}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`,
-      expected !== undefined && notes.length === 0,
+      notes.length === 0,
     );
 
     const known = expectations.pastRoleHolders[name] ?? [];

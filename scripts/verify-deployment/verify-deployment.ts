@@ -1,4 +1,4 @@
-import { getAddress, keccak256, solidityPacked, TypedDataEncoder, type Provider } from "ethers";
+import { getAddress, getCreateAddress, keccak256, solidityPacked, TypedDataEncoder, type Provider } from "ethers";
 import type { ArtifactManager } from "hardhat/types/artifacts";
 import { DEFAULT_MAX_RELAY_FEE_BPS, DEFAULT_MINIMUM_DEPOSIT_AMOUNT } from "../../ignition/modules/Facilitator.js";
 import type { AddressBook } from "../../lib/address-book.js";
@@ -53,7 +53,8 @@ const failure = (error: unknown) => `call failed: ${error instanceof Error ? err
 
 /**
  * Checks from the chain alone that the deployment of `book` is what this checkout deploys: each contract's runtime
- * bytecode is this checkout's compilation, the pool's with this checkout's key inlined (code-checks.ts, key-checks.ts);
+ * bytecode is this checkout's compilation, the pool's with this checkout's key inlined (code-checks.ts, key-checks.ts),
+ * and the tab payers' code, which the entrypoint deployed and clones, answers to that entrypoint alone;
  * the key's files agree and it is one the chain may run (scripts/circuits/key-trust.ts); USDC is Circle's where the chain has it; the pool is registered with the deploy's fee
  * parameters and the address book's access-fee treasury; USDC signs under the standard EIP-712 domain, the digest of
  * the pool's authorizations (docs/design.md 4); each role is held by exactly whom the address book names,
@@ -81,15 +82,20 @@ export async function verifyDeployment({ provider, book, artifacts, roleHolders 
 
   const scope = poolScope(book.privacyPool, chainId, usdc);
   add("pool scope in the address book", scope.toString(), book.scope.toString());
+  // The entrypoint's constructor deploys the code every tab's payer clones: its first creation (nonce 1).
+  const tabPayer = getCreateAddress({ from: book.entrypoint, nonce: 1 });
   const deployed = [
     { name: "Entrypoint", address: book.entrypoint },
     { name: "PrivacyPool", address: book.privacyPool },
     { name: "WithdrawalBatchVerifier", address: book.batchVerifier },
+    { name: "TabPayer", address: tabPayer },
   ];
   const immutables = {
+    Entrypoint: { TAB_PAYER_IMPLEMENTATION: addressWord(tabPayer) },
     PrivacyPool: { ENTRYPOINT: addressWord(book.entrypoint), WITHDRAWAL_BATCH_VERIFIER: addressWord(book.batchVerifier), ASSET: addressWord(usdc), SCOPE: uintWord(scope) },
+    TabPayer: { ENTRYPOINT: addressWord(book.entrypoint) },
   };
-  checks.push(...(await checkKeyInCode(provider, keyPaths.vkey, key.description, deployed.slice(1))));
+  checks.push(...(await checkKeyInCode(provider, keyPaths.vkey, key.description, deployed.slice(1, 3))));
   checks.push(...(await checkContractCode(provider, artifacts, deployed, { immutables, libraries: book.poseidon })));
 
   const entrypoint = Entrypoint__factory.connect(book.entrypoint, provider);

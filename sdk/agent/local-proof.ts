@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { hexlify, randomBytes, toBeHex } from "ethers";
-import { encodeAccessFeeData, encodePoolAuthorization, encodeRelayData, withdrawalContext } from "../circuit/context.js";
+import { encodeAccessFeeData, encodePoolAuthorization, encodeRelayData, encodeTabOpening, withdrawalContext } from "../circuit/context.js";
 import type { WithdrawProof } from "../circuit/prover.js";
 import { buildWithdrawInput } from "../circuit/withdraw-input.js";
 import { FacilitatorError, type FacilitatorClient, type QuoteAnswer, type QuoteTabAnswer, type TreesAnswer } from "../client/facilitator-client.js";
@@ -9,7 +9,7 @@ import { changeNoteOf, deriveChangeSecrets, nullifierHashOf, refundPrecommitment
 import type { EngineName, ProofEngine } from "../prover/local-prover.js";
 import type { MerkleWitness } from "../tree/merkle-witness.js";
 import type { SyncedTree } from "../tree/synced-tree.js";
-import { tabChannelOf, tabDepositNonceOf, type BatchSettlementRequirement } from "../x402/batch-settlement.js";
+import { tabChannelOf, type BatchSettlementRequirement } from "../x402/batch-settlement.js";
 import { poolTransferFor, type ExactRequirement } from "../x402/index.js";
 import { belowFloor, type ChainRoots, type ChainRootsReader, type RootsSource } from "./chain-roots.js";
 import { X402AgentError } from "./errors.js";
@@ -29,8 +29,11 @@ export interface QuoteExpectation {
   authorizedNullifierHash?: bigint;
   /** settle-x402: the seller's entry, whose price the pool's transfer of the quote must be, to its payTo. */
   accepted?: ExactRequirement;
-  /** open-tab: the channel the agent asked for, which the quote's payment nonce must bind (its payer is the quote's recipient). */
-  tab?: { accepted: BatchSettlementRequirement; payerAuthorizer: string; salt: string };
+  /**
+   * open-tab: the channel the agent asked for (its payer is the quote's recipient, the note's TabPayer, which the relay
+   * checks) and when the tab's lifetime ends: the quote's TabOpening must be exactly these.
+   */
+  tab?: { accepted: BatchSettlementRequirement; payerAuthorizer: string; salt: string; reclaimableAfter: bigint };
 }
 
 /** A quote request's answer: the quote, and for open-tab the channel it binds. */
@@ -42,7 +45,7 @@ const PAYMENT_WINDOW_SLACK_SECONDS = 300;
 /** A spend proven by the agent: the request's quote and proof, and the change note only the agent knows. */
 export interface LocalProof {
   quote: QuoteAnswer;
-  /** The quote request's whole answer (quote-tab's names the channel and the deposit's salt and window). */
+  /** The quote request's whole answer (quote-tab's names the channel and the tab's lifetime). */
   quoted: QuotedAnswer;
   proof: WithdrawProof;
   proofTimeMs: number;
@@ -276,13 +279,11 @@ function checkQuote(quoted: QuotedAnswer, note: Note, expected: QuoteExpectation
   const data =
     quote.route === "access-fee"
       ? encodeAccessFeeData({ treasury: quote.recipient, nullifierHash: authorized ?? 0n })
+      : expected.tab !== undefined
+        ? encodeTabOpening({ channel: tabChannelOf({ ...expected.tab, payer: quote.recipient }).channelConfig, reclaimableAfter: expected.tab.reclaimableAfter, ...fees })
       : expected.accepted !== undefined && payment !== undefined
         ? encodePoolAuthorization({ ...poolTransferFor(expected.accepted, payment.window, nullifierHash), ...fees })
-        : encodeRelayData({
-            recipient: quote.recipient,
-            ...fees,
-            ...(payment !== undefined && { payment: { nonce: payment.nonce, validBefore: payment.window.validBefore } }),
-          });
+        : encodeRelayData({ recipient: quote.recipient, ...fees });
   const problems = [
     ...paymentProblems(payment, expected, nullifierHash),
     ...tabProblems(quoted, expected),
@@ -303,11 +304,11 @@ function checkQuote(quoted: QuotedAnswer, note: Note, expected: QuoteExpectation
   }
 }
 
-/** A settle-x402 or open-tab quote's payment, when it names one (open-tab's with the salt of its deposit nonce). */
+/** A settle-x402 quote's payment, when it names one. */
 function quotedPayment(quote: QuoteAnswer) {
-  const { paymentNonce, paymentSalt, paymentValidAfter, paymentValidBefore } = quote;
+  const { paymentNonce, paymentValidAfter, paymentValidBefore } = quote;
   if (paymentNonce === undefined || paymentValidAfter === undefined || paymentValidBefore === undefined) return undefined;
-  return { nonce: paymentNonce, salt: paymentSalt, window: { validAfter: BigInt(paymentValidAfter), validBefore: BigInt(paymentValidBefore) } };
+  return { nonce: paymentNonce, window: { validAfter: BigInt(paymentValidAfter), validBefore: BigInt(paymentValidBefore) } };
 }
 
 /**
@@ -326,21 +327,23 @@ function paymentProblems(payment: ReturnType<typeof quotedPayment>, expected: Qu
 }
 
 /**
- * What is wrong with a quote-tab answer: its payment nonce must be the deposit nonce of the channel the agent asked
- * for, with the quote's recipient as payer (the channel the answer names), in a window the seller's timeout allows.
+ * What is wrong with a quote-tab answer: it must name the channel the agent asked for, with the quote's recipient as
+ * payer, and the tab's lifetime the agent asked for, in the quote (paymentNonce, paymentValidBefore) and in the answer
+ * alike. The context, checked after, binds them into the relay's TabOpening.
  */
 function tabProblems(quoted: QuotedAnswer, expected: QuoteExpectation): string[] {
   if (expected.tab === undefined) return [];
-  const payment = quotedPayment(quoted.quote);
-  if (!("channelId" in quoted) || payment === undefined) return ["it binds no channel deposit"];
-  const { channelId } = tabChannelOf({ ...expected.tab, payer: quoted.quote.recipient });
-  const latest = BigInt(Math.ceil(Date.now() / 1000) + (expected.tab.accepted.maxTimeoutSeconds ?? 60) + PAYMENT_WINDOW_SLACK_SECONDS);
+  if (!("channelId" in quoted)) return ["it names no channel"];
+  const { quote } = quoted;
+  const { channelId } = tabChannelOf({ ...expected.tab, payer: quote.recipient });
+  const reclaimableAfter = expected.tab.reclaimableAfter;
   return [
     quoted.channelId.toLowerCase() !== channelId.toLowerCase() && `it names channel ${quoted.channelId}, not the agent's ${channelId}`,
-    quoted.payer.toLowerCase() !== quoted.quote.recipient.toLowerCase() && "its channel's payer is not the relay's recipient",
-    (payment.salt !== quoted.depositSalt || payment.nonce !== tabDepositNonceOf(channelId, payment.salt)) && "its payment nonce is not the channel's deposit nonce",
-    BigInt(quoted.validBefore) !== payment.window.validBefore && "its deposit window is not the quoted payment's",
-    payment.window.validBefore > latest && `its deposit stays valid until ${payment.window.validBefore}, past the seller's timeout`,
+    quoted.payer.toLowerCase() !== quote.recipient.toLowerCase() && "its channel's payer is not the relay's recipient",
+    quote.paymentNonce?.toLowerCase() !== channelId.toLowerCase() && "its payment nonce is not the channel's id",
+    (quote.paymentValidBefore === undefined || BigInt(quote.paymentValidBefore) !== reclaimableAfter || BigInt(quoted.reclaimableAfter) !== reclaimableAfter) &&
+      `its tab is reclaimable from another time than the agent's ${reclaimableAfter}`,
+    quote.paymentValidAfter !== undefined && "it binds a payment window a tab has none of",
   ].filter((problem): problem is string => typeof problem === "string");
 }
 

@@ -66,11 +66,12 @@ export class TabPayments {
   }
 
   /**
-   * Opens a tab: the agent proves the relay of its deposit to the single-use payer against a quote-tab quote (the
-   * proof binds the channel) and open-tab relays it, answering the payer's deposit authorization. The deposit plus the
-   * take leaves a note, counted against the budget as any payment. Only the agent proves a tab's opening.
+   * Opens a tab: the agent proves the relay of its deposit into the channel against a quote-tab quote (the proof binds
+   * the channel, whose payer is the note's TabPayer, and the tab's lifetime) and open-tab relays it; the relay itself
+   * funds the channel. The deposit plus the take leaves a note, counted against the budget as any payment. Only the
+   * agent proves a tab's opening.
    */
-  private async openTab({ accepted, payerAuthorizer, salt, depositAtomic }: Parameters<OpenTab>[0]): Promise<OpenTabAnswer> {
+  private async openTab({ accepted, payerAuthorizer, salt, depositAtomic, reclaimableAfter }: Parameters<OpenTab>[0]): Promise<OpenTabAnswer> {
     const { wallet } = this;
     const { facilitator, notes, acceptNotPrivate } = wallet.options;
     // The same tab's opening, sent by a process that ended before its answer: the facilitator answers it again from
@@ -84,8 +85,8 @@ export class TabPayments {
     }
     const gross = grossForNet(depositAtomic, terms.takeBps);
     const depositAmount = depositAtomic.toString();
-    const fields = { accepts: accepted, payerAuthorizer, salt, depositAmount, acceptNotPrivate: acceptNotPrivate ?? false, ...wallet.agentFields() };
-    const expected = { route: "open-tab", withdrawnValue: gross, feeBps: terms.takeBps, processooor, tab: { accepted, payerAuthorizer, salt } } as const;
+    const fields = { accepts: accepted, payerAuthorizer, salt, depositAmount, reclaimableAfter: Number(reclaimableAfter), acceptNotPrivate: acceptNotPrivate ?? false, ...wallet.agentFields() };
+    const expected = { route: "open-tab", withdrawnValue: gross, feeBps: terms.takeBps, processooor, tab: { accepted, payerAuthorizer, salt, reclaimableAfter } } as const;
     return wallet.payFromNotes<OpenTabAnswer>(
       gross,
       async (note) => {

@@ -19,35 +19,17 @@ export const StoredTabSchema = z
     salt: Bytes32Schema,
     /** When the agent made the tab (ms since the epoch): it pays with it for the tab's lifetime from then. */
     createdAt: z.number().int().nonnegative(),
-    /** Set once open-tab answered: the single-use payer, the channel, and the deposit the relayer authorized. */
-    opened: z
-      .object({
-        payer: z.string(),
-        channelId: Bytes32Schema,
-        deposit: z
-          .object({
-            amount: atomic,
-            authorization: z
-              .object({ erc3009Authorization: z.object({ validAfter: atomic, validBefore: atomic, salt: Bytes32Schema, signature: z.string() }).strict() })
-              .strict(),
-          })
-          .strict(),
-      })
-      .strict()
-      .optional(),
-    /** The seller took the deposit with the tab's first request: every later request is a voucher. */
-    funded: z.boolean(),
+    /**
+     * Set once open-tab answered: the tab's payer (the note's TabPayer), the channel, what the relay deposited into
+     * it, and when anyone may take back what the seller leaves (unix seconds).
+     */
+    opened: z.object({ payer: z.string(), channelId: Bytes32Schema, depositAmount: atomic, reclaimableAfter: z.number().int() }).strict().optional(),
     /**
      * A payment sent on the tab whose answer the agent has not recorded (kept before it is sent, cleared by the
      * seller's answer): the running total its voucher signed. Only while it is set may a seller's corrective 402 move
      * the tab to that total (PrivateTabs).
      */
     unanswered: z.object({ maxClaimableAmount: atomic }).strict().optional(),
-    /**
-     * Set while the tab is taken to hold a deposit the seller never recorded (sent before, its answer lost, then
-     * refused as sent again): a refusal of the first voucher that follows puts the tab back to its deposit.
-     */
-    depositUnconfirmed: z.literal(true).optional(),
   })
   .strict();
 export type StoredTab = z.infer<typeof StoredTabSchema>;
@@ -58,7 +40,7 @@ export interface TabStore {
   tab(seller: string): Promise<StoredTab | undefined>;
   /**
    * Keeps `tab`, replacing the one of the same key and any of the same seller that never opened: its relay, if one was
-   * made, funded a payer whose deposit the agent never sent, which the payer sweep refunds without the tab's key.
+   * made, funded a channel the agent never pays on, whose deposit the sweep returns after its lifetime without the tab's key.
    */
   saveTab(tab: StoredTab): Promise<void>;
 }

@@ -90,8 +90,12 @@ const VaultContentSchema = z
         })
         .strict(),
     ),
-    /** The agent's private tabs (absent from vaults written before tabs). */
-    tabs: z.array(StoredTabSchema).optional(),
+    /**
+     * The agent's private tabs (absent from vaults written before tabs). A tab of an earlier version's shape (one a
+     * single-use payer funded, of an earlier deployment of the contracts) is not read: nothing of this version pays on
+     * it, and its notes leave that deployment by ragequit.
+     */
+    tabs: z.array(z.unknown()).optional(),
   })
   .strict();
 
@@ -155,7 +159,11 @@ export function decrypt(file: VaultFile, key: Buffer): VaultContent {
       ...(presentation !== undefined && { presentation: { ...presentation, withdrawnValue: BigInt(presentation.withdrawnValue) } }),
     };
   });
-  return { entries, tabs: content.data.tabs ?? [] };
+  const tabs = (content.data.tabs ?? []).flatMap((tab) => {
+    const parsed = StoredTabSchema.safeParse(tab);
+    return parsed.success ? [parsed.data] : [];
+  });
+  return { entries, tabs };
 }
 
 export async function writeAtomically(file: string, text: string): Promise<void> {

@@ -7,14 +7,6 @@ export interface RelayData {
   feeRecipient: string;
   /** Share of the withdrawn amount paid to feeRecipient, in basis points. */
   relayFeeBPS: bigint;
-  /** When the recipient is a single-use payer: the payment its one EIP-3009 authorization makes (a refund checks it). */
-  payment?: PaymentTerms;
-}
-
-/** The EIP-3009 authorization a single-use payer signs: its nonce and the end of its window. */
-export interface PaymentTerms {
-  nonce: string;
-  validBefore: bigint;
 }
 
 /**
@@ -58,6 +50,38 @@ export interface PoolAuthorization {
   relayFeeBPS: bigint;
 }
 
+/** x402 batch-settlement's ChannelConfig, as the entrypoint's TabOpening and TabRecord carry it. */
+export interface TabChannelConfig {
+  payer: string;
+  payerAuthorizer: string;
+  receiver: string;
+  receiverAuthorizer: string;
+  token: string;
+  withdrawDelay: number;
+  /** 32 bytes, 0x-prefixed. */
+  salt: string;
+}
+
+/**
+ * A private tab opened by the pool (Entrypoint's TabOpening, for relay): the relay deposits the withdrawn value less
+ * `relayFeeBPS` of it into `channel`, whose payer is the note's TabPayer (Entrypoint.tabPayerOf its nullifier hash);
+ * from `reclaimableAfter` anyone may take back what the seller did not claim (withdrawTab, returnTab).
+ */
+export interface TabOpening {
+  channel: TabChannelConfig;
+  reclaimableAfter: bigint;
+  feeRecipient: string;
+  relayFeeBPS: bigint;
+}
+
+/** What the pool records of a tab's relay (Entrypoint's TabRecord), which withdrawTab and returnTab present. */
+export interface TabRecord {
+  channel: TabChannelConfig;
+  deposit: bigint;
+  reclaimableAfter: bigint;
+  refundAnchor: bigint;
+}
+
 /** Entrypoint's Withdrawal struct: who processes the withdrawal and the ABI-encoded RelayData. */
 export interface Withdrawal {
   processooor: string;
@@ -66,20 +90,20 @@ export interface Withdrawal {
 
 const abi = AbiCoder.defaultAbiCoder();
 
-const NO_PAYMENT: PaymentTerms = { nonce: `0x${"00".repeat(32)}`, validBefore: 0n };
+const RELAY_DATA_TUPLE = "tuple(address,address,uint256)";
 
-export function encodeRelayData({ recipient, feeRecipient, relayFeeBPS, payment = NO_PAYMENT }: RelayData): string {
-  return abi.encode(["tuple(address,address,uint256,bytes32,uint256)"], [[recipient, feeRecipient, relayFeeBPS, payment.nonce, payment.validBefore]]);
+/** abi.encode(RelayData): 96 bytes, the length of no other kind of relay data. */
+export function encodeRelayData({ recipient, feeRecipient, relayFeeBPS }: RelayData): string {
+  return abi.encode([RELAY_DATA_TUPLE], [[recipient, feeRecipient, relayFeeBPS]]);
 }
 
-/** The RelayData of a withdrawal's `data`; `payment` absent when it names none. */
+/** The RelayData of a withdrawal's `data`. */
 export function decodeRelayData(data: string): RelayData {
-  const [[recipient, feeRecipient, relayFeeBPS, nonce, validBefore]] = abi.decode(["tuple(address,address,uint256,bytes32,uint256)"], data);
-  const payment = BigInt(nonce) === 0n ? {} : { payment: { nonce: String(nonce), validBefore: BigInt(validBefore) } };
-  return { recipient: String(recipient), feeRecipient: String(feeRecipient), relayFeeBPS: BigInt(relayFeeBPS), ...payment };
+  const [[recipient, feeRecipient, relayFeeBPS]] = abi.decode([RELAY_DATA_TUPLE], data);
+  return { recipient: String(recipient), feeRecipient: String(feeRecipient), relayFeeBPS: BigInt(relayFeeBPS) };
 }
 
-/** abi.encode(AccessFeeData): 64 bytes, where a RelayData takes 160, so neither is ever read as the other. */
+/** abi.encode(AccessFeeData): 64 bytes, where a RelayData takes 96, so neither is ever read as the other. */
 export function encodeAccessFeeData({ treasury, nullifierHash }: AccessFeeData): string {
   return abi.encode(["tuple(address,uint256)"], [[treasury, nullifierHash]]);
 }
@@ -91,7 +115,7 @@ export function decodeAccessFeeData(data: string): AccessFeeData {
 
 const SELLER_PAYMENT_TUPLE = "tuple(address,uint256,address,uint256,bytes32,uint256)";
 
-/** abi.encode(SellerPayment): 192 bytes, where a RelayData takes 160 and an AccessFeeData 64. */
+/** abi.encode(SellerPayment): 192 bytes, where a RelayData takes 96 and an AccessFeeData 64. */
 export function encodeSellerPayment({ payTo, amount, feeRecipient, fee, requestReference, validBefore }: SellerPayment): string {
   return abi.encode([SELLER_PAYMENT_TUPLE], [[payTo, amount, feeRecipient, fee, requestReference, validBefore]]);
 }
@@ -110,7 +134,7 @@ export function decodeSellerPayment(data: string): SellerPayment {
 
 const POOL_AUTHORIZATION_TUPLE = "tuple(address,uint256,uint256,uint256,bytes32,address,uint256)";
 
-/** abi.encode(PoolAuthorization): 224 bytes, where a RelayData takes 160 and a SellerPayment 192. */
+/** abi.encode(PoolAuthorization): 224 bytes, where a RelayData takes 96 and a SellerPayment 192. */
 export function encodePoolAuthorization({ payTo, value, validAfter, validBefore, nonce, feeRecipient, relayFeeBPS }: PoolAuthorization): string {
   return abi.encode([POOL_AUTHORIZATION_TUPLE], [[payTo, value, validAfter, validBefore, nonce, feeRecipient, relayFeeBPS]]);
 }
@@ -135,4 +159,33 @@ export function decodePoolAuthorization(data: string): PoolAuthorization {
 export function withdrawalContext({ processooor, data }: Withdrawal, scope: bigint): bigint {
   const encoded = abi.encode(["tuple(address,bytes)", "uint256"], [[processooor, data], scope]);
   return BigInt(keccak256(encoded)) % SNARK_SCALAR_FIELD;
+}
+
+const CHANNEL_CONFIG_TUPLE = "tuple(address,address,address,address,address,uint40,bytes32)";
+const TAB_OPENING_TUPLE = `tuple(${CHANNEL_CONFIG_TUPLE},uint256,address,uint256)`;
+
+const channelTupleOf = ({ payer, payerAuthorizer, receiver, receiverAuthorizer, token, withdrawDelay, salt }: TabChannelConfig) =>
+  [payer, payerAuthorizer, receiver, receiverAuthorizer, token, withdrawDelay, salt];
+
+/** abi.encode(TabOpening): 320 bytes, the length of no other kind of relay data. */
+export function encodeTabOpening({ channel, reclaimableAfter, feeRecipient, relayFeeBPS }: TabOpening): string {
+  return abi.encode([TAB_OPENING_TUPLE], [[channelTupleOf(channel), reclaimableAfter, feeRecipient, relayFeeBPS]]);
+}
+
+export function decodeTabOpening(data: string): TabOpening {
+  const [[[payer, payerAuthorizer, receiver, receiverAuthorizer, token, withdrawDelay, salt], reclaimableAfter, feeRecipient, relayFeeBPS]] = abi.decode([TAB_OPENING_TUPLE], data);
+  return {
+    channel: {
+      payer: String(payer),
+      payerAuthorizer: String(payerAuthorizer),
+      receiver: String(receiver),
+      receiverAuthorizer: String(receiverAuthorizer),
+      token: String(token),
+      withdrawDelay: Number(withdrawDelay),
+      salt: String(salt),
+    },
+    reclaimableAfter: BigInt(reclaimableAfter),
+    feeRecipient: String(feeRecipient),
+    relayFeeBPS: BigInt(relayFeeBPS),
+  };
 }

@@ -115,11 +115,10 @@ export interface QuoteAnswer {
   aspTreeSize: number;
   expiresAt: number;
   /**
-   * settle-x402: the pool's one transfer to the seller, bound by the context (its nonce the note's nullifier hash; no
-   * salt); open-tab: the payer's deposit authorization (its nonce keccak256(channelId, paymentSalt)).
+   * settle-x402: the pool's one transfer to the seller, bound by the context (its nonce the note's nullifier hash);
+   * open-tab: the channel's id as paymentNonce and the tab's reclaimableAfter as paymentValidBefore (its TabOpening).
    */
   paymentNonce?: string;
-  paymentSalt?: string;
   paymentValidAfter?: number;
   paymentValidBefore?: number;
   /** access-fee: the nullifier hash the fee authorizes, bound by the context (AccessFeeData). */
@@ -148,23 +147,22 @@ export interface ChannelConfigAnswer {
   salt: string;
 }
 
-/** POST /api/facilitator/quote-tab's answer: the quote, the channel it binds and the deposit's salt and window. */
+/** POST /api/facilitator/quote-tab's answer: the quote, the channel it binds (its payer the note's TabPayer) and the tab's lifetime. */
 export interface QuoteTabAnswer {
   quote: QuoteAnswer;
   payer: string;
   channelConfig: ChannelConfigAnswer;
   channelId: string;
-  depositSalt: string;
-  validBefore: number;
+  reclaimableAfter: number;
 }
 
-/** POST /api/facilitator/open-tab's answer: the channel, the payer's deposit authorization, and the relay that funded it. */
+/** POST /api/facilitator/open-tab's answer: the channel and the relay that spent the note and deposited into it. */
 export interface OpenTabAnswer {
   opened: true;
   payer: string;
   channelConfig: ChannelConfigAnswer;
   channelId: string;
-  deposit: { amount: string; authorization: { erc3009Authorization: { validAfter: string; validBefore: string; salt: string; signature: string } } };
+  reclaimableAfter: number;
   fundingTxHash: string;
   gross: string;
   fee: string;

@@ -1,26 +1,27 @@
 // A private tab's wire facts (docs/design.md 13, docs/x402-interop.md "Private tab"), shared by the relayer, which
-// quotes and opens tabs, and the agent, which checks the quote and builds the tab's deposit payment.
-import { ERC3009_DEPOSIT_COLLECTOR_ADDRESS } from "@x402/evm";
+// quotes and opens tabs, and the agent, which checks the quote against the channel it asked for.
 import { buildChannelConfig, computeChannelId } from "@x402/evm/batch-settlement/client";
 import type { ChannelConfig } from "@x402/evm";
 import type { PaymentRequirements } from "@x402/core/types";
-import { AbiCoder, isAddress, keccak256, ZeroAddress } from "ethers";
+import { isAddress, ZeroAddress } from "ethers";
 import { z } from "zod";
-import { eip3009Types } from "./eip712-domain.js";
 import { chainIdOfNetwork } from "./networks.js";
 
 export type { ChannelConfig };
 
-/** x402BatchSettlement's bounds of a channel's withdrawDelay, in seconds (15 minutes to 30 days). */
-export const WITHDRAW_DELAY_SECONDS = { minimum: 900, maximum: 2_592_000 } as const;
+/**
+ * The bounds of a private tab's channel withdrawDelay, in seconds: x402BatchSettlement's 15 minutes, and the
+ * entrypoint's MAX_TAB_WITHDRAW_DELAY of 7 days (x402 allows 30), so that a tab nobody drains is back at most that
+ * long after its lifetime.
+ */
+export const WITHDRAW_DELAY_SECONDS = { minimum: 900, maximum: 604_800 } as const;
 
 const EvmAddressSchema = z.string().refine((s) => /^0x[0-9a-fA-F]{40}$/.test(s) && isAddress(s), { message: "must be a 0x-prefixed 20-byte address" });
 
 /**
  * A seller's v2 `batch-settlement` entry: what one request costs (`amount`), the channel's receiver (`payTo`), its
- * authorizer and withdrawal delay (`extra`), and the token's EIP-712 domain, which the deposit authorization is signed
- * under (read loosely here, so that an entry naming none gets the shared rule's answer). Kept as sent: the deposit
- * payment echoes it.
+ * authorizer and withdrawal delay (`extra`, at most the entrypoint's 7 days), and the token's EIP-712 domain (read
+ * loosely here, so that an entry naming none gets the shared rule's answer). Kept as sent: every voucher payment echoes it.
  */
 export const BatchSettlementRequirementSchema = z.looseObject({
   scheme: z.literal("batch-settlement"),
@@ -38,9 +39,10 @@ export const BatchSettlementRequirementSchema = z.looseObject({
 });
 export type BatchSettlementRequirement = z.infer<typeof BatchSettlementRequirementSchema>;
 
-/** The channel of a tab: the seller's entry, the single-use payer, the tab's voucher key and the agent's salt. */
+/** The channel of a tab: the seller's entry, the tab's payer (Entrypoint.tabPayerOf), its voucher key and the agent's salt. */
 export interface TabChannelTerms {
   accepted: BatchSettlementRequirement;
+  /** The note's TabPayer: the entrypoint's clone that the channel gives back to, and nobody else. */
   payer: string;
   /** The address of the key made for the tab, which signs its vouchers. */
   payerAuthorizer: string;
@@ -53,27 +55,4 @@ export function tabChannelOf({ accepted, payer, payerAuthorizer, salt }: TabChan
   const deps = { signer: { address: payer }, payerAuthorizer, salt } as unknown as Parameters<typeof buildChannelConfig>[0];
   const channelConfig = buildChannelConfig(deps, accepted as unknown as PaymentRequirements);
   return { channelConfig, channelId: computeChannelId(channelConfig, accepted.network) };
-}
-
-/**
- * The ERC-3009 nonce of the deposit into `channelId` that names `depositSalt`, as the deposit collector checks it:
- * keccak256(abi.encode(channelId, uint256(depositSalt))). A tab's relay names it as its payment nonce, so the
- * withdrawal proof binds the channel, and the payer's one authorization can fund that channel only.
- */
-export function tabDepositNonceOf(channelId: string, depositSalt: string): string {
-  return keccak256(AbiCoder.defaultAbiCoder().encode(["bytes32", "uint256"], [channelId, BigInt(depositSalt)]));
-}
-
-/** The payer's ReceiveWithAuthorization of a tab's deposit, to x402's ERC-3009 deposit collector. */
-export function tabDepositAuthorization({ payer, value, validBefore, nonce }: { payer: string; value: bigint; validBefore: bigint; nonce: string }) {
-  return {
-    types: eip3009Types("ReceiveWithAuthorization"),
-    message: { from: payer, to: ERC3009_DEPOSIT_COLLECTOR_ADDRESS, value, validAfter: 0n, validBefore, nonce },
-  };
-}
-
-/** The deposit half of a tab's first payment (`payload.deposit` of @x402/evm's deposit payload). */
-export interface TabDeposit {
-  amount: string;
-  authorization: { erc3009Authorization: { validAfter: string; validBefore: string; salt: string; signature: string } };
 }

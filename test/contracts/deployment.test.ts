@@ -38,11 +38,12 @@ describe("deployment", function () {
     expect(await readAddressBook(1, dir)).to.equal(undefined);
   });
 
-  it("makes the deployer the access-fee treasury and a refunder unless told otherwise", async function () {
+  it("makes the deployer the access-fee treasury unless told otherwise, and grants no role beyond the admin's and the postman's", async function () {
     const { entrypoint, accounts } = await networkHelpers.loadFixture(deployedFacilitator);
     expect(await entrypoint.accessFeeTreasury()).to.equal(accounts.admin.address);
-    expect(await entrypoint.hasRole(await entrypoint.REFUNDER_ROLE(), accounts.admin)).to.equal(true);
-    expect(await entrypoint.hasRole(await entrypoint.REFUNDER_ROLE(), accounts.stranger)).to.equal(false);
+    const granted = await entrypoint.queryFilter(entrypoint.filters.RoleGranted());
+    const roles = new Set(granted.map((event) => event.args.role));
+    expect(roles).to.deep.equal(new Set([await entrypoint.DEFAULT_ADMIN_ROLE(), await entrypoint.POSTMAN_ROLE()]));
   });
 
   it("deploys TestUSDC, minted by the deployer, on a chain without Circle's USDC", async function () {
@@ -88,14 +89,10 @@ describe("deployment", function () {
     expect(await entrypoint.hasRole(await entrypoint.POSTMAN_ROLE(), postman!)).to.equal(true);
   });
 
-  it("sets the access-fee treasury and the refunder it is told", async function () {
+  it("sets the access-fee treasury it is told", async function () {
     const chain = await network.create();
-    const [deployer, treasury, refunder] = await chain.ethers.getSigners();
-    const { entrypoint } = await deployFacilitator(chain, { accessFeeTreasury: treasury!.address, refunder: refunder!.address });
-
+    const [, treasury] = await chain.ethers.getSigners();
+    const { entrypoint } = await deployFacilitator(chain, { accessFeeTreasury: treasury!.address });
     expect(await entrypoint.accessFeeTreasury()).to.equal(treasury!.address);
-    const role = await entrypoint.REFUNDER_ROLE();
-    expect(await entrypoint.hasRole(role, refunder!)).to.equal(true);
-    expect(await entrypoint.hasRole(role, deployer!)).to.equal(false);
   });
 });

@@ -161,18 +161,10 @@ describe("the pool as an exact seller's payer (PoolAuthorization)", function () 
     const pool = await relayed();
     const { entrypoint, privacyPool, usdc, accounts, note, signature, poolAddress } = pool;
     const operator = accounts.admin;
-    await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), operator);
     const before = await usdc.balanceOf(poolAddress);
     // To itself, by the pool's "signature".
     await expect(pull(pool, { ...authorization, payTo: operator.address }, signature, operator)).to.be.revertedWithCustomError(usdc, "InvalidSignature");
-    // As a single-use payer's refund of the same spend.
-    const record = { payer: poolAddress, amount: PRICE, nonce: authorization.nonce, validBefore: authorization.validBefore, refundAnchor: anchorOf(paid) };
-    const refund = { validAfter: 0n, validBefore: authorization.validBefore + 3_600n, nonce: hexlify(randomBytes(32)), signature };
     await time.increaseTo(authorization.validBefore);
-    await expect(entrypoint.connect(operator).depositRefund(usdc, nullifierHashOf(note.nullifier), record, refund)).to.be.revertedWithCustomError(
-      privacyPool,
-      "RefundNotRecorded",
-    );
     // As a refund of the authorization at another value or anchor: the pool checks both against its record.
     await expect(entrypoint.connect(operator).refundAuthorization(usdc, nullifierHashOf(note.nullifier), transferOf({ ...authorization, value: PRICE + 1n }), anchorOf(paid)))
       .to.be.revertedWithCustomError(privacyPool, "RefundNotRecorded");

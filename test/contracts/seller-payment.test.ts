@@ -152,21 +152,14 @@ describe("seller payments straight from the pool", function () {
     }
   });
 
-  it("is never refundable: no payment record matches a seller payment's spend", async function () {
+  it("is never refundable: no refund's record matches a seller payment's spend", async function () {
     const pool = await loadFixture(poolWithNotes);
-    const { entrypoint, privacyPool, usdc, scope, accounts, note } = pool;
+    const { entrypoint, privacyPool, usdc, scope, note } = pool;
     await entrypoint.relay(paid.withdrawal, paid.proof, scope, paid.stateTreeSize);
-    await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), accounts.admin);
     await time.increaseTo(terms.validBefore + 1n);
-    const record = {
-      payer: terms.payTo,
-      amount: PRICE,
-      nonce: terms.requestReference,
-      validBefore: terms.validBefore,
-      refundAnchor: namePublicSignals(paid.proof.pubSignals).refundAnchor,
-    };
-    const authorization = { validAfter: 0n, validBefore: terms.validBefore + 3_600n, nonce: hexlify(randomBytes(32)), signature: "0x" };
-    await expect(entrypoint.depositRefund(usdc, nullifierHashOf(note.nullifier), record, authorization)).to.be.revertedWithCustomError(
+    // As the return of an authorization of the same seller, price and window: the pool recorded the context, not that.
+    const transfer = { payTo: terms.payTo, value: PRICE, validAfter: 0n, validBefore: terms.validBefore };
+    await expect(entrypoint.refundAuthorization(usdc, nullifierHashOf(note.nullifier), transfer, namePublicSignals(paid.proof.pubSignals).refundAnchor)).to.be.revertedWithCustomError(
       privacyPool,
       "RefundNotRecorded",
     );

@@ -17,8 +17,8 @@ describe("npm run demo: the main job end to end", function () {
       "logs", "chain", "deploy", "deploy", "deploy", "deploy", "deploy", "indexer", "relayer", "seller", "agent", "deposit", "asp",
       ...shielded, ...payment, ...payment, ...tab, "done",
     ]);
-    // The tab: one proof and two transactions (the relay of its deposit, the deposit), then none for 19 requests.
-    expect(output).to.match(/\[tab\] +request 1 opened the tab: one proof, 2 transactions/);
+    // The tab: one proof and one transaction (the relay that deposits into the channel), then none for 19 requests.
+    expect(output).to.match(/\[tab\] +request 1 opened the tab: one proof, 1 transaction /);
     expect(output).to.match(/\[tab\] +requests 2-20: a voucher of the tab's key each, 0 transactions, p50 \d+ ms/);
     expect(output).to.match(/\[200\] .*the pool paid the seller, one transaction, in 0x[0-9a-f]{64}/);
     expect(output).to.match(/\[200\] +\{"report":\{"weather":"sunny","temperature":70\}\}/);

@@ -64,7 +64,6 @@ describe("a fork of a chain holding Circle's USDC (npm run chain:fork), offline"
         DEPLOYMENTS_DIR: dir,
         DEPLOYMENT_ID: deploymentId,
         POSTMAN_ADDRESS: devAccount(DEV_ROLES.postman).address,
-        REFUNDER_ADDRESS: devAccount(DEV_ROLES.relayer).address,
       },
       stdio: ["ignore", "pipe", "pipe"],
     });

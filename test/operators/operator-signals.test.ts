@@ -11,7 +11,7 @@ import { spawnService, type ServiceProcess } from "../helpers/service-process.js
 import { TEST_TOKEN, writeScreeningLists } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
-import { relayerKey, serviceDeposit, settleX402Body } from "../relayer/helpers/relayer-harness.js";
+import { serviceDeposit, settleX402Body } from "../relayer/helpers/relayer-harness.js";
 import { relayerEnv, startRelayerProcess, type RelayerProcess } from "../relayer/helpers/relayer-process.js";
 
 const SETTLE = "/api/facilitator/settle";
@@ -61,7 +61,7 @@ describe("operator signals: readiness, refusals and the sweep backlog follow a f
   };
 
   before(async function () {
-    chain = await startLocalChain({ refunder: relayerKey.address });
+    chain = await startLocalChain();
     database = await createRefusableDatabase("t_signals");
     const lists = writeScreeningLists();
     indexer = spawnService("indexer/main.ts", [], {
@@ -155,20 +155,14 @@ describe("operator signals: readiness, refusals and the sweep backlog follow a f
     await chain.connection.networkHelpers.time.increaseTo((body.validBefore as number) + 1);
     expect(sample(await scrape(), "relayer_sweep_backlog")).to.equal(1);
 
-    // The operator sweeps by hand with a key that holds no role: returning the pool's own authorization needs none.
+    // The operator sweeps by hand with the relaying key, which holds no role: returning the pool's own authorization needs none.
     const { entrypoint } = chain.facilitator;
-    const role = await entrypoint.REFUNDER_ROLE();
-    await (await entrypoint.revokeRole(role, relayerKey.address)).wait();
-    try {
-      const swept = spawnService("scripts/sweep-payers.ts", [], relayerEnvironment);
-      expect(await swept.exited, swept.lines.join("\n")).to.equal(0);
-      expect(swept.lines.join("\n")).to.contain("1 expired payer(s): 1 refunded");
-      const refunds = await entrypoint.queryFilter(entrypoint.filters.RefundDeposited(pool));
-      const ofNote = refunds.filter((event) => event.args.originNullifierHash === nullifierHashOf(note.nullifier));
-      expect(ofNote.map((event) => event.args.value)).to.deep.equal([PRICE]);
-      expect(sample(await scrape(), "relayer_sweep_backlog")).to.equal(0);
-    } finally {
-      await (await entrypoint.grantRole(role, relayerKey.address)).wait();
-    }
+    const swept = spawnService("scripts/sweep-payers.ts", [], relayerEnvironment);
+    expect(await swept.exited, swept.lines.join("\n")).to.equal(0);
+    expect(swept.lines.join("\n")).to.contain("1 expired payer(s): 1 refunded");
+    const refunds = await entrypoint.queryFilter(entrypoint.filters.RefundDeposited(pool));
+    const ofNote = refunds.filter((event) => event.args.originNullifierHash === nullifierHashOf(note.nullifier));
+    expect(ofNote.map((event) => event.args.value)).to.deep.equal([PRICE]);
+    expect(sample(await scrape(), "relayer_sweep_backlog")).to.equal(0);
   });
 });

@@ -14,10 +14,10 @@ import { verifyDeployment } from "../../scripts/verify-deployment/verify-deploym
 const connection = await network.create();
 const { ethers, networkHelpers } = connection;
 
-/** The facilitator as `npm run deploy` deploys it, with the postman, refunder and treasury each an account of its own. */
+/** The facilitator as `npm run deploy` deploys it, with the postman and treasury each an account of its own. */
 async function deployed() {
-  const [deployer, postman, refunder, treasury, stranger] = await ethers.getSigners();
-  const deployment = await deployFacilitator(connection, { postman: postman!.address, refunder: refunder!.address, accessFeeTreasury: treasury!.address });
+  const [deployer, postman, treasury, stranger] = await ethers.getSigners();
+  const deployment = await deployFacilitator(connection, { postman: postman!.address, accessFeeTreasury: treasury!.address });
   return { ...deployment, deployer: deployer!, stranger: stranger! };
 }
 
@@ -30,11 +30,13 @@ describe("verify:deployment", function () {
     const checks = await verify(addressBook);
     expect(failing(checks)).to.deep.equal([]);
     const names = checks.map((check) => check.check);
-    for (const contract of ["Entrypoint", "PrivacyPool", "WithdrawalBatchVerifier", "PoseidonT2", "PoseidonT3", "PoseidonT4"]) {
+    for (const contract of ["Entrypoint", "PrivacyPool", "WithdrawalBatchVerifier", "TabPayer", "PoseidonT2", "PoseidonT3", "PoseidonT4"]) {
       expect(names.some((name) => name.startsWith(`${contract} bytecode at`)), contract).to.equal(true);
     }
     for (const immutable of ["ENTRYPOINT", "WITHDRAWAL_BATCH_VERIFIER", "ASSET", "SCOPE"]) expect(names).to.include(`PrivacyPool.${immutable} (immutable)`);
-    expect(checks.find((check) => check.check === "role REFUNDER_ROLE")).to.deep.include({ expected: addressBook.refunder, found: addressBook.refunder });
+    expect(names).to.include("Entrypoint.TAB_PAYER_IMPLEMENTATION (immutable)").and.to.include("TabPayer.ENTRYPOINT (immutable)");
+    // No role beyond the admin's and the postman's: none moves or returns an agent's money.
+    expect(names.filter((name) => /^role [A-Z_]+$/.test(name))).to.have.members(["role DEFAULT_ADMIN_ROLE", "role POSTMAN_ROLE"]);
     expect(checks.find((check) => check.check === "access-fee treasury")).to.deep.include({ found: addressBook.accessFeeTreasury });
     expect(checks.find((check) => check.check.startsWith("USDC's DOMAIN_SEPARATOR"))).to.deep.include({ ok: true });
   });
@@ -79,7 +81,7 @@ describe("verify:deployment", function () {
     await entrypoint.grantRole(admin, hidden.address);
     // Every expected grant emitted again after the hidden one, and a book that starts after it.
     const startBlock = (await ethers.provider.getBlockNumber()) + 1;
-    const expected = [[admin, addressBook.deployer], [await entrypoint.POSTMAN_ROLE(), addressBook.postman], [await entrypoint.REFUNDER_ROLE(), addressBook.refunder!]] as const;
+    const expected = [[admin, addressBook.deployer], [await entrypoint.POSTMAN_ROLE(), addressBook.postman]] as const;
     for (const [role, holder] of expected) {
       await entrypoint.connect(hidden).revokeRole(role, holder);
       await entrypoint.connect(hidden).grantRole(role, holder);
@@ -103,25 +105,21 @@ describe("verify:deployment", function () {
 
   it("takes ROLE_HOLDERS instead of the address book for the roles it names (a key added or rotated)", async function () {
     const { addressBook, entrypoint, stranger } = await networkHelpers.loadFixture(deployed);
-    await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), stranger.address);
-    const config = loadVerifyDeploymentConfig({ ROLE_HOLDERS: `REFUNDER_ROLE=${addressBook.refunder},${stranger.address.toLowerCase()};NO_SUCH_ROLE=${stranger.address}` });
-    expect(config.roleHolders).to.deep.equal({ REFUNDER_ROLE: [addressBook.refunder, stranger.address], NO_SUCH_ROLE: [stranger.address] });
+    await entrypoint.grantRole(await entrypoint.POSTMAN_ROLE(), stranger.address);
+    const config = loadVerifyDeploymentConfig({ ROLE_HOLDERS: `POSTMAN_ROLE=${addressBook.postman},${stranger.address.toLowerCase()};NO_SUCH_ROLE=${stranger.address}` });
+    expect(config.roleHolders).to.deep.equal({ POSTMAN_ROLE: [addressBook.postman, stranger.address], NO_SUCH_ROLE: [stranger.address] });
     const [unknownRole, ...others] = failing(await verifyDeployment({ provider: ethers.provider, book: addressBook, artifacts: hre.artifacts, roleHolders: config.roleHolders }));
     expect(others).to.deep.equal([]);
     expect(unknownRole).to.deep.include({ check: "role NO_SUCH_ROLE", found: "the entrypoint defines no such role" });
-    expect(() => loadVerifyDeploymentConfig({ ROLE_HOLDERS: "REFUNDER_ROLE=0x1234" })).to.throw(ConfigError, "ROLE_HOLDERS");
+    expect(() => loadVerifyDeploymentConfig({ ROLE_HOLDERS: "POSTMAN_ROLE=0x1234" })).to.throw(ConfigError, "ROLE_HOLDERS");
   });
 
-  it("fails naming a role it cannot check against the address book, or one the book's holder lost", async function () {
+  it("fails naming a role the book's holder lost", async function () {
     const { addressBook, entrypoint } = await networkHelpers.loadFixture(deployed);
-    const { refunder, ...withoutRefunder } = addressBook;
-    const [unknown, ...others] = failing(await verify(withoutRefunder));
+    await entrypoint.revokeRole(await entrypoint.POSTMAN_ROLE(), addressBook.postman);
+    const [lost, ...others] = failing(await verify(addressBook));
     expect(others).to.deep.equal([]);
-    expect(unknown).to.deep.include({ check: "role REFUNDER_ROLE", expected: "not in the address book (ROLE_HOLDERS names it)" });
-
-    await entrypoint.revokeRole(await entrypoint.REFUNDER_ROLE(), refunder!);
-    const [lost] = failing(await verify(addressBook));
-    expect(lost).to.deep.include({ check: "role REFUNDER_ROLE", found: `nobody (missing: ${refunder})` });
+    expect(lost).to.deep.include({ check: "role POSTMAN_ROLE", found: `nobody (missing: ${addressBook.postman})` });
   });
 
   /** The pool's code with one constant of its inlined key (vk_delta_2, pushed with PUSH32) changed by one bit. */

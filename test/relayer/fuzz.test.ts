@@ -109,7 +109,6 @@ function validFieldValues(note: Note, usdc: string): Record<string, Json> {
     aspRoot: "1",
     signature: `0x${"cd".repeat(32)}`,
     paymentNonce: `0x${"ce".repeat(32)}`,
-    paymentSalt: `0x${"cf".repeat(32)}`,
     pi_a: ["1", "2", "1"],
     pi_b: [["1", "2"], ["3", "4"], ["1", "0"]],
     pi_c: ["1", "2", "1"],

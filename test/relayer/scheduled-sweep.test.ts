@@ -8,7 +8,7 @@ import { createTestSchema, type TestSchema } from "../helpers/database.js";
 import { buildIndexerConfig, startIndexer, type RunningIndexer } from "../indexer/helpers/indexer-harness.js";
 import { startLocalChain, type LocalChain } from "../indexer/helpers/local-chain.js";
 import { deposit } from "../indexer/helpers/pool-actions.js";
-import { buildRelayerConfig, relayerKey, settleX402Body, startRelayer, treasury, type RunningRelayer } from "./helpers/relayer-harness.js";
+import { buildRelayerConfig, settleX402Body, startRelayer, treasury, type RunningRelayer } from "./helpers/relayer-harness.js";
 import { sample } from "../helpers/metrics.js";
 
 const SETTLE_X402 = "/api/facilitator/settle-x402";
@@ -22,8 +22,8 @@ describe("relayer: the payer sweep runs by itself", function () {
   const relayers: RunningRelayer[] = [];
 
   before(async function () {
-    // Deployed as `npm run stack` deploys: the relaying key receives REFUNDER_ROLE, nobody grants it by hand.
-    chain = await startLocalChain({ refunder: relayerKey.address });
+    // Deployed as `npm run stack` deploys: the relaying key holds no role, and needs none to sweep.
+    chain = await startLocalChain();
     indexer = await startIndexer(buildIndexerConfig(chain));
     await indexer.indexer.sync.catchUp();
     schema = await createTestSchema();

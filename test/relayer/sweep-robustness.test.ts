@@ -69,7 +69,7 @@ describe("relayer: the sweep goes on past a payment it cannot return", function 
   };
 
   before(async function () {
-    chain = await startLocalChain({ refunder: relayerKey.address });
+    chain = await startLocalChain();
     indexer = await startIndexer(buildIndexerConfig(chain));
     await indexer.indexer.sync.catchUp();
     const config = { dbPath, pricingMode: "paid", feeClaimMinimum: "1" };
@@ -144,7 +144,7 @@ describe("relayer: the sweep goes on past a payment it cannot return", function 
     let byHand: ReturnType<typeof sweepExpiredPayers> | undefined;
     const racing = Object.create(chainOf) as PoolChain;
     racing.sendFromRelayer = async (request) => {
-      byHand ??= sweepExpiredPayers({ store, chain: chainOf, payerKeySecret: PAYER_KEY_SECRET });
+      byHand ??= sweepExpiredPayers({ store, chain: chainOf });
       await byHand;
       return chainOf.sendFromRelayer(request);
     };
@@ -153,7 +153,6 @@ describe("relayer: the sweep goes on past a payment it cannot return", function 
     const schedule = new SweepSchedule({
       store,
       chain: racing,
-      payerKeySecret: PAYER_KEY_SECRET,
       metrics,
       logger: pino({ level: "info" }, raceLog.destination),
       intervalMs: 3_600_000,

@@ -16,8 +16,8 @@ import { sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
 import { NoteVault, PrivateTabScheme, recoverNotes, registerPrivateTabScheme, tabSellerOf, X402Agent, X402AgentError, type AgentEvent } from "../../sdk/agent/index.js";
 import { FacilitatorClient, FacilitatorError, type OpenTabAnswer } from "../../sdk/client/facilitator-client.js";
 import type { BatchSettlementRequirement } from "../../sdk/x402/batch-settlement.js";
+import { nullifierHashOf } from "../../sdk/index.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
-import { PAYER_KEY_SECRET, relayerKey } from "../relayer/helpers/relayer-harness.js";
 import { startTcpProxy } from "../helpers/tcp-proxy.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { AGENT_PASSPHRASE, startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
@@ -74,7 +74,7 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     const channelDirectory = mkdtempSync(path.join(tmpdir(), "agent-tabs-"));
     const tabs = { channelDirectory, depositAtomic: DEPOSIT };
     const budgetAtomic = 2n * grossForNet(DEPOSIT, takeBps);
-    const { agent, vault, vaultFile, events } = await world.newAgent(world.chain.depositors.alice, 1_000_000n, { custody: "non-custodial", tabs, budgetAtomic });
+    const { agent, vault, vaultFile, events, deposit } = await world.newAgent(world.chain.depositors.alice, 1_000_000n, { custody: "non-custodial", tabs, budgetAtomic });
     const relaysBefore = await relays();
     const served = seller.served();
 
@@ -88,7 +88,7 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     // The tab's key is in the vault, encrypted: neither the vault file nor @x402/evm's channel files show it.
     const { accepted } = await tabEntryOf(seller.resourceUrl);
     const tab = (await vault.tab(tabSellerOf(accepted)))!;
-    expect(tab).to.include({ funded: true });
+    expect(tab.opened).to.include({ depositAmount: DEPOSIT.toString(), payer: await world.chain.facilitator.entrypoint.tabPayerOf(nullifierHashOf(deposit.note.nullifier)) });
     const tabKeyHex = tab.tabKey.slice(2);
     expect(readFileSync(vaultFile, "utf8")).to.not.contain(tabKeyHex);
     for (const file of readdirSync(channelDirectory, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile())) {
@@ -164,7 +164,7 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     }
   });
 
-  it("pays on after crashes between the seller's answer and the agent's record of it, the tab's deposit included: no second deposit, proof or relay, each request paid once", async function () {
+  it("pays on after crashes between the seller's answer and the agent's record of it, the tab's first request included: no second proof or relay, each request paid once", async function () {
     const channelDirectory = mkdtempSync(path.join(tmpdir(), "agent-tabs-"));
     const tabs = { channelDirectory, depositAtomic: DEPOSIT };
     const { agent, vault, vaultFile } = await world.newAgent(world.chain.depositors.dave, 1_000_000n, { custody: "non-custodial", tabs });
@@ -180,16 +180,16 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
       return payment.payload as { type: string };
     };
 
-    // The tab's first request carries its deposit: the seller takes it and serves; the agent keeps no record of it.
-    expect(await servedAndLost(agent)).to.include({ type: "deposit" });
+    // The tab's first request, a voucher on the channel the relay funded: the seller serves it; the agent keeps no record of it.
+    expect(await servedAndLost(agent)).to.include({ type: "voucher" });
     await vault.close();
     const restart = async () => {
       const notes = await NoteVault.open(vaultFile, AGENT_PASSPHRASE);
       return { notes, agent: new X402Agent({ ...agentOptions(notes), tabs }) };
     };
     const first = await restart();
-    // Its next request is the deposit again; the seller's corrective 402 names its total under the tab key's voucher,
-    // and the agent pays on from it.
+    // Its next request is the same voucher again; the seller's corrective 402 names its total under the tab key's
+    // voucher, and the agent pays on from it.
     await fetchReports(first.agent, 3);
     // A voucher's answer lost the same way.
     expect(await servedAndLost(first.agent)).to.include({ type: "voucher" });
@@ -315,9 +315,9 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     }
   }
 
-  it("survives the seller stopping between the tab's deposit and its record of it: one deposit, every request served after a plain retry, nothing frozen", async function () {
-    // The seller's channel storage stops the seller at its record of the tab's deposit: the deposit is on chain, the
-    // record is not, and the agent's request is dropped. Its reservation of the channel outlives it until it times out.
+  it("survives the seller stopping between the tab's first voucher and its record of it: every request served after a plain retry, nothing frozen", async function () {
+    // The seller's channel storage stops the seller at its record of the tab's first voucher: the record is not made,
+    // and the agent's request is dropped. Its reservation of the channel outlives it until it times out.
     const PENDING_SECONDS = 20;
     let armed = true;
     let crashing: BatchSeller | undefined;
@@ -338,8 +338,7 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
         },
       };
     };
-    // Its record keeps the channel's balance from before the deposit until it reads the chain again: 10 s here, at
-    // most 5 minutes by @x402/evm's default, for which the agent's retries are answered TAB_SELLER_UNAVAILABLE.
+    // It reads the channel from the chain again after this long: 10 s here, at most 5 minutes by @x402/evm's default.
     const CHANNEL_TTL_MS = 10_000;
     crashing = await world.startTabSeller({ price: PRICE, maxTimeoutSeconds: PENDING_SECONDS, storage: crashAtRecord, onchainStateTtlMs: CHANNEL_TTL_MS });
     try {
@@ -350,10 +349,9 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
       await crashing.restart();
       const { accepted } = await tabEntryOf(crashing.resourceUrl);
       const { opened } = (await vault.tab(tabSellerOf(accepted)))!;
-      expect(await crashing.settlement.channels(opened!.channelId), "the deposit is on chain").to.deep.equal([DEPOSIT, 0n]);
+      expect(await crashing.settlement.channels(opened!.channelId), "the relay's deposit is on chain").to.deep.equal([DEPOSIT, 0n]);
 
-      // A plain retry: the deposit sent again is refused (its payer holds nothing now), the first voucher alone is
-      // taken once the seller's reservation of the lost request has timed out and it read the channel again.
+      // A plain retry: the same voucher, taken once the seller's reservation of the lost request has timed out.
       const first = await retryWhileUnavailable(() => agent.fetch(crashing!.resourceUrl), 3 * PENDING_SECONDS * 1000 + CHANNEL_TTL_MS);
       expect(first.status, await first.clone().text()).to.equal(200);
       for (let i = 0; i < 3; i++) expect((await agent.fetch(crashing.resourceUrl)).status).to.equal(200);
@@ -369,7 +367,7 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     }
   });
 
-  it("answers an RPC outage of the seller's facilitator during the tab's deposit as retryable, and pays the same tab once the chain is back: one deposit", async function () {
+  it("answers an RPC outage of the seller's facilitator during the tab's first voucher as retryable, and pays the same tab once the chain is back: one relay", async function () {
     const rpc = await startTcpProxy(world.chain.rpc.url);
     const cut = await world.startTabSeller({ price: PRICE, rpcUrl: rpc.url });
     try {
@@ -394,7 +392,6 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     }
   });
 
-  // Last: the chain's clock moves past the tab's deposit window, which would expire later payments' windows.
   it("brings what the seller did not claim back into the pool as the agent's note, with no action by the agent; the agent finds it from its seed and spends it", async function () {
     const tabs = { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: DEPOSIT };
     const { agent, vault, seed } = await world.newAgent(world.chain.depositors.carol, 1_000_000n, { custody: "non-custodial", tabs });
@@ -408,12 +405,9 @@ describe("X402Agent pays a batch-settlement seller through a private tab (docs/s
     const rest = DEPOSIT - 5n * PRICE;
     expect(await world.usdcBalance(opened!.payer)).to.equal(rest);
 
-    // The operator's sweep, once the deposit's window closed: the rest enters the pool as the agent's refund note.
-    const { time } = world.chain.connection.networkHelpers;
-    await time.increaseTo(Math.max(await time.latest(), Number(opened!.deposit.authorization.erc3009Authorization.validBefore)) + 1);
-    await (await world.chain.facilitator.entrypoint.grantRole(await world.chain.facilitator.entrypoint.REFUNDER_ROLE(), relayerKey.address)).wait();
+    // The operator's next sweep (no role, no key: Entrypoint.returnTab is anyone's): the rest enters the pool as the agent's refund note.
     const poolBefore = await world.poolBalance();
-    const { records, failures } = await sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET });
+    const { records, failures } = await sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain });
     expect(failures).to.deep.equal([]);
     expect(records.find((record) => record.payer === opened!.payer)).to.deep.include({ outcome: "deposited", amount: rest });
     expect((await world.poolBalance()) - poolBefore).to.equal(rest);

@@ -1,7 +1,7 @@
 import { x402Client } from "@x402/core/client";
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { toClientEvmSigner } from "@x402/evm";
-import { BatchSettlementEvmScheme, InMemoryClientChannelStorage, processPaymentResponse, signVoucher } from "@x402/evm/batch-settlement/client";
+import { BatchSettlementEvmScheme, InMemoryClientChannelStorage } from "@x402/evm/batch-settlement/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { expect } from "chai";
 import { hexlify, randomBytes, Wallet } from "ethers";
@@ -15,7 +15,6 @@ import { createNote, deriveRefundSecrets, nullifierHashOf, type Note } from "../
 import { sharedProver } from "../../sdk/prover/index.js";
 import type { BatchSettlementRequirement } from "../../sdk/x402/batch-settlement.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
-import { PAYER_KEY_SECRET, relayerKey } from "../relayer/helpers/relayer-harness.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 import { startRecordingProxy, type RecordingProxy } from "./helpers/recording-proxy.js";
 
@@ -23,6 +22,7 @@ const OPEN_TAB = "/api/facilitator/open-tab";
 const PRICE = 1_000n;
 const DEPOSIT = 100_000n;
 const NOTE_VALUE = 1_000_000n;
+const LIFETIME_SECONDS = 86_400;
 
 describe("the relayer opens private tabs: quote-tab and open-tab (docs/api.md 4.11)", function () {
   let world: PaymentWorld;
@@ -56,13 +56,14 @@ describe("the relayer opens private tabs: quote-tab and open-tab (docs/api.md 4.
     const { accepted, resource } = await entryOf(seller);
     const tabKey = Wallet.createRandom();
     const salt = hexlify(randomBytes(32));
-    const tab = { accepted, payerAuthorizer: tabKey.address, salt };
+    const reclaimableAfter = BigInt(Math.floor(Date.now() / 1000) + LIFETIME_SECONDS);
+    const tab = { accepted, payerAuthorizer: tabKey.address, salt, reclaimableAfter };
     const { body, quoted } = await proveLocally({
       facilitator,
       prover: sharedProver(),
       note,
       expected: { route: "open-tab", withdrawnValue: grossForNet(DEPOSIT, takeBps), feeBps: takeBps, processooor: entrypoint, tab },
-      fields: { accepts: accepted, payerAuthorizer: tabKey.address, salt, depositAmount: DEPOSIT.toString(), acceptNotPrivate: true },
+      fields: { accepts: accepted, payerAuthorizer: tabKey.address, salt, depositAmount: DEPOSIT.toString(), reclaimableAfter: Number(reclaimableAfter), acceptNotPrivate: true },
     });
     return { body, quoted: quoted as QuoteTabAnswer, tabKey, accepted, resource };
   }
@@ -77,20 +78,29 @@ describe("the relayer opens private tabs: quote-tab and open-tab (docs/api.md 4.
     return (await pool.queryFilter(pool.filters.Withdrawn())).filter((event) => event.args.spentNullifierHash === nullifierHashOf(note.nullifier));
   };
 
-  /** The tab's first request: the deposit the relayer authorized, with the first voucher signed by the tab's key. */
-  async function payFirstRequest(opened: OpenTabAnswer, tab: Awaited<ReturnType<typeof provenTab>>, storage = new InMemoryClientChannelStorage()) {
+  /**
+   * Pays `count` requests on an opened tab with @x402/evm's client scheme unchanged: vouchers of the tab's key only,
+   * never a deposit (the relay made it); the client finds the channel funded on chain.
+   */
+  async function payRequests(opened: OpenTabAnswer, tab: Awaited<ReturnType<typeof provenTab>>, count = 1, storage = new InMemoryClientChannelStorage()) {
     const voucherSigner = toClientEvmSigner(privateKeyToAccount(tab.tabKey.privateKey as `0x${string}`));
-    const channelId = opened.channelId as `0x${string}`;
-    const payment = {
-      x402Version: 2,
-      resource: tab.resource,
-      accepted: tab.accepted,
-      payload: { type: "deposit", channelConfig: opened.channelConfig, voucher: await signVoucher(voucherSigner, channelId, PRICE.toString(), tab.accepted.network), deposit: opened.deposit },
-    };
-    const response = await fetch(tabSeller.resourceUrl, { headers: { "PAYMENT-SIGNATURE": encodePaymentSignatureHeader(payment as never) } });
-    expect(response.status, await response.clone().text()).to.equal(200);
-    await processPaymentResponse(storage, (header) => response.headers.get(header), { channelId, requestAmount: PRICE.toString(), depositAmount: opened.deposit.amount });
-    return { storage, voucherSigner };
+    const publicClient = createPublicClient({ transport: http(world.chain.rpc.url) });
+    const payerSigner = toClientEvmSigner(
+      { address: opened.payer as `0x${string}`, signTypedData: () => Promise.reject(new Error("a tab's payer is a contract and signs nothing")) },
+      publicClient,
+    );
+    const scheme = new BatchSettlementEvmScheme(payerSigner, { voucherSigner, storage, salt: tab.body.salt as `0x${string}`, depositStrategy: () => false });
+    const network = tab.accepted.network as `${string}:${string}`;
+    const client = x402Client.fromConfig({
+      schemes: [{ network, client: scheme }],
+      spendControls: { allowedAssets: [{ network, asset: tab.accepted.asset, maxAmountPerPayment: PRICE.toString() }] },
+    });
+    const fetchPaid = wrapFetchWithPayment(fetch, client);
+    for (let i = 0; i < count; i++) {
+      const response = await fetchPaid(tabSeller.resourceUrl);
+      expect(response.status, await response.clone().text()).to.equal(200);
+      expect(await response.json()).to.deep.equal(WEATHER_REPORT);
+    }
   }
 
   it("refuses a stranger's copy of the quote and proof sent for another channel, another seller or another voucher key: the proof binds the channel, nothing is spent", async function () {
@@ -122,7 +132,7 @@ describe("the relayer opens private tabs: quote-tab and open-tab (docs/api.md 4.
     expect(opened.body.channelId).to.equal(tab.quoted.channelId);
   });
 
-  it("opens a tab with one relay; the answered authorization funds the channel with the seller's first request, the tab's key pays the rest; a replay answers the same authorization and moves nothing", async function () {
+  it("opens a tab with one relay that spends the note and funds the channel, whose payer is the note's TabPayer; the tab's key pays every request; a replay answers the same and moves nothing", async function () {
     const note = await newNote();
     const tab = await provenTab(note);
     const pool = await world.poolBalance();
@@ -130,50 +140,30 @@ describe("the relayer opens private tabs: quote-tab and open-tab (docs/api.md 4.
     expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
     const opened = answer.body as unknown as OpenTabAnswer;
     expect(opened).to.include({ opened: true, replayed: false, payer: tab.quoted.payer, channelId: tab.quoted.channelId, gross: grossForNet(DEPOSIT, takeBps).toString() });
-    expect(opened.deposit.amount).to.equal(DEPOSIT.toString());
-    expect(opened.deposit.authorization.erc3009Authorization).to.include({ salt: tab.quoted.depositSalt, validBefore: String(tab.quoted.validBefore) });
-    expect(await world.usdcBalance(opened.payer)).to.equal(DEPOSIT);
+    expect(opened.payer).to.equal(await world.chain.facilitator.entrypoint.tabPayerOf(nullifierHashOf(note.nullifier)));
+    expect(opened.reclaimableAfter).to.equal(tab.quoted.reclaimableAfter);
+    expect(await tabSeller.settlement.channels(opened.channelId)).to.deep.equal([DEPOSIT, 0n]);
+    expect(await world.usdcBalance(opened.payer)).to.equal(0n);
     expect(pool - (await world.poolBalance())).to.equal(grossForNet(DEPOSIT, takeBps));
 
     const replay = await world.relayer.post(OPEN_TAB, tab.body);
     expect(replay.status).to.equal(200);
     expect(replay.body).to.deep.equal({ ...opened, replayed: true });
     expect(await withdrawalsOf(note)).to.have.length(1);
-    expect(await world.usdcBalance(opened.payer)).to.equal(DEPOSIT);
+    expect(await tabSeller.settlement.channels(opened.channelId)).to.deep.equal([DEPOSIT, 0n]);
 
     const served = tabSeller.served();
-    const { storage, voucherSigner } = await payFirstRequest(opened, tab);
-    expect(await tabSeller.settlement.channels(opened.channelId)).to.deep.equal([DEPOSIT, 0n]);
-    expect(await world.usdcBalance(opened.payer)).to.equal(0n);
-
-    const publicClient = createPublicClient({ transport: http(world.chain.rpc.url) });
-    const payerSigner = toClientEvmSigner(
-      { address: opened.payer as `0x${string}`, signTypedData: () => Promise.reject(new Error("the payer signs no second deposit")) },
-      publicClient,
-    );
-    const scheme = new BatchSettlementEvmScheme(payerSigner, { voucherSigner, storage, salt: tab.body.salt as `0x${string}`, depositStrategy: () => false });
-    const network = tab.accepted.network as `${string}:${string}`;
-    const client = x402Client.fromConfig({
-      schemes: [{ network, client: scheme }],
-      spendControls: { allowedAssets: [{ network, asset: tab.accepted.asset, maxAmountPerPayment: PRICE.toString() }] },
-    });
-    const fetchPaid = wrapFetchWithPayment(fetch, client);
-    for (let i = 0; i < 5; i++) {
-      const response = await fetchPaid(tabSeller.resourceUrl);
-      expect(response.status, await response.clone().text()).to.equal(200);
-      expect(await response.json()).to.deep.equal(WEATHER_REPORT);
-    }
+    await payRequests(opened, tab, 6);
     expect(tabSeller.served() - served).to.equal(6);
     await tabSeller.channels.claimAndSettle();
     expect(await world.usdcBalance(tabSeller.payTo)).to.equal(6n * PRICE);
 
-    // Replayed after the deposit: the same answer, and the used authorization can fund nothing again.
     const late = await world.relayer.post(OPEN_TAB, tab.body);
     expect(late.body).to.deep.equal({ ...opened, replayed: true });
     expect(await withdrawalsOf(note)).to.have.length(1);
   });
 
-  it("answers the authorization to the retry of an open-tab whose answer was lost after the relay", async function () {
+  it("answers the opened tab to the retry of an open-tab whose answer was lost after the relay", async function () {
     let lost = false;
     const proxy: RecordingProxy = await startRecordingProxy(world.relayer.url, (path, answer) => {
       if (path !== OPEN_TAB || lost) return answer;
@@ -194,8 +184,8 @@ describe("the relayer opens private tabs: quote-tab and open-tab (docs/api.md 4.
       const retried = await facilitator.openTab(tab.body);
       expect(retried).to.include({ opened: true, replayed: true, channelId: tab.quoted.channelId });
       expect(await withdrawalsOf(note)).to.have.length(1);
-      await payFirstRequest(retried, tab);
       expect(await tabSeller.settlement.channels(retried.channelId)).to.deep.equal([DEPOSIT, 0n]);
+      await payRequests(retried, tab);
     } finally {
       await proxy.close();
     }
@@ -210,6 +200,7 @@ describe("the relayer opens private tabs: quote-tab and open-tab (docs/api.md 4.
       payerAuthorizer: Wallet.createRandom().address,
       salt: hexlify(randomBytes(32)),
       depositAmount: DEPOSIT.toString(),
+      reclaimableAfter: Math.floor(Date.now() / 1000) + LIFETIME_SECONDS,
       acceptNotPrivate: true,
       nullifierHash: nullifierHashOf(note.nullifier).toString(),
     };
@@ -220,6 +211,9 @@ describe("the relayer opens private tabs: quote-tab and open-tab (docs/api.md 4.
       ["another asset", { ...base, accepts: { ...accepted, asset: Wallet.createRandom().address } }, "INVALID_REQUEST", /accepts.asset/],
       ["no receiver authorizer", { ...base, accepts: { ...accepted, extra: { ...accepted.extra, receiverAuthorizer: undefined } } }, "INVALID_REQUEST", /receiverAuthorizer/],
       ["a withdraw delay the contract refuses", { ...base, accepts: { ...accepted, extra: { ...accepted.extra, withdrawDelay: 60 } } }, "INVALID_REQUEST", /withdrawDelay/],
+      ["a withdraw delay above the entrypoint's 7 days", { ...base, accepts: { ...accepted, extra: { ...accepted.extra, withdrawDelay: 8 * 86_400 } } }, "INVALID_REQUEST", /withdrawDelay/],
+      ["a lifetime already over", { ...base, reclaimableAfter: Math.floor(Date.now() / 1000) - 1 }, "INVALID_REQUEST", /reclaimableAfter/],
+      ["a lifetime beyond 30 days", { ...base, reclaimableAfter: Math.floor(Date.now() / 1000) + 31 * 86_400 }, "INVALID_REQUEST", /reclaimableAfter/],
       ["a domain the token does not sign under", { ...base, accepts: { ...accepted, extra: { ...accepted.extra, name: "USD Coin" } } }, "INVALID_REQUEST", /EIP-712 domain/],
     ];
     for (const [what, body, code, message] of refusals) {
@@ -233,45 +227,39 @@ describe("the relayer opens private tabs: quote-tab and open-tab (docs/api.md 4.
   });
 
   // Last: the chain's clock moves past the tab's withdrawal delay.
-  it("sweeps a drained tab back into the pool as the agent's refund note: the rest after the seller's claims at once, a tab never claimed once its key withdrew it", async function () {
+  it("sweeps a drained tab back into the pool as the agent's refund note, with no role and no key: the rest after the seller's claims at once, a tab never claimed once its key withdrew it", async function () {
     const { entrypoint: pool, usdc } = world.chain.facilitator;
     const { networkHelpers, ethers } = world.chain.connection;
-    await (await pool.grantRole(await pool.REFUNDER_ROLE(), relayerKey.address)).wait();
     const { store, chain } = world.relayer.relayer;
+    for (const role of [await pool.DEFAULT_ADMIN_ROLE(), await pool.POSTMAN_ROLE()]) expect(await pool.hasRole(role, chain.relayer.address), "the relaying key holds no role").to.equal(false);
     const sweep = async () => {
-      const { records, failures } = await sweepExpiredPayers({ store, chain, payerKeySecret: PAYER_KEY_SECRET });
+      const { records, failures } = await sweepExpiredPayers({ store, chain });
       expect(failures).to.deep.equal([]);
       return records;
     };
-    const openAndFund = async () => {
+    const openAndPay = async () => {
       const note = await newNote();
       const tab = await provenTab(note);
       const opened = (await world.relayer.post(OPEN_TAB, tab.body)).body as unknown as OpenTabAnswer;
-      await payFirstRequest(opened, tab);
+      await payRequests(opened, tab);
       return { note, tab, opened };
     };
-    const unclaimed = await openAndFund();
-    const claimed = await openAndFund();
+    const unclaimed = await openAndPay();
+    const claimed = await openAndPay();
     const ofClaimed = (channel: { channelId: string }) => channel.channelId.toLowerCase() === claimed.opened.channelId.toLowerCase();
     await tabSeller.channels.claimAndSettle({ selectClaimChannels: (channels) => channels.filter(ofClaimed) });
     await tabSeller.channels.refund([claimed.opened.channelId]);
     expect(await tabSeller.settlement.channels(claimed.opened.channelId)).to.deep.equal([PRICE, PRICE]);
 
-    // Past the deposits' window the unclaimed tab's channel still holds its deposit: nothing moves, and it waits. The
-    // window is the relayer's (the later of its wall clock and the chain's), so the chain is moved past it, not by a
-    // fixed amount.
-    const windowEnd = Math.max(...[unclaimed, claimed].map(({ opened }) => Number(opened.deposit.authorization.erc3009Authorization.validBefore)));
-    await networkHelpers.time.increaseTo(Math.max(windowEnd, await networkHelpers.time.latest()) + 1);
     const poolAddress = await world.chain.facilitator.privacyPool.getAddress();
     const poolBefore = await usdc.balanceOf(poolAddress);
     const early = await sweep();
+    // The unclaimed tab's channel still holds its deposit, within its lifetime: nothing moves, and it waits.
     expect(early.filter((record) => record.payer === unclaimed.opened.payer)).to.deep.equal([]);
-    // The claimed tab's seller refunded the rest: the payout less its claim comes back as the agent's note.
+    // The claimed tab's seller refunded the rest: the deposit less its claim comes back as the agent's note.
     const rest = DEPOSIT - PRICE;
     const restSwept = early.filter((record) => record.payer === claimed.opened.payer);
     expect(restSwept.map(({ outcome, amount }) => ({ outcome, amount }))).to.deep.equal([{ outcome: "deposited", amount: rest }]);
-    // Earlier tests' tabs whose deposit was never made come back whole in the same round: the pool gains exactly
-    // what the round's records say.
     const depositedEarly = early.filter((record) => record.outcome === "deposited").reduce((sum, record) => sum + record.amount, 0n);
     expect((await usdc.balanceOf(poolAddress)) - poolBefore).to.equal(depositedEarly);
     expect(await world.usdcBalance(claimed.opened.payer)).to.equal(0n);

@@ -2,7 +2,6 @@ import { expect } from "chai";
 import { Wallet } from "ethers";
 import { DatabaseSync } from "node:sqlite";
 import { grossForNet } from "../../relayer/pricing/pricing.js";
-import { payerWallet } from "../../relayer/x402/payer-keys.js";
 import { proveLocally } from "../../sdk/agent/index.js";
 import { changeNoteOf, namePublicSignals, nullifierHashOf, refundAnchorOf, refundPrecommitmentOf } from "../../sdk/index.js";
 import { sharedProver } from "../../sdk/prover/index.js";
@@ -140,7 +139,8 @@ describe("what the operator, or a proxy that logs request bodies, learns from a 
     const lease = (await world.relayer.relayer.store.getLease(nullifierHash))!;
     const { payload } = decodeXPayment(lease.payment!.xPayment);
     const { authorization, signature } = payload;
-    const operatorKeys = [relayerKey, treasury, payerWallet(PAYER_KEY_SECRET, nullifierHash)].map((key) => key.connect(world.provider));
+    // Its secret (PAYER_KEY_SECRET) signs as a key too: no key that holds the agent's money derives from it any more.
+    const operatorKeys = [relayerKey, treasury, new Wallet(PAYER_KEY_SECRET)].map((key) => key.connect(world.provider));
     const pool = await privacyPool.getAddress();
     const poolBefore = await usdc.balanceOf(pool);
     const withAuthorization = (to: string, sig: string, sender = operatorKeys[0]!) =>

@@ -2,20 +2,20 @@ import { BATCH_SETTLEMENT_ADDRESS } from "@x402/evm";
 import { FileClientChannelStorage } from "@x402/evm/batch-settlement/client/file-storage";
 import { InMemoryClientChannelStorage } from "@x402/evm/batch-settlement/client";
 import { expect } from "chai";
-import { hexlify, randomBytes } from "ethers";
+import { Wallet } from "ethers";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createNote, deriveRefundSecrets, nullifierHashOf } from "../../sdk/index.js";
+import { createNote, deriveRefundSecrets } from "../../sdk/index.js";
 import { WEATHER_REPORT } from "../../x402-peers/seller.js";
-import { inTurn, PENDING_SECONDS, RECEIVE_WITH_AUTHORIZATION, sendPayment as sendPaymentTo, startTabWorld } from "./helpers/private-tab-world.js";
+import { inTurn, PENDING_SECONDS, sendPayment as sendPaymentTo, startTabWorld } from "./helpers/private-tab-world.js";
 
 const PRICE = 1_000n;
 const DEPOSIT = 100_000n;
 const REQUESTS = 20;
 
 const world = await startTabWorld({ price: PRICE });
-const { chain, chainId, asset, settlement, payTo, otherSeller } = world;
+const { chain, settlement, payTo, otherSeller } = world;
 const { usdc, entrypoint, privacyPool } = chain.facilitator;
 const { ethers, networkHelpers } = chain.connection;
 const openTab = ({ deposit = DEPOSIT, storage }: Partial<Parameters<typeof world.openTab>[0]> = {}) => world.openTab({ deposit, storage });
@@ -33,21 +33,19 @@ async function payRequests(fetchPaid: typeof fetch, count: number) {
 type Tab = Awaited<ReturnType<typeof openTab>>;
 
 /**
- * The refunder (the relayer's key) returns `value`, what the drained channel gave back, from the tab's payer into the
- * pool with the payer's authorization, as its sweep does (Entrypoint.depositTabRefund). The event must name the
+ * A stranger returns `value`, what the drained channel gave back to the tab's payer, into the pool as the agent's
+ * refund note (Entrypoint.returnTab, as the sweep does, with no role and no key of anyone's). The event must name the
  * agent's refund note of that value.
  */
 async function returnToPool(tab: Tab, value: bigint) {
-  const now = await networkHelpers.time.latest();
-  const authorization = { from: tab.payer.address, to: await entrypoint.getAddress(), value, validAfter: 0n, validBefore: BigInt(now + 3600), nonce: hexlify(randomBytes(32)) };
-  const signature = await tab.payer.signTypedData({ name: "USDC", version: "2", chainId, verifyingContract: asset }, RECEIVE_WITH_AUTHORIZATION, authorization);
+  const stranger = Wallet.createRandom().connect(ethers.provider);
+  await networkHelpers.setBalance(stranger.address, 10n ** 17n);
   const poolBefore = await usdc.balanceOf(privacyPool);
-  const originNullifierHash = nullifierHashOf(tab.note.nullifier);
-  await expect(entrypoint.depositTabRefund(usdc, originNullifierHash, tab.record, tab.channelId, BigInt(tab.depositSalt), { ...authorization, signature }))
+  await expect(entrypoint.connect(stranger).returnTab(usdc, tab.origin, tab.record))
     .to.emit(entrypoint, "RefundDeposited")
-    .withArgs(tab.payer.address, createNote(value, tab.note.label, deriveRefundSecrets(tab.note), "refund").commitment, originNullifierHash, value);
+    .withArgs(tab.payer, createNote(value, tab.note.label, deriveRefundSecrets(tab.note), "refund").commitment, tab.origin, value);
   expect((await usdc.balanceOf(privacyPool)) - poolBefore).to.equal(value);
-  expect(await usdc.balanceOf(tab.payer.address)).to.equal(0n);
+  expect(await usdc.balanceOf(tab.payer)).to.equal(0n);
 }
 
 /** Sends the request again while the seller answers 402 because it still holds the channel, for up to twice its hold. */
@@ -79,7 +77,7 @@ describe("a private tab on x402's batch-settlement, with @x402/evm's seller and 
     await world.seller.channels.claimAndSettle();
     expect(await usdc.balanceOf(payTo)).to.equal(BigInt(REQUESTS) * PRICE);
     await world.seller.channels.refund([tab.channelId]);
-    expect(await usdc.balanceOf(tab.payer.address)).to.equal(DEPOSIT - BigInt(REQUESTS) * PRICE);
+    expect(await usdc.balanceOf(tab.payer)).to.equal(DEPOSIT - BigInt(REQUESTS) * PRICE);
     expect(await usdc.balanceOf(BATCH_SETTLEMENT_ADDRESS)).to.equal(0n);
     await returnToPool(tab, DEPOSIT - BigInt(REQUESTS) * PRICE);
   });
@@ -149,7 +147,7 @@ describe("a private tab on x402's batch-settlement, with @x402/evm's seller and 
     await world.seller.channels.claimAndSettle();
     expect(await usdc.balanceOf(payTo)).to.equal(paid);
     expect(await settlement.channels(tab.channelId)).to.deep.equal([4n * PRICE, 4n * PRICE]);
-    expect(await usdc.balanceOf(tab.payer.address)).to.equal(DEPOSIT - 4n * PRICE);
+    expect(await usdc.balanceOf(tab.payer)).to.equal(DEPOSIT - 4n * PRICE);
   });
 
   it("loses no voucher and serves none twice when the seller restarts between requests", async function () {
@@ -208,7 +206,7 @@ describe("a private tab on x402's batch-settlement, with @x402/evm's seller and 
     await (await settlement.connect(tabKey).initiateWithdraw(tab.channelConfig, DEPOSIT)).wait();
     await networkHelpers.time.increase(tab.channelConfig.withdrawDelay);
     await (await settlement.connect(tabKey).finalizeWithdraw(tab.channelConfig)).wait();
-    expect(await usdc.balanceOf(tab.payer.address)).to.equal(DEPOSIT);
+    expect(await usdc.balanceOf(tab.payer)).to.equal(DEPOSIT);
     expect(await settlement.channels(tab.channelId)).to.deep.equal([0n, 0n]);
     await returnToPool(tab, DEPOSIT);
   });

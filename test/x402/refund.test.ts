@@ -10,7 +10,6 @@ import { readPaymentRequired, selectExactRequirement } from "../../sdk/x402/paym
 import type { Seller } from "../../x402-peers/seller.js";
 import { deployForwarder, forwardAhead } from "../relayer/helpers/forwarder.js";
 import { manualMining } from "../relayer/helpers/manual-mining.js";
-import { PAYER_KEY_SECRET } from "../relayer/helpers/relayer-harness.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 
 const SETTLE_X402 = "/api/facilitator/settle-x402";
@@ -193,7 +192,7 @@ describe("refunds: a payment the seller refused comes home as a note of the agen
 
     // Nothing is returned while the seller could still use the authorization.
     const sweep = async () =>
-      (await sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET })).records;
+      (await sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain })).records;
     expect(ofThese(await sweep())).to.deep.equal([]);
 
     const { time } = world.chain.connection.networkHelpers;

@@ -4,13 +4,12 @@ import path from "node:path";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { expect } from "chai";
 import { Wallet, type Signer } from "ethers";
+import { tabRecordOf } from "../../relayer/settlement/payment-record.js";
 import { expiredPayersWaiting, sweepExpiredPayers } from "../../relayer/x402/payer-sweep.js";
-import { DEFAULT_TAB_WITHDRAW_AFTER_SECONDS } from "../../relayer/x402/tab-withdrawal.js";
 import { tabSellerOf } from "../../sdk/agent/index.js";
 import { createNote, deriveRefundSecrets, nullifierHashOf } from "../../sdk/index.js";
-import { payerWallet } from "../../relayer/x402/payer-keys.js";
 import type { BatchSettlementRequirement } from "../../sdk/x402/batch-settlement.js";
-import { PAYER_KEY_SECRET, relayerKey } from "../relayer/helpers/relayer-harness.js";
+import { relayerKey, treasury } from "../relayer/helpers/relayer-harness.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 
 const PRICE = 1_000n;
@@ -34,7 +33,7 @@ async function abandonedTab({ world, seller }: TabSellerWorld, depositor: Signer
 function sweepOf(world: PaymentWorld, payer: string) {
   const { store, chain } = world.relayer.relayer;
   return async () => {
-    const { records, failures } = await sweepExpiredPayers({ store, chain, payerKeySecret: PAYER_KEY_SECRET });
+    const { records, failures } = await sweepExpiredPayers({ store, chain });
     expect(failures).to.deep.equal([]);
     return records.filter((record) => record.payer === payer);
   };
@@ -67,7 +66,7 @@ function tabSellerWorld(): { world: PaymentWorld; seller: Awaited<ReturnType<Pay
 describe("the payer sweep takes back a private tab nobody drains (relayer/x402/tab-withdrawal.ts)", function () {
   const started = tabSellerWorld();
 
-  it("with no action by the agent: the payer starts the timed withdrawal, the seller claims its vouchers meanwhile, the rest comes back as the agent's note", async function () {
+  it("with no action by the agent and no role or key of the operator's: after the tab's lifetime anyone's withdrawTab starts the timed withdrawal, the seller claims its vouchers meanwhile, the rest comes back as the agent's note", async function () {
     const { world, seller } = started;
     const { entrypoint: pool, usdc, privacyPool } = world.chain.facilitator;
     const { time } = world.chain.connection.networkHelpers;
@@ -79,25 +78,23 @@ describe("the payer sweep takes back a private tab nobody drains (relayer/x402/t
     const { store, chain } = world.relayer.relayer;
     const pending = () => seller.settlement.pendingWithdrawals(channelId);
 
-    // Until two days after the deposit's window the sweep leaves the tab alone: the agent may still pay on it.
-    const validBefore = Number(opened.deposit.authorization.erc3009Authorization.validBefore);
-    await time.increaseTo(validBefore + DEFAULT_TAB_WITHDRAW_AFTER_SECONDS - 60);
-    // A tab's payer needs the relaying key to hold REFUNDER_ROLE: a round without it says so and moves nothing.
-    const withoutRole = await sweepExpiredPayers({ store, chain, payerKeySecret: PAYER_KEY_SECRET }).then(() => undefined, (error: unknown) => error);
-    expect(withoutRole).to.have.property("code", "REFUNDER_ROLE_MISSING");
-    await (await pool.grantRole(await pool.REFUNDER_ROLE(), relayerKey.address)).wait();
+    // Until the tab's lifetime ends (the reclaimableAfter its proof bound) the sweep leaves it alone: the agent may still pay on it.
+    for (const role of [await pool.DEFAULT_ADMIN_ROLE(), await pool.POSTMAN_ROLE()]) expect(await pool.hasRole(role, relayerKey.address), "the relaying key holds no role").to.equal(false);
+    await time.increaseTo(opened.reclaimableAfter - 60);
     expect(await sweep()).to.deep.equal([]);
     expect((await pending())[1]).to.equal(0n);
     expect(await expiredPayersWaiting({ store, chain })).to.equal(0);
 
-    // Then the payer, funded with gas by the relaying key, starts the withdrawal of all that is unclaimed.
-    await time.increaseTo(validBefore + DEFAULT_TAB_WITHDRAW_AFTER_SECONDS + 1);
+    // Then the sweep has the tab's payer start the withdrawal of all that is unclaimed (Entrypoint.withdrawTab).
+    await time.increaseTo(opened.reclaimableAfter);
     expect(await expiredPayersWaiting({ store, chain })).to.equal(1);
     expect(await sweep()).to.deep.equal([]);
     const [amount, initiatedAt] = await pending();
     expect(amount).to.equal(DEPOSIT);
     expect(initiatedAt).to.be.greaterThan(0n);
     expect(await sweep()).to.deep.equal([]);
+    // While the withdrawal waits out the channel's delay, nothing waits on the sweep.
+    expect(await expiredPayersWaiting({ store, chain })).to.equal(0);
 
     // The seller still claims the vouchers it holds during the delay.
     const ofTab = (each: { channelId: string }) => each.channelId.toLowerCase() === channelId.toLowerCase();
@@ -108,6 +105,7 @@ describe("the payer sweep takes back a private tab nobody drains (relayer/x402/t
     // After the delay the sweep finalizes it and, in the same round, returns what came back as the agent's note.
     const withdrawDelay = Number((await channelConfigOf(started, channelId)).withdrawDelay);
     await time.increase(withdrawDelay);
+    expect(await expiredPayersWaiting({ store, chain })).to.equal(1);
     const poolBefore = await usdc.balanceOf(privacyPool);
     const rest = DEPOSIT - 3n * PRICE;
     expect((await sweep()).map(({ outcome, amount }) => ({ outcome, amount }))).to.deep.equal([{ outcome: "deposited", amount: rest }]);
@@ -120,33 +118,56 @@ describe("the payer sweep takes back a private tab nobody drains (relayer/x402/t
   });
 });
 
-/** docs/design.md 9, the tab's row, played by the operator: the channel's payer is a key it derives. */
+/** docs/design.md 9, the tab's row, played by the operator: every key, secret and row the relayer has, and every role of the entrypoint. */
 describe("what the operator can move of a live private tab", function () {
   const started = tabSellerWorld();
 
-  it("the operator, with the payer key it derives, can take a live tab's unclaimed money: start the withdrawal at once, finalize it after the delay, and send it anywhere (docs/design.md 9)", async function () {
+  it("nothing of its unclaimed money, to anyone: not by the channel, the tab's payer or the entrypoint; after the tab's lifetime, only into the pool as the agent's note (docs/design.md 9)", async function () {
     const { world, seller } = started;
-    const { time, setBalance } = world.chain.connection.networkHelpers;
+    const { entrypoint: pool, usdc, privacyPool } = world.chain.facilitator;
+    const { ethers, networkHelpers } = world.chain.connection;
     const tabs = { channelDirectory: mkdtempSync(path.join(tmpdir(), "agent-tabs-")), depositAtomic: DEPOSIT };
     const { agent, vault, deposit } = await world.newAgent(world.chain.depositors.bob, 1_000_000n, { custody: "non-custodial", tabs });
     expect((await agent.fetch(seller.resourceUrl)).status).to.equal(200);
     const required = decodePaymentRequiredHeader((await fetch(seller.resourceUrl)).headers.get("PAYMENT-REQUIRED") ?? "");
     const accepted = required.accepts.find((entry) => entry.scheme === "batch-settlement") as unknown as BatchSettlementRequirement;
-    const { payer, channelId } = (await vault.tab(tabSellerOf(accepted)))!.opened!;
+    const { payer, channelId, reclaimableAfter } = (await vault.tab(tabSellerOf(accepted)))!.opened!;
+    const origin = nullifierHashOf(deposit.note.nullifier);
 
-    // Everything the operator needs: its PAYER_KEY_SECRET and the nullifier hash every relay publishes.
-    const payerKey = payerWallet(PAYER_KEY_SECRET, nullifierHashOf(deposit.note.nullifier)).connect(world.chain.connection.ethers.provider);
-    expect(payerKey.address).to.equal(payer);
-    await setBalance(payerKey.address, 10n ** 18n);
+    // The operator: the relaying key, the treasury key, the deployer (admin and postman), and the lease's row.
+    const [admin] = await ethers.getSigners();
+    const operatorKeys = [relayerKey.connect(ethers.provider), treasury.connect(ethers.provider), admin!];
+    for (const key of operatorKeys) await networkHelpers.setBalance(await key.getAddress(), 10n ** 18n);
+    const lease = (await world.relayer.relayer.store.getLease(origin))!;
+    const record = tabRecordOf(lease)!;
+    expect(record.channel.payer).to.equal(payer);
     const config = await channelConfigOf(started, channelId);
     const [balance, claimed] = await seller.settlement.channels(channelId);
-    const asPayer = seller.settlement.connect(payerKey);
-    await (await asPayer.initiateWithdraw(config, balance - claimed)).wait();
-    await time.increase(Number(config.withdrawDelay));
-    await (await asPayer.finalizeWithdraw(config)).wait();
     const thief = Wallet.createRandom().address;
-    await (await world.chain.facilitator.usdc.connect(payerKey).transfer(thief, balance - claimed)).wait();
-    expect(await world.usdcBalance(thief)).to.equal(DEPOSIT);
+
+    for (const key of operatorKeys) {
+      const asOperator = seller.settlement.connect(key);
+      await expect(asOperator.initiateWithdraw(config, balance - claimed)).to.be.revertedWithCustomError(seller.settlement, "NotPayerSide");
+      await expect(pool.connect(key).withdrawTab(usdc, origin, record)).to.be.revertedWithCustomError(pool, "TabStillOpen");
+      await expect(pool.connect(key).returnTab(usdc, origin, record)).to.be.revertedWithCustomError(pool, "TabRestNotReturned");
+      await expect(pool.connect(key).collect(payer, usdc, balance - claimed, channelId, "0x")).to.be.revertedWithCustomError(pool, "NotDepositing");
+      // The tab's payer has no code yet, and once deployed it answers only to the entrypoint (test/contracts/pool-tab.test.ts).
+      await (await usdc.connect(key).transfer(thief, 0n)).wait();
+    }
+    expect(await seller.settlement.channels(channelId)).to.deep.equal([balance, claimed]);
+    expect(await world.usdcBalance(thief)).to.equal(0n);
+
+    // After the tab's lifetime the operator can only do what anyone can: take the tab back into the pool as the agent's note.
+    await networkHelpers.time.increaseTo(reclaimableAfter);
+    await (await pool.connect(relayerKey.connect(ethers.provider)).withdrawTab(usdc, origin, record)).wait();
+    await networkHelpers.time.increase(Number(config.withdrawDelay));
+    await (await pool.connect(relayerKey.connect(ethers.provider)).withdrawTab(usdc, origin, record)).wait();
+    const rest = balance - claimed;
+    await expect(pool.connect(relayerKey.connect(ethers.provider)).returnTab(usdc, origin, record))
+      .to.emit(pool, "RefundDeposited")
+      .withArgs(payer, createNote(rest, deposit.note.label, deriveRefundSecrets(deposit.note), "refund").commitment, origin, rest);
+    expect(await usdc.balanceOf(privacyPool)).to.be.greaterThanOrEqual(rest);
+    await vault.close();
   });
 });
 
@@ -158,7 +179,6 @@ describe("a stranger's dust in an abandoned private tab's channel", function () 
     const { world, seller } = started;
     const { entrypoint: pool, usdc, privacyPool } = world.chain.facilitator;
     const { time, setBalance } = world.chain.connection.networkHelpers;
-    await (await pool.grantRole(await pool.REFUNDER_ROLE(), relayerKey.address)).wait();
     const { opened } = await abandonedTab(started, world.chain.depositors.carol);
     const { payer, channelId } = opened;
     const sweep = sweepOf(world, payer);
@@ -174,8 +194,8 @@ describe("a stranger's dust in an abandoned private tab's channel", function () 
     await (await usdc.mint(gift, 100n)).wait();
     const dust = () => seller.settlement.connect(stranger).deposit(config, 1n, gift, "0x").then((sent) => sent.wait());
 
-    const validBefore = Number(opened.deposit.authorization.erc3009Authorization.validBefore);
-    await time.increaseTo(validBefore + DEFAULT_TAB_WITHDRAW_AFTER_SECONDS + 1);
+    await dust();
+    await time.increaseTo(opened.reclaimableAfter);
     expect(await sweep()).to.deep.equal([]);
     const [, initiatedAt] = await seller.settlement.pendingWithdrawals(channelId);
     expect(initiatedAt).to.be.greaterThan(0n);
@@ -191,6 +211,8 @@ describe("a stranger's dust in an abandoned private tab's channel", function () 
     expect(refundedAt - Number(initiatedAt), "seconds from the withdrawal's start to the refund").to.be.at.most(withdrawDelay + 60);
     expect((await usdc.balanceOf(privacyPool)) - poolBefore).to.equal(rest);
     expect(await seller.settlement.channels(channelId)).to.deep.equal([3n * PRICE + 1n, 3n * PRICE]);
+    // The stranger's first unit came back with the rest and stays with the tab's payer, nobody's.
+    expect(await world.usdcBalance(payer)).to.equal(1n);
 
     // The stranger goes on, a unit each delay: nothing more moves into the pool.
     for (let round = 0; round < 2; round++) {

@@ -17,7 +17,6 @@ import {
 import { FacilitatorClient } from "../../sdk/client/facilitator-client.js";
 import { deriveRefundSecrets, nullifierHashOf } from "../../sdk/index.js";
 import { WEATHER_REPORT, type Seller } from "../../x402-peers/seller.js";
-import { PAYER_KEY_SECRET } from "../relayer/helpers/relayer-harness.js";
 import { rejectionOf } from "../sdk/agent/helpers/rejection.js";
 import { startPaymentWorld, type PaymentWorld } from "./helpers/payment-world.js";
 import { expectAbsentFrom } from "./helpers/absent-from.js";
@@ -119,7 +118,7 @@ describe("@x402/fetch with only the private-pool scheme registered: an @x402/cor
 
     const { time } = world.chain.connection.networkHelpers;
     await time.increaseTo(Math.max(await time.latest(), payment.validBefore) + 1);
-    const { records: swept } = await sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain, payerKeySecret: PAYER_KEY_SECRET });
+    const { records: swept } = await sweepExpiredPayers({ store: world.relayer.relayer.store, chain: world.relayer.relayer.chain });
     expect(swept.find((record) => record.nullifierHash === nullifierHashOf(deposit.note.nullifier))).to.deep.include({ outcome: "deposited", amount: world.price });
     expect(await poolAnswersFor(world.chain.facilitator, payment.xPayment), "returned, the pool answers for it no more").to.equal(false);
 

@@ -56,15 +56,11 @@ export async function ragequitNote(pool: PrivacyPool, depositor: Signer, note: N
   return pool.connect(depositor).ragequit(note.value, note.label, note.nullifier, note.secret, path);
 }
 
-/**
- * A note of `value` the depositor deposited, its label approved in a fresh ASP root, and the admin given
- * REFUNDER_ROLE: where the refund paths' tests start.
- */
-export async function approvedRefundableNote(facilitator: DeployedFacilitator, value: bigint) {
+/** A note of `value` the depositor deposited, its label approved in a fresh ASP root. */
+export async function approvedNote(facilitator: DeployedFacilitator, value: bigint) {
   const { entrypoint, accounts } = facilitator;
   const note = await depositNote(facilitator, accounts.depositor, value, secretsFor(1n));
   const aspTree = createLeanIMT([note.label]);
-  await entrypoint.updateRoot(aspTree.root, aspTree.depth, "bafy-refunds");
-  await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), accounts.admin);
+  await entrypoint.updateRoot(aspTree.root, aspTree.depth, "bafy-approved");
   return { note, aspTree };
 }

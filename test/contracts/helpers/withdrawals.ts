@@ -8,6 +8,7 @@ import {
   encodePoolAuthorization,
   encodeRelayData,
   encodeSellerPayment,
+  encodeTabOpening,
   merkleWitness,
   proveWithdrawal,
   toSolidityProof,
@@ -23,6 +24,7 @@ import {
   type PoolAuthorization,
   type RelayData,
   type SellerPayment,
+  type TabOpening,
   type SolidityWithdrawProof,
   type Withdrawal,
   type WithdrawPublicSignalName,
@@ -89,6 +91,15 @@ export function provePoolAuthorization(
 ): Promise<RelayedWithdrawal> {
   const { authorization } = request;
   return proveWithdrawalOf(request, encodePoolAuthorization(authorization), request.relayFeeBPS ?? authorization.relayFeeBPS);
+}
+
+/**
+ * Proves a private tab's opening (a TabOpening relayed by Entrypoint.relay): the relay deposits `withdrawnValue` less
+ * the opening's relay fee into its channel, with the proof's relay fee `relayFeeBPS` (the opening's unless a test wants another).
+ */
+export function proveTabOpening(request: ProvenWithdrawalRequest & { opening: TabOpening; relayFeeBPS?: bigint }): Promise<RelayedWithdrawal> {
+  const { opening } = request;
+  return proveWithdrawalOf(request, encodeTabOpening(opening), request.relayFeeBPS ?? opening.relayFeeBPS);
 }
 
 async function proveWithdrawalOf(request: ProvenWithdrawalRequest, data: string, relayFeeBPS: bigint): Promise<RelayedWithdrawal> {

@@ -14,14 +14,13 @@ const POSTMAN_ACCOUNT = 7;
 /**
  * The facilitator deployed by the real deploy code on an in-process Hardhat network, served over HTTP JSON-RPC
  * for the indexer. A dedicated postman account holds POSTMAN_ROLE, so the curator's transactions never race the
- * test's own. `reset()` returns the chain to just after the deployment. `refunder` receives REFUNDER_ROLE at deployment
- * (default: the deployer), as a stack's relaying key does. With `wallClockBlocks`, blocks mined within one second share
+ * test's own. `reset()` returns the chain to just after the deployment. With `wallClockBlocks`, blocks mined within one second share
  * its timestamp instead of each taking the next second, so bursts of transactions never put the chain's clock ahead of
  * the wall clock (Base's block time stays at the wall clock; a bench that times payment windows needs the same).
  */
-export async function startLocalChain(options: { refunder?: string; wallClockBlocks?: boolean } = {}) {
+export async function startLocalChain(options: { wallClockBlocks?: boolean } = {}) {
   const connection = await network.create(options.wallClockBlocks === true ? { override: { allowBlocksWithSameTimestamp: true } } : undefined);
-  const facilitator = await deployedFacilitator(connection, options);
+  const facilitator = await deployedFacilitator(connection);
   const signers = await connection.ethers.getSigners();
   const postman = HDNodeWallet.fromPhrase(HARDHAT_MNEMONIC, undefined, `m/44'/60'/0'/0/${POSTMAN_ACCOUNT}`);
   if (signers[POSTMAN_ACCOUNT]?.address !== postman.address) throw new Error("unexpected Hardhat accounts");

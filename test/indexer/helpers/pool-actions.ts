@@ -1,4 +1,4 @@
-import { hexlify, randomBytes, Wallet, type Signer } from "ethers";
+import { toBeHex, Wallet, type Signer } from "ethers";
 import type { IndexerClient } from "../../../indexer/client.js";
 import {
   buildWithdrawInput,
@@ -6,6 +6,7 @@ import {
   createNote,
   deriveChangeSecrets,
   deriveRefundSecrets,
+  encodePoolAuthorization,
   encodeRelayData,
   nullifierHashOf,
   precommitmentOf,
@@ -14,9 +15,7 @@ import {
   toSolidityProof,
   withdrawalContext,
   type Note,
-  type PaymentTerms,
 } from "../../../sdk/index.js";
-import { buildAuthorization, signAuthorization } from "../../contracts/helpers/authorizations.js";
 import { depositNote, ragequitNote, secretsFor } from "../../contracts/helpers/notes.js";
 import type { LocalChain } from "./local-chain.js";
 
@@ -28,12 +27,6 @@ export function deposit(chain: LocalChain, depositor: Signer, tag: number, value
   return depositNote(chain.facilitator, depositor, value, secretsFor(BigInt(tag)), options);
 }
 
-/** Who a relay pays when not the fixture's recipient: a single-use payer and the one payment it will make. */
-interface Payer {
-  recipient: string;
-  payment: PaymentTerms;
-}
-
 /**
  * Withdraws part of `note` through Entrypoint.relay as the relayer will, with no relay fee: both Merkle paths come
  * from the indexer API, the proof is a real Groth16 proof. Returns the change note.
@@ -43,11 +36,12 @@ export async function relayWithdrawal(
   indexer: IndexerClient,
   note: Note,
   withdrawnValue: bigint,
-  payer?: Payer,
+  /** The withdrawal's data, when not a RelayData to the fixture's recipient; its relay fee is 0. */
+  data?: string,
 ): Promise<Note> {
   const { entrypoint, accounts, scope } = chain.facilitator;
-  const relayData = { recipient: accounts.recipient.address, feeRecipient: accounts.feeRecipient.address, relayFeeBPS: 0n, ...payer };
-  const withdrawal = { processooor: await entrypoint.getAddress(), data: encodeRelayData(relayData) };
+  const relayData = { recipient: accounts.recipient.address, feeRecipient: accounts.feeRecipient.address, relayFeeBPS: 0n };
+  const withdrawal = { processooor: await entrypoint.getAddress(), data: data ?? encodeRelayData(relayData) };
   const changeSecrets = deriveChangeSecrets(note);
   const { witness: stateWitness, stateTreeSize } = await indexer.stateProof(note.commitment);
   const input = buildWithdrawInput({
@@ -66,10 +60,9 @@ export async function relayWithdrawal(
 }
 
 /**
- * Relays `withdrawnValue` of `note` to a fresh single-use payer whose payment then expires unused, and returns the
- * payout into the pool through Entrypoint.depositRefund as the relaying party does (the deployer holds
- * REFUNDER_ROLE). Returns the change note and the refund note: the payout under `note`'s label, with its refund
- * secrets.
+ * Relays `withdrawnValue` of `note` as the pool's authorization of a seller's transfer that expires unused, and returns
+ * it into the pool through Entrypoint.refundAuthorization as anyone may. Returns the change note and the refund note:
+ * the payout under `note`'s label, with its refund secrets.
  */
 export async function refundUnusedPayment(
   chain: LocalChain,
@@ -77,26 +70,18 @@ export async function refundUnusedPayment(
   note: Note,
   withdrawnValue: bigint,
 ): Promise<{ change: Note; refund: Note }> {
-  const { entrypoint, usdc } = chain.facilitator;
+  const { entrypoint, usdc, accounts } = chain.facilitator;
   const { time } = chain.connection.networkHelpers;
-  const payer = Wallet.createRandom();
-  const payment = { nonce: hexlify(randomBytes(32)), validBefore: BigInt((await time.latest()) + 60) };
-  const change = await relayWithdrawal(chain, indexer, note, withdrawnValue, { recipient: payer.address, payment });
+  const originNullifierHash = nullifierHashOf(note.nullifier);
+  const transfer = { payTo: Wallet.createRandom().address, value: withdrawnValue, validAfter: 0n, validBefore: BigInt((await time.latest()) + 60) };
+  const data = encodePoolAuthorization({ ...transfer, nonce: toBeHex(originNullifierHash, 32), feeRecipient: accounts.feeRecipient.address, relayFeeBPS: 0n });
+  const change = await relayWithdrawal(chain, indexer, note, withdrawnValue, data);
+
   // No relay fee: the payout is the withdrawn value.
   const refundSecrets = deriveRefundSecrets(note);
   const refund = createNote(withdrawnValue, note.label, refundSecrets, "refund");
-
-  await time.increaseTo(payment.validBefore);
-  const authorization = buildAuthorization(await time.latest(), {
-    from: payer.address,
-    to: await entrypoint.getAddress(),
-    value: refund.value,
-    nonce: hexlify(randomBytes(32)),
-  });
-  const signature = await signAuthorization(payer, usdc, "ReceiveWithAuthorization", authorization);
-  const { validAfter, validBefore, nonce } = authorization;
-  const record = { payer: payer.address, amount: refund.value, ...payment, refundAnchor: refundAnchorOf(note.label, precommitmentOf(refundSecrets)) };
-  await (await entrypoint.depositRefund(usdc, nullifierHashOf(note.nullifier), record, { validAfter, validBefore, nonce, signature })).wait();
+  await time.increaseTo(transfer.validBefore);
+  await (await entrypoint.refundAuthorization(usdc, originNullifierHash, transfer, refundAnchorOf(note.label, precommitmentOf(refundSecrets)))).wait();
   return { change, refund };
 }
 

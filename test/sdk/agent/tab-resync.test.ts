@@ -120,15 +120,14 @@ describe("a private tab takes a seller's corrective 402 only for a payment it se
     await seller.close();
   });
 
-  /** A fresh agent's tabs, whose opening the facilitator answered as open-tab does: the channel the agent asked for. */
+  /** A fresh agent's tabs, whose opening the facilitator answered as open-tab does: the channel the agent asked for, funded. */
   function agentTabs() {
     const store = new MemoryTabStore();
     const channelDirectory = mkdtempSync(path.join(tmpdir(), "tab-resync-"));
     const payer = Wallet.createRandom().address;
-    const open: OpenTab = async ({ payerAuthorizer, salt, depositAtomic }) => {
+    const open: OpenTab = async ({ payerAuthorizer, salt, depositAtomic, reclaimableAfter }) => {
       const { channelConfig, channelId } = tabChannelOf({ accepted, payer, payerAuthorizer, salt });
-      const erc3009Authorization = { validAfter: "0", validBefore: String(Math.floor(Date.now() / 1000) + 3_600), salt: hexlify(randomBytes(32)), signature: "0x" };
-      return { opened: true, payer, channelConfig, channelId, deposit: { amount: depositAtomic.toString(), authorization: { erc3009Authorization } } } as never;
+      return { opened: true, payer, channelConfig, channelId, reclaimableAfter: Number(reclaimableAfter), gross: depositAtomic.toString(), fee: "0" } as never;
     };
     const tabs = new PrivateTabs({ store, options: { channelDirectory, depositAtomic: DEPOSIT }, open });
     const pay = () => tabs.pay({ url: seller.url, init: {}, accepted, resource: { url: seller.url, description: "", mimeType: "" } });
@@ -153,8 +152,8 @@ describe("a private tab takes a seller's corrective 402 only for a payment it se
   it("pays again from the seller's total after an answer it never got, once: the voucher the seller holds is the one it sent", async function () {
     const agent = agentTabs();
     const before = seller.payloads.length;
-    // The seller takes the tab's deposit with its first voucher and serves it; its answer is lost. The agent's next
-    // request sends the deposit again, which the seller answers with its total under that voucher.
+    // The seller takes the tab's first voucher and serves it; its answer is lost. The agent's next request sends the
+    // same voucher again, which the seller answers with its total under that voucher.
     seller.answerWith(async (sent) => {
       if (sent === before + 1) return "lost";
       if (sent !== before + 2) return "paid";
@@ -166,13 +165,12 @@ describe("a private tab takes a seller's corrective 402 only for a payment it se
     expect((await agent.pay()).status).to.equal(200);
 
     expect(seller.payloads.slice(before).map((payload) => [payload.type, payload.voucher.maxClaimableAmount])).to.deep.equal([
-      ["deposit", PRICE.toString()],
-      ["deposit", PRICE.toString()],
+      ["voucher", PRICE.toString()],
+      ["voucher", PRICE.toString()],
       ["voucher", (2n * PRICE).toString()],
     ]);
-    const { tab: funded, channel } = await agent.kept();
-    expect(funded.funded).to.equal(true);
-    expect(funded.unanswered).to.equal(undefined);
+    const { tab: paid, channel } = await agent.kept();
+    expect(paid.unanswered).to.equal(undefined);
     expect(channel).to.deep.include({ chargedCumulativeAmount: (2n * PRICE).toString(), balance: DEPOSIT.toString() });
   });
 
@@ -244,56 +242,15 @@ describe("a private tab takes a seller's corrective 402 only for a payment it se
       expect(await refusalOf(agent.pay())).to.include({ code: "TAB_PAYMENT_REFUSED" });
       expect(seller.payloads.length - before).to.equal(2);
       const kept = await agent.kept();
-      expect(kept.tab.funded).to.equal(false);
-      expect(kept.channel).to.equal(undefined);
+      expect(kept.channel).to.deep.include({ chargedCumulativeAmount: "0", balance: DEPOSIT.toString() });
     });
   }
 
-  describe("a deposit the seller made and never recorded, and outages", function () {
+  describe("refusals and outages", function () {
     const INSUFFICIENT_BALANCE = "invalid_batch_settlement_evm_insufficient_balance";
     const payloadsSince = (from: number) => seller.payloads.slice(from).map((payload) => [payload.type, payload.voucher.maxClaimableAmount]);
 
-    it("pays with the first voucher alone when the deposit sent again after a lost answer is refused: the seller taking it funds the tab", async function () {
-      const agent = agentTabs();
-      const before = seller.payloads.length;
-      // The seller made the deposit and stopped before recording it; sent again, the deposit is refused (its payer
-      // holds nothing any more), and the channel on chain pays the first voucher.
-      seller.answerWith(async (sent) => (sent === before + 1 ? "lost" : sent === before + 2 ? { refuse: INSUFFICIENT_BALANCE } : "paid"));
-      expect(await refusalOf(agent.pay())).to.include({ code: "TAB_ANSWER_LOST" });
-      expect((await agent.pay()).status).to.equal(200);
-      expect(payloadsSince(before)).to.deep.equal([
-        ["deposit", PRICE.toString()],
-        ["deposit", PRICE.toString()],
-        ["voucher", PRICE.toString()],
-      ]);
-      const { tab, channel } = await agent.kept();
-      expect(tab).to.deep.include({ funded: true });
-      expect(tab.depositUnconfirmed).to.equal(undefined);
-      expect(channel).to.deep.include({ chargedCumulativeAmount: PRICE.toString(), balance: DEPOSIT.toString() });
-      expect((await agent.pay()).status).to.equal(200);
-      expect(payloadsSince(before).at(-1)).to.deep.equal(["voucher", (2n * PRICE).toString()]);
-    });
-
-    it("puts the tab back to its deposit when the first voucher is refused too: the deposit never reached the chain", async function () {
-      const agent = agentTabs();
-      const before = seller.payloads.length;
-      seller.answerWith(async (sent) => (sent === before + 1 ? "lost" : sent <= before + 3 ? { refuse: INSUFFICIENT_BALANCE } : "paid"));
-      expect(await refusalOf(agent.pay())).to.include({ code: "TAB_ANSWER_LOST" });
-      expect(await refusalOf(agent.pay())).to.include({ code: "TAB_PAYMENT_REFUSED" });
-      const refused = await agent.kept();
-      expect(refused.tab).to.deep.include({ funded: false });
-      expect(refused.tab.depositUnconfirmed).to.equal(undefined);
-      expect(refused.channel).to.equal(undefined);
-      expect((await agent.pay()).status).to.equal(200);
-      expect(payloadsSince(before)).to.deep.equal([
-        ["deposit", PRICE.toString()],
-        ["deposit", PRICE.toString()],
-        ["voucher", PRICE.toString()],
-        ["deposit", PRICE.toString()],
-      ]);
-    });
-
-    it("sends a refused deposit once when no earlier answer was lost", async function () {
+    it("sends a refused voucher once when no earlier answer was lost", async function () {
       const agent = agentTabs();
       const before = seller.payloads.length;
       seller.answerWith(async () => ({ refuse: INSUFFICIENT_BALANCE }));
@@ -321,10 +278,10 @@ describe("a private tab takes a seller's corrective 402 only for a payment it se
       expect((await agent.kept()).tab.unanswered).to.deep.equal({ maxClaimableAmount: PRICE.toString() });
       expect((await agent.pay()).status).to.equal(200);
       expect(payloadsSince(before)).to.deep.equal([
-        ["deposit", PRICE.toString()],
-        ["deposit", PRICE.toString()],
+        ["voucher", PRICE.toString()],
+        ["voucher", PRICE.toString()],
       ]);
-      expect((await agent.kept()).tab).to.deep.include({ funded: true });
+      expect((await agent.kept()).channel).to.deep.include({ chargedCumulativeAmount: PRICE.toString() });
     });
   });
 

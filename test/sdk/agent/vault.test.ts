@@ -131,9 +131,14 @@ describe("note vault", function () {
   it("keeps the agent's private tabs encrypted across a reopen: the newest of a seller, a tab that never opened dropped when another is kept", async function () {
     const file = vaultFile();
     const key = (byte: string) => `0x${byte.repeat(32)}`;
-    const deposit = { amount: "100000", authorization: { erc3009Authorization: { validAfter: "0", validBefore: "1900000000", salt: key("5a"), signature: "0x12" } } };
-    const unopened = { seller: "seller-a", tabKey: key("a1"), salt: key("b1"), createdAt: 1, funded: false };
-    const opened = { seller: "seller-a", tabKey: key("a2"), salt: key("b2"), createdAt: 2, funded: true, opened: { payer: "0x00000000000000000000000000000000000000aa", channelId: key("c2"), deposit } };
+    const unopened = { seller: "seller-a", tabKey: key("a1"), salt: key("b1"), createdAt: 1 };
+    const opened = {
+      seller: "seller-a",
+      tabKey: key("a2"),
+      salt: key("b2"),
+      createdAt: 2,
+      opened: { payer: "0x00000000000000000000000000000000000000aa", channelId: key("c2"), depositAmount: "100000", reclaimableAfter: 1_900_000_000 },
+    };
     const vault = await NoteVault.create(file, PASSPHRASE);
     await vault.save(NOTE);
     await vault.saveTab(unopened);

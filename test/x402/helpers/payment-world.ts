@@ -128,12 +128,10 @@ export async function startPaymentWorld(options: PaymentWorldOptions = {}) {
 
   /**
    * A v2 seller of `price` whose x402 facilitator verifies payments but has no gas to settle them: it refuses after
-   * the pool funded the payer. The relaying key gets REFUNDER_ROLE, so the payer sweep can bring the payment home.
-   * Closing the seller closes its facilitator.
+   * the pool authorized the payment. The payer sweep brings it home after its window, with no role. Closing the seller
+   * closes its facilitator.
    */
   const startBrokeSeller = async (sellerPrice = price): Promise<Seller> => {
-    const { entrypoint } = chain.facilitator;
-    await (await entrypoint.grantRole(await entrypoint.REFUNDER_ROLE(), relayerKey.address)).wait();
     const broke = await startReferenceFacilitator({ rpcUrl: chain.rpc.url, chainId, privateKey: Wallet.createRandom().privateKey as `0x${string}` });
     const seller = await startSeller({
       facilitatorUrl: broke.url,

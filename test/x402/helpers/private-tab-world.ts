@@ -1,21 +1,21 @@
 // A private tab's world (docs/design.md 13): the local chain with our contracts and x402's batch-settlement peer, the
 // reference facilitator with @x402/evm's batch-settlement facilitator scheme, two sellers on @x402/evm's server scheme,
-// and tabs opened by a private agent: one relayed proof funds a single-use payer, whose one authorization (signed here
-// as the relayer would) funds the channel; vouchers are signed by a key made for the tab, through @x402/evm's client.
+// and tabs opened by a private agent: one relayed proof spends the note and deposits into the channel, whose payer is
+// the note's TabPayer (a keyless clone of the entrypoint's); vouchers are signed by a key made for the tab, through
+// @x402/evm's client, which finds the funded channel on chain.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentRequirements } from "@x402/core/types";
-import { ERC3009_DEPOSIT_COLLECTOR_ADDRESS, toClientEvmSigner } from "@x402/evm";
+import { toClientEvmSigner } from "@x402/evm";
 import {
   BatchSettlementEvmScheme,
   buildChannelConfig,
   type ClientChannelStorage,
   computeChannelId,
   InMemoryClientChannelStorage,
-  processPaymentResponse,
   signVoucher,
 } from "@x402/evm/batch-settlement/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
@@ -23,21 +23,19 @@ import { hexlify, randomBytes, Wallet } from "ethers";
 import type { RequestHandler } from "express";
 import { createPublicClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { payerWallet } from "../../../relayer/x402/payer-keys.js";
 import { readStateLeaves } from "../../../sdk/agent/pool-events.js";
-import { createLeanIMT, namePublicSignals, nullifierHashOf } from "../../../sdk/index.js";
-import { eip3009Types } from "../../../sdk/x402/eip712-domain.js";
+import { createLeanIMT, namePublicSignals, nullifierHashOf, type TabRecord } from "../../../sdk/index.js";
 import { caip2NetworkOf } from "../../../sdk/x402/networks.js";
 import { placeBatchSettlementPeer } from "../../../x402-peers/batch-settlement.js";
 import { startBatchSettlementSeller, type BatchSettlementSeller } from "../../../x402-peers/batch-settlement-seller.js";
 import { startReferenceFacilitator } from "../../../x402-peers/reference-facilitator.js";
-import { depositNonceOf } from "../../contracts/helpers/channels.js";
 import { depositNote, secretsFor } from "../../contracts/helpers/notes.js";
-import { proveRelayedWithdrawal } from "../../contracts/helpers/withdrawals.js";
+import { proveTabOpening } from "../../contracts/helpers/withdrawals.js";
 import { startLocalChain } from "../../indexer/helpers/local-chain.js";
 
-export const RECEIVE_WITH_AUTHORIZATION = eip3009Types("ReceiveWithAuthorization");
 const NOTE_VALUE = 1_000_000n;
+/** A tab's lifetime: from then on anyone may take back what its seller left (Entrypoint.withdrawTab). */
+export const TAB_LIFETIME_SECONDS = 86_400;
 /** The sellers' maxTimeoutSeconds: how long one holds a channel for a request whose answer was lost. */
 export const PENDING_SECONDS = 10;
 
@@ -109,20 +107,19 @@ export async function startTabWorld({ price, wallClockBlocks = false }: { price:
     return { accepted, resource: required.resource };
   }
 
-  /** A tab of `deposit` with the seller, its first request paid with the deposit. */
+  /** A tab of `deposit` with the seller, opened by one relay, its first request paid with a voucher. */
   async function openTab({ deposit, storage = new InMemoryClientChannelStorage() as ClientChannelStorage }: { deposit: bigint; storage?: ClientChannelStorage }) {
     notes += 1n;
     const note = await depositNote(chain.facilitator, accounts.depositor, NOTE_VALUE, secretsFor(4100n + notes));
     labels.push(note.label);
     const aspTree = createLeanIMT(labels);
     await (await entrypoint.updateRoot(aspTree.root, aspTree.depth, "bafy-private-tab")).wait();
-    const payer = payerWallet(hexlify(randomBytes(32)), nullifierHashOf(note.nullifier));
+    const origin = nullifierHashOf(note.nullifier);
+    const payer = await entrypoint.tabPayerOf(origin);
     const tabKey = Wallet.createRandom();
+    // The payer is a contract: it signs nothing, and the client finds the channel funded on chain (publicClient).
     const payerSigner = toClientEvmSigner(
-      {
-        address: payer.address as `0x${string}`,
-        signTypedData: () => Promise.reject(new Error("the single-use payer signs only the deposit, which the relayer signs")),
-      },
+      { address: payer as `0x${string}`, signTypedData: () => Promise.reject(new Error("a tab's payer is a contract and signs nothing")) },
       publicClient,
     );
     const voucherSigner = toClientEvmSigner(privateKeyToAccount(tabKey.privateKey as `0x${string}`));
@@ -131,50 +128,23 @@ export async function startTabWorld({ price, wallClockBlocks = false }: { price:
     const { accepted, resource } = await sellerRequirements();
     const channelConfig = buildChannelConfig({ signer: payerSigner, voucherSigner, storage, salt }, accepted);
     const channelId = computeChannelId(channelConfig, network);
-    const depositSalt = hexlify(randomBytes(32));
-    const depositNonce = depositNonceOf(channelId, BigInt(depositSalt));
-    // Valid for the facilitator's clock and the chain's, which a test's time jumps put ahead.
-    const validBefore = BigInt(Math.max(Math.floor(Date.now() / 1000), await networkHelpers.time.latest()) + 600);
+    const reclaimableAfter = BigInt((await networkHelpers.time.latest()) + TAB_LIFETIME_SECONDS);
 
     const poolBefore = await usdc.balanceOf(privacyPool);
-    const relayed = await proveRelayedWithdrawal({
+    const relayed = await proveTabOpening({
       note,
       withdrawnValue: deposit,
       stateTree: createLeanIMT(await readStateLeaves(ethers.provider, { privacyPool: await privacyPool.getAddress(), startBlock: 0 })),
       aspTree,
       entrypoint: await entrypoint.getAddress(),
       scope,
-      relayData: { recipient: payer.address, feeRecipient: accounts.feeRecipient.address, relayFeeBPS: 0n, payment: { nonce: depositNonce, validBefore } },
+      opening: { channel: channelConfig, reclaimableAfter, feeRecipient: accounts.feeRecipient.address, relayFeeBPS: 0n },
     });
     await (await entrypoint.relay(relayed.withdrawal, relayed.proof, scope, relayed.stateTreeSize)).wait();
-    if ((await usdc.balanceOf(payer.address)) !== deposit || poolBefore - (await usdc.balanceOf(privacyPool)) !== deposit) {
-      throw new Error("the relay did not move exactly the deposit from the pool to the payer");
+    const [balance] = await settlement.channels(channelId);
+    if (balance !== deposit || poolBefore - (await usdc.balanceOf(privacyPool)) !== deposit) {
+      throw new Error("the relay did not move exactly the deposit from the pool into the channel");
     }
-
-    // The relayer's part: the payer's authorization of exactly the payout to the deposit collector, for this channel.
-    const { name, version } = accepted.extra as { name: string; version: string };
-    const authorization = await payer.signTypedData(
-      { name, version, chainId, verifyingContract: asset },
-      RECEIVE_WITH_AUTHORIZATION,
-      { from: payer.address, to: ERC3009_DEPOSIT_COLLECTOR_ADDRESS, value: deposit, validAfter: 0n, validBefore, nonce: depositNonce },
-    );
-    const depositPayment = {
-      x402Version: 2,
-      resource,
-      accepted,
-      payload: {
-        type: "deposit",
-        channelConfig,
-        voucher: await signVoucher(voucherSigner, channelId, price.toString(), network),
-        deposit: {
-          amount: deposit.toString(),
-          authorization: { erc3009Authorization: { validAfter: "0", validBefore: validBefore.toString(), salt: depositSalt, signature: authorization } },
-        },
-      },
-    };
-    const first = await sendPayment(depositPayment, seller.resourceUrl);
-    if (first.status !== 200) throw new Error(`the seller refused the tab's deposit: ${first.status} ${await first.text()}`);
-    await processPaymentResponse(storage, (header) => first.headers.get(header), { channelId, requestAmount: price.toString(), depositAmount: deposit.toString() });
 
     /** The agent's side with @x402/evm's client scheme unchanged: vouchers only, never another deposit. */
     const fetchPaidWith = (tabStorage: ClientChannelStorage) => {
@@ -192,9 +162,12 @@ export async function startTabWorld({ price, wallClockBlocks = false }: { price:
       accepted,
       payload: { type: "voucher", channelConfig: config, voucher: await signVoucher(voucherSigner, computeChannelId(config, network), maxClaimableAmount.toString(), network) },
     });
-    /** The payment the pool recorded for the relay, as Entrypoint's refunds take it. */
-    const record = { payer: payer.address, amount: deposit, nonce: depositNonce, validBefore, refundAnchor: namePublicSignals(relayed.proof.pubSignals).refundAnchor };
-    return { note, payer, tabKey, channelConfig, channelId, depositSalt, record, storage, fetchPaid: fetchPaidWith(storage), fetchPaidWith, voucherPayment };
+    /** The tab the pool recorded for the relay, as Entrypoint.withdrawTab and returnTab take it. */
+    const record: TabRecord = { channel: channelConfig, deposit, reclaimableAfter, refundAnchor: namePublicSignals(relayed.proof.pubSignals).refundAnchor };
+    const fetchPaid = fetchPaidWith(storage);
+    const first = await fetchPaid(seller.resourceUrl);
+    if (first.status !== 200) throw new Error(`the seller refused the tab's first voucher: ${first.status} ${await first.text()}`);
+    return { note, origin, payer, tabKey, channelConfig, channelId, record, storage, fetchPaid, fetchPaidWith, voucherPayment };
   }
 
   return {

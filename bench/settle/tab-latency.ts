@@ -1,9 +1,9 @@
 // Latency of paid requests on a private tab (docs/design.md 13) as the agent sees it, request to 200, on the payment
 // world's chain and blocks: an X402Agent with tabs on pays a seller running @x402/evm's batch-settlement unchanged. The
-// first request opens the tab (the relayer's quote, the agent's proof of the deposit, its relay, the deposit with the
-// first voucher); then `requests` sequential requests, and `burst` requests made at once (the agent sends a tab's
-// requests in turn). No request after the first makes a proof or a transaction: the bench checks it, and that the
-// seller's claims are what it served.
+// first request opens the tab (the relayer's quote, the agent's proof of the deposit, the one relay that spends the
+// note and deposits into the channel, then the first voucher); then `requests` sequential requests, and `burst`
+// requests made at once (the agent sends a tab's requests in turn). No request after the first makes a proof or a
+// transaction: the bench checks it, and that the seller's claims are what it served.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -14,7 +14,7 @@ const PRICE = 1_000n;
 
 export interface TabLatency {
   price: string;
-  /** The first request: the tab's opening, then its first voucher. */
+  /** The first request: the tab's opening (one relay), then its first voucher. */
   open: { ms: number; proofMs: number };
   sequential: { requests: number; p50Ms: number; p95Ms: number };
   burst: { requests: number; p50Ms: number; p95Ms: number };

@@ -171,21 +171,3 @@ const channelTupleOf = ({ payer, payerAuthorizer, receiver, receiverAuthorizer, 
 export function encodeTabOpening({ channel, reclaimableAfter, feeRecipient, relayFeeBPS }: TabOpening): string {
   return abi.encode([TAB_OPENING_TUPLE], [[channelTupleOf(channel), reclaimableAfter, feeRecipient, relayFeeBPS]]);
 }
-
-export function decodeTabOpening(data: string): TabOpening {
-  const [[[payer, payerAuthorizer, receiver, receiverAuthorizer, token, withdrawDelay, salt], reclaimableAfter, feeRecipient, relayFeeBPS]] = abi.decode([TAB_OPENING_TUPLE], data);
-  return {
-    channel: {
-      payer: String(payer),
-      payerAuthorizer: String(payerAuthorizer),
-      receiver: String(receiver),
-      receiverAuthorizer: String(receiverAuthorizer),
-      token: String(token),
-      withdrawDelay: Number(withdrawDelay),
-      salt: String(salt),
-    },
-    reclaimableAfter: BigInt(reclaimableAfter),
-    feeRecipient: String(feeRecipient),
-    relayFeeBPS: BigInt(relayFeeBPS),
-  };
-}

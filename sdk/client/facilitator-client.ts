@@ -1,4 +1,5 @@
 import { noteWithCommitment, type Note } from "../note/note.js";
+import type { TabChannelConfig } from "../circuit/context.js";
 
 /**
  * A facilitator answer that is not a success: the API's one error body (docs/relayer.md). `retryAfterSeconds` is
@@ -137,15 +138,7 @@ export interface SettleX402ProofAnswer extends Omit<SettleX402Answer, "remaining
 }
 
 /** @x402/evm's ChannelConfig of a tab, as the facilitator built it. */
-export interface ChannelConfigAnswer {
-  payer: string;
-  payerAuthorizer: string;
-  receiver: string;
-  receiverAuthorizer: string;
-  token: string;
-  withdrawDelay: number;
-  salt: string;
-}
+export type ChannelConfigAnswer = TabChannelConfig;
 
 /** POST /api/facilitator/quote-tab's answer: the quote, the channel it binds (its payer the note's TabPayer) and the tab's lifetime. */
 export interface QuoteTabAnswer {

@@ -2,7 +2,6 @@ import { expect } from "chai";
 import { AbiCoder, concat, hexlify, keccak256, randomBytes, toBeHex, TypedDataEncoder } from "ethers";
 import { network } from "hardhat";
 import {
-  createLeanIMT,
   encodePoolAuthorization,
   namePublicSignals,
   nullifierHashOf,
@@ -12,7 +11,7 @@ import {
 import { eip3009Types } from "../../sdk/x402/eip712-domain.js";
 import { poolAuthorizationDigest, poolAuthorizationPayload, poolAuthorizationRecord, poolAuthorizationSignature } from "../../sdk/x402/pool-authorization.js";
 import { deployedFacilitator } from "./helpers/fixtures.js";
-import { depositNote, secretsFor } from "./helpers/notes.js";
+import { approvedNote } from "./helpers/notes.js";
 import { provePoolAuthorization, type RelayedWithdrawal } from "./helpers/withdrawals.js";
 
 const { ethers, networkHelpers } = await network.create();
@@ -30,12 +29,9 @@ const NOT_VALID = "0xffffffff";
 /** One note, its label approved; a seller that already holds USDC, as a live one does. */
 async function poolWithNote() {
   const facilitator = await loadFixture(deployedFacilitator);
-  const { depositor } = facilitator.accounts;
-  const note = await depositNote(facilitator, depositor, NOTE_VALUE, secretsFor(7n));
-  const aspTree = createLeanIMT([note.label]);
-  await facilitator.entrypoint.updateRoot(aspTree.root, aspTree.depth, "bafy-pool-authorizations");
+  const approved = await approvedNote(facilitator, NOTE_VALUE, 7n);
   await facilitator.usdc.mint(facilitator.accounts.recipient, 1n);
-  return { ...facilitator, note, aspTree, stateTree: createLeanIMT([note.commitment]) };
+  return { ...facilitator, ...approved };
 }
 
 type Pool = Awaited<ReturnType<typeof poolWithNote>>;

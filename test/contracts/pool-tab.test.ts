@@ -15,7 +15,7 @@ import {
 import { placeBatchSettlementPeer } from "../../x402-peers/batch-settlement.js";
 import { signVoucher } from "./helpers/channels.js";
 import { deployedFacilitator } from "./helpers/fixtures.js";
-import { depositNote, secretsFor } from "./helpers/notes.js";
+import { approvedNote } from "./helpers/notes.js";
 import { proveRelayedWithdrawal, proveTabOpening, type RelayedWithdrawal } from "./helpers/withdrawals.js";
 
 const { ethers, networkHelpers } = await network.create();
@@ -39,12 +39,9 @@ const tabKey = Wallet.createRandom();
 /** One approved note, x402's batch-settlement contracts on the chain, and a seller with its own authorizer. */
 async function poolWithNote() {
   const facilitator = await loadFixture(deployedFacilitator);
-  const { depositor } = facilitator.accounts;
-  const note = await depositNote(facilitator, depositor, NOTE_VALUE, secretsFor(11n));
-  const aspTree = createLeanIMT([note.label]);
-  await facilitator.entrypoint.updateRoot(aspTree.root, aspTree.depth, "bafy-pool-tabs");
+  const approved = await approvedNote(facilitator, NOTE_VALUE, 11n);
   const peer = await placeBatchSettlementPeer(ethers);
-  return { ...facilitator, ...peer, note, aspTree, stateTree: createLeanIMT([note.commitment]) };
+  return { ...facilitator, ...peer, ...approved };
 }
 
 type Pool = Awaited<ReturnType<typeof poolWithNote>>;

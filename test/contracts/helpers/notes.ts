@@ -56,11 +56,14 @@ export async function ragequitNote(pool: PrivacyPool, depositor: Signer, note: N
   return pool.connect(depositor).ragequit(note.value, note.label, note.nullifier, note.secret, path);
 }
 
-/** A note of `value` the depositor deposited, its label approved in a fresh ASP root. */
-export async function approvedNote(facilitator: DeployedFacilitator, value: bigint) {
+/**
+ * A note of `value` the depositor deposited (its secrets `secretsFor(tag)`), its label approved in a fresh ASP root,
+ * and the pool's state tree of it alone.
+ */
+export async function approvedNote(facilitator: DeployedFacilitator, value: bigint, tag = 1n) {
   const { entrypoint, accounts } = facilitator;
-  const note = await depositNote(facilitator, accounts.depositor, value, secretsFor(1n));
+  const note = await depositNote(facilitator, accounts.depositor, value, secretsFor(tag));
   const aspTree = createLeanIMT([note.label]);
   await entrypoint.updateRoot(aspTree.root, aspTree.depth, "bafy-approved");
-  return { note, aspTree };
+  return { note, aspTree, stateTree: createLeanIMT([note.commitment]) };
 }

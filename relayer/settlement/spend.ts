@@ -63,7 +63,7 @@ export interface RelayTerms {
    * open-tab: the tab the relay opens (Entrypoint's TabOpening): it deposits the payout into `channel`, whose payer is
    * the note's TabPayer (the recipient), and from `reclaimableAfter` anyone may take back what its seller left.
    */
-  tab?: TabTerms;
+  tab?: TabOpeningTerms;
   /**
    * settle-x402: the pool pays the recipient itself, by the one EIP-3009 transfer the relay authorizes (Entrypoint's
    * PoolAuthorization; its payTo is the recipient): the payout stays in the pool until the seller takes it.
@@ -77,7 +77,7 @@ export interface RelayTerms {
 }
 
 /** A private tab's channel and lifetime, as a TabOpening names them; `channelId` is the channel's id on this chain. */
-export interface TabTerms {
+export interface TabOpeningTerms {
   channel: TabChannelConfig;
   channelId: string;
   reclaimableAfter: bigint;

@@ -3,7 +3,7 @@ import { tabChannelOf, type BatchSettlementRequirement, type ChannelConfig } fro
 import type { ProvenSpendResult } from "../buyer/facilitator.js";
 import { RelayerError } from "../errors.js";
 import type { SignedQuote } from "../settlement/quote.js";
-import type { TabTerms as TabOpeningTerms } from "../settlement/spend.js";
+import type { TabOpeningTerms } from "../settlement/spend.js";
 import { PaymentPreflight, type PayerOrder, type PayerTerms } from "./payment-preflight.js";
 import type { X402SettlerDeps } from "./settle-x402.js";
 import { encodeTabLeasePayment } from "./tab-lease.js";

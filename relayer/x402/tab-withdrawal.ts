@@ -1,16 +1,22 @@
-import { BATCH_SETTLEMENT_ADDRESS } from "@x402/evm";
+import { BATCH_SETTLEMENT_ADDRESS, type ChannelConfig } from "@x402/evm";
+import { computeChannelId } from "@x402/evm/batch-settlement/client";
 import type { TabChannelConfig, TabRecord } from "../../sdk/index.js";
+import { caip2NetworkOf } from "../../sdk/x402/networks.js";
 import { IX402BatchSettlement__factory } from "../../types/ethers-contracts/index.js";
 import type { PoolChain } from "../chain/pool-chain.js";
 
 /** Where a tab's timed withdrawal stands after this round: just started, paid out to the tab's payer, or waiting for its delay. */
 export type TabWithdrawalStep = "initiated" | "finalized" | "waiting";
 
+/** The channel's id on the deployment's chain, computed here as x402BatchSettlement does: no read. */
+function channelIdOf(chain: PoolChain, channel: TabChannelConfig): string {
+  return computeChannelId(channel as ChannelConfig, caip2NetworkOf(chain.deployment.chainId));
+}
+
 /** What a tab's channel holds and what its seller claimed of it, as x402BatchSettlement reads now. */
 export async function tabChannel(chain: PoolChain, channel: TabChannelConfig): Promise<{ balance: bigint; totalClaimed: bigint }> {
   const settlement = IX402BatchSettlement__factory.connect(BATCH_SETTLEMENT_ADDRESS, chain.provider);
-  const channelId = await chain.call(() => settlement.getChannelId(channel));
-  const [balance, totalClaimed] = await chain.call(() => settlement.channels(channelId));
+  const [balance, totalClaimed] = await chain.call(() => settlement.channels(channelIdOf(chain, channel)));
   return { balance, totalClaimed };
 }
 
@@ -23,8 +29,7 @@ export async function tabWithdrawalWaiting(chain: PoolChain, tab: TabRecord, now
 /** When the channel's pending timed withdrawal was started (unix seconds); 0 when none is pending. */
 async function pendingSince(chain: PoolChain, channel: TabChannelConfig): Promise<bigint> {
   const settlement = IX402BatchSettlement__factory.connect(BATCH_SETTLEMENT_ADDRESS, chain.provider);
-  const channelId = await chain.call(() => settlement.getChannelId(channel));
-  const [, initiatedAt] = await chain.call(() => settlement.pendingWithdrawals(channelId));
+  const [, initiatedAt] = await chain.call(() => settlement.pendingWithdrawals(channelIdOf(chain, channel)));
   return initiatedAt;
 }
 
